@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+
+// One config at the root. Unit tests live beside the code; integration tests under
+// test/ talk to the real Kafka and Redis that test/setup/global.ts provides.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['schemas/src/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/setup/global.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          // One broker and one Redis on two cores: run integration files one at a time.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
