@@ -1,0 +1,32 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../logging/logger.js';
+import type { Readiness } from '../lifecycle/readiness.js';
+
+export interface OpsRoutesOptions {
+  registry: Registry;
+  readiness: Readiness;
+}
+
+/**
+ * /livez (the process answers), /readyz (every readiness check passes) and /metrics.
+ * Registered as a plugin so a service can add its own routes on the same server.
+ */
+export async function opsRoutes(app: FastifyInstance, options: OpsRoutesOptions): Promise<void> {
+  app.get('/livez', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    const report = await options.readiness.report();
+    return reply.code(report.ready ? 200 : 503).send({ status: report.ready ? 'ready' : 'not_ready', checks: report.checks });
+  });
+  app.get('/metrics', async (_req, reply) => {
+    return reply.header('content-type', options.registry.contentType).send(await options.registry.metrics());
+  });
+}
+
+export function createHttpServer(logger: Logger): FastifyInstance {
+  // Requests are not logged one by one: on a hot path that is a cost and a flood.
+  return Fastify({
+    loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger, forceCloseConnections: 'idle',
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+}

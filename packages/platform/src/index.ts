@@ -1,0 +1,17 @@
+export { env, httpPort, type EnvName } from './config/env.js';
+export { loadConfig, type ConfigOf, type EnvSource } from './config/load.js';
+export { createLogger, type Logger, type LoggerOptions } from './logging/logger.js';
+export { createMetricsRegistry, counter, gauge, histogram, Registry } from './metrics/registry.js';
+export { createHttpServer, opsRoutes } from './http/ops-server.js';
+export { Readiness, type ReadinessCheck, type ReadinessReport } from './lifecycle/readiness.js';
+export { runShutdown, type ShutdownStep, type ShutdownReport } from './lifecycle/shutdown.js';
+export { withDeadline } from './lifecycle/deadline.js';
+export type { Service, ServiceDeps } from './lifecycle/service.js';
+export { runService, baseEnv, EXIT } from './service/run-service.js';
+export { createKafka, parseBrokers, type KafkaClientOptions } from './kafka/client.js';
+export { topicSpecs, topicFullName, TOPIC_NAMES, type TopicName, type TopicSpec, type TopicLayoutOptions } from './kafka/topics.js';
+export { ensureTopics, type EnsureTopicsResult } from './kafka/topic-admin.js';
+export { createRedis, type Redis, type RedisClientOptions } from './redis/client.js';
+export { readLuaScripts, defineLuaScripts, PLATFORM_LUA_DIR, type LuaScript } from './redis/lua-scripts.js';
+export { kafkaEnv, kafkaFromConfig, ensureTopicsFromConfig, kafkaReachable, type KafkaConfig } from './kafka/from-config.js';
+export { redisEnv, redisFromConfig, redisReachable } from './redis/from-config.js';

@@ -1,0 +1,43 @@
+import { Kafka, logLevel, type KafkaConfig, type LogEntry } from 'kafkajs';
+import type { Logger } from '../logging/logger.js';
+
+export interface KafkaClientOptions {
+  brokers: readonly string[];
+  clientId: string;
+  logger: Logger;
+  /** Upper bound for one broker request; the whole retry budget stays a small multiple of it. */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * A kafkajs client whose every wait is bounded: a broker that is down makes calls
+ * fail within seconds (retryable KAFKA_UNAVAILABLE upstream) instead of hanging.
+ */
+export function createKafka(options: KafkaClientOptions): Kafka {
+  const requestTimeout = options.requestTimeoutMs ?? 5_000;
+  const log = options.logger.child({ component: 'kafkajs' });
+  const config: KafkaConfig = {
+    clientId: options.clientId,
+    brokers: [...options.brokers],
+    connectionTimeout: Math.min(3_000, requestTimeout),
+    requestTimeout,
+    enforceRequestTimeout: true,
+    retry: { initialRetryTime: 100, maxRetryTime: 1_000, retries: 5 },
+    logLevel: logLevel.WARN,
+    logCreator: () => (entry: LogEntry) => forwardKafkaLog(log, entry),
+  };
+  return new Kafka(config);
+}
+
+function forwardKafkaLog(log: Logger, { level, log: record }: LogEntry): void {
+  const { message, timestamp: _ts, logger: _l, ...fields } = record;
+  if (level === logLevel.ERROR) log.error(fields, message);
+  else if (level === logLevel.WARN) log.warn(fields, message);
+  else if (level === logLevel.INFO) log.info(fields, message);
+  else log.debug(fields, message);
+}
+
+/** KAFKA_BROKERS is validated by the config schema; this only splits it. */
+export function parseBrokers(list: string): string[] {
+  return list.split(',').map((b) => b.trim()).filter((b) => b.length > 0);
+}

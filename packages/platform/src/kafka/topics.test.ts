@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { topicSpecs } from './topics.js';
+
+describe('topicSpecs', () => {
+  const specs = topicSpecs({ prefix: 'banstream.', partitions: 12, replicationFactor: 3 });
+  const byName = Object.fromEntries(specs.map((s) => [s.name, s]));
+
+  it('names the topics of the design under the prefix', () => {
+    expect(specs.map((s) => s.name)).toEqual([
+      'banstream.events.v1', 'banstream.bans.v1', 'banstream.counts.v1', 'banstream.policies.v1',
+      'banstream.allowlist.v1', 'banstream.alerts.v1', 'banstream.audit.v1', 'banstream.dlq.v1',
+    ]);
+  });
+
+  it('compacts the state topics and deletes the streams after their retention', () => {
+    for (const t of ['bans', 'counts', 'policies', 'allowlist']) expect(byName[`banstream.${t}.v1`]?.configs['cleanup.policy']).toBe('compact');
+    for (const t of ['events', 'alerts', 'audit', 'dlq']) expect(byName[`banstream.${t}.v1`]?.configs['cleanup.policy']).toBe('delete');
+    expect(Number(byName['banstream.audit.v1']?.configs['retention.ms'])).toBeGreaterThan(Number(byName['banstream.alerts.v1']?.configs['retention.ms']));
+  });
+
+  it('keeps events at least a day and at least twice the longest window', () => {
+    expect(byName['banstream.events.v1']?.configs['retention.ms']).toBe(String(24 * 3_600_000));
+    const long = topicSpecs({ prefix: '', partitions: 1, replicationFactor: 1, longestWindowMs: 3 * 24 * 3_600_000 });
+    expect(long[0]?.configs['retention.ms']).toBe(String(6 * 24 * 3_600_000));
+  });
+
+  it('partitions the high-volume topics and keeps control topics on one partition', () => {
+    expect(byName['banstream.events.v1']?.numPartitions).toBe(12);
+    expect(byName['banstream.policies.v1']?.numPartitions).toBe(1);
+    expect(specs.every((s) => s.replicationFactor === 3 && s.configs['min.insync.replicas'] === '2')).toBe(true);
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * The topics of DESIGN.md with their configurations. Pure: `topicSpecs` says what
+ * should exist; `ensureTopics` (topic-admin.ts) makes it so.
+ */
+export const TOPIC_NAMES = ['events', 'bans', 'counts', 'policies', 'allowlist', 'alerts', 'audit', 'dlq'] as const;
+export type TopicName = (typeof TOPIC_NAMES)[number];
+
+export interface TopicSpec {
+  name: string;
+  numPartitions: number;
+  replicationFactor: number;
+  configs: Record<string, string>;
+}
+
+export interface TopicLayoutOptions {
+  prefix: string;
+  partitions: number;
+  replicationFactor: number;
+  /** Longest asynchronous window any policy uses; events keep at least twice that. */
+  longestWindowMs?: number;
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+export function topicFullName(prefix: string, topic: TopicName): string {
+  return `${prefix}${topic}.v1`;
+}
+
+export function topicSpecs(options: TopicLayoutOptions): TopicSpec[] {
+  const compact = { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(HOUR) };
+  // Tombstones (unbans, deleted policies) must outlive the slowest enforcer rebuild.
+  const compactWithTombstones = { ...compact, 'delete.retention.ms': String(DAY) };
+  const deleteAfter = (ms: number) => ({ 'cleanup.policy': 'delete', 'retention.ms': String(ms) });
+  const eventsRetention = Math.max(DAY, 2 * (options.longestWindowMs ?? 0));
+  const minIsr = String(Math.min(2, options.replicationFactor));
+
+  const configs: Record<TopicName, Record<string, string>> = {
+    events: { ...deleteAfter(eventsRetention), 'compression.type': 'producer' },
+    bans: compactWithTombstones,
+    counts: compact,
+    policies: compactWithTombstones,
+    allowlist: compactWithTombstones,
+    alerts: deleteAfter(7 * DAY),
+    audit: deleteAfter(365 * DAY),
+    dlq: deleteAfter(14 * DAY),
+  };
+  return TOPIC_NAMES.map((topic) => ({
+    name: topicFullName(options.prefix, topic),
+    // Control topics are small; one partition keeps their order total and cheap to rebuild.
+    numPartitions: topic === 'events' || topic === 'counts' || topic === 'bans' ? options.partitions : 1,
+    replicationFactor: options.replicationFactor,
+    configs: { ...configs[topic], 'min.insync.replicas': minIsr },
+  }));
+}

@@ -1,0 +1,22 @@
+import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../logging/logger.js';
+import type { Readiness } from './readiness.js';
+
+/** What every service factory returns: started once, stopped once, in that order. */
+export interface Service {
+  /** Connect, catch up, begin work. Resolves when the service can do its job. */
+  start(): Promise<void>;
+  /** Stop intake, drain in-flight work, commit, close connections. */
+  stop(): Promise<void>;
+}
+
+/** What the wiring hands to every service factory. */
+export interface ServiceDeps<C> {
+  config: C;
+  logger: Logger;
+  registry: Registry;
+  readiness: Readiness;
+  /** The service's HTTP server: ops routes are on it; a service may add its own. */
+  http: FastifyInstance;
+}

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PLATFORM_LUA_DIR, readLuaScripts } from './lua-scripts.js';
+
+describe('readLuaScripts', () => {
+  it('takes the command and key count from the file name', () => {
+    const scripts = readLuaScripts(fileURLToPath(PLATFORM_LUA_DIR));
+    const counter = scripts.find((s) => s.command === 'counterIncr');
+    expect(counter?.numberOfKeys).toBe(1);
+    expect(counter?.source).toContain('KEYS[1]');
+  });
+
+  it('rejects a file whose name does not say how many keys it takes', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lua-'));
+    writeFileSync(join(dir, 'slidingWindow.lua'), 'return 1');
+    expect(() => readLuaScripts(dir)).toThrow(/must be <command>-<numberOfKeys>\.lua: .*slidingWindow\.lua/);
+  });
+});

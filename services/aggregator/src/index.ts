@@ -1,0 +1,1 @@
+export { createAggregatorService, aggregatorEnv, type AggregatorConfig } from "./service.js";

@@ -1,0 +1,1 @@
+export { createEnforcerService, enforcerEnv, type EnforcerConfig } from "./service.js";

@@ -1,0 +1,1 @@
+export { createIngestService, ingestEnv, type IngestConfig } from "./service.js";

@@ -1,0 +1,87 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isBanstreamError } from '@banstream/core';
+import { stackDown, stackSettings, stackStatus, stackUp, type StackSettings } from '../scripts/stack/index.mjs';
+import { captureLogger } from './support/infra.js';
+import { freePort } from './support/processes.js';
+import { PRODUCE_DEADLINE_MS, createTestTopic, produceOrFail, testKafka } from './support/kafka.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+}
+
+const pidOf = (status: string) => Number(/pid (\d+)/.exec(status)?.[1]);
+
+// A throwaway broker and Redis of its own, so killing them harms no other test.
+describe('the local stack', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'banstream-stack-'));
+  let settings: StackSettings;
+
+  afterAll(async () => {
+    if (settings) await stackDown(settings);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts idempotently, fails a producing test fast when the broker dies, and leaves no process after down', async () => {
+    const kafkaPort = await freePort();
+    settings = stackSettings({
+      BANSTREAM_STACK_DIR: dir,
+      BANSTREAM_KAFKA_PORT: String(kafkaPort),
+      BANSTREAM_KAFKA_CONTROLLER_PORT: String(await freePort()),
+      BANSTREAM_REDIS_PORT: String(await freePort()),
+      BANSTREAM_KAFKA_HEAP: '512m',
+    });
+    const lines: string[] = [];
+    const first = await stackUp(settings, (l) => lines.push(l));
+    const pids = stackStatus(settings);
+    const kafkaPid = pidOf(pids.kafka);
+    const redisPid = pidOf(pids.redis);
+    expect(alive(kafkaPid) && alive(redisPid)).toBe(true);
+
+    // A second `up` is harmless: same processes, same answer.
+    const second = await stackUp(settings, (l) => lines.push(l));
+    expect(second).toEqual(first);
+    expect(stackStatus(settings)).toEqual(pids);
+    expect(lines.filter((l) => l.includes('already running'))).toHaveLength(2);
+
+    const { logger } = captureLogger();
+    const kafka = testKafka(first.KAFKA_BROKERS, logger);
+    const admin = kafka.admin();
+    await admin.connect();
+    const topic = await createTestTopic(admin, 'doomed', 1);
+    await admin.disconnect();
+    const producer = kafka.producer({ idempotent: true });
+    await producer.connect();
+    await produceOrFail(producer, topic, [{ key: 'k', value: Buffer.from('before the crash') }]);
+
+    // Kill the broker while the test keeps producing.
+    process.kill(kafkaPid, 'SIGKILL');
+    const startedAt = Date.now();
+    let failure: unknown;
+    try {
+      for (let i = 0; i < 1_000; i++) await produceOrFail(producer, topic, [{ key: 'k', value: Buffer.from(`after ${i}`) }]);
+    } catch (error) {
+      failure = error;
+    }
+    const elapsed = Date.now() - startedAt;
+    await producer.disconnect().catch(() => undefined);
+
+    expect(isBanstreamError(failure)).toBe(true);
+    expect(['KAFKA_UNAVAILABLE', 'KAFKA_TIMEOUT']).toContain((failure as { code: string }).code);
+    expect((failure as Error).message).toContain(topic);
+    expect(elapsed).toBeLessThan(PRODUCE_DEADLINE_MS + 5_000);
+
+    await stackDown(settings);
+    expect(alive(kafkaPid)).toBe(false);
+    expect(alive(redisPid)).toBe(false);
+    expect(stackStatus(settings)).toEqual({ kafka: 'stopped', redis: 'stopped' });
+  }, 120_000);
+});
+

@@ -1,0 +1,53 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface RunningProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code (or the signal name) when the process ends. */
+  exited: Promise<number | string>;
+}
+
+/** Starts a built service (`npm run build` first) as a real process. */
+export function spawnService(service: 'ingest' | 'aggregator' | 'enforcer', env: Record<string, string>): RunningProcess {
+  const child = spawn(process.execPath, [`services/${service}/dist/main.js`], {
+    cwd: REPO_ROOT,
+    // Only what the test gives, plus PATH: the service must not lean on the caller's environment.
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  return { child, output: () => out, exited };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Resolves with the exit result, or rejects when the process outlives the bound. */
+export async function exitWithin(proc: RunningProcess, ms: number): Promise<number | string> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      proc.exited,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`process did not exit within ${ms} ms; output:\n${proc.output()}`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
