@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { Partitioners } from 'kafkajs';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,7 +58,7 @@ describe('the local stack', () => {
     await admin.connect();
     const topic = await createTestTopic(admin, 'doomed', 1);
     await admin.disconnect();
-    const producer = kafka.producer({ idempotent: true });
+    const producer = kafka.producer({ idempotent: true, createPartitioner: Partitioners.DefaultPartitioner });
     await producer.connect();
     await produceOrFail(producer, topic, [{ key: 'k', value: Buffer.from('before the crash') }]);
 

@@ -1,3 +1,4 @@
+import { Partitioners } from 'kafkajs';
 import { baseEnv, ensureTopicsFromConfig, httpPort, kafkaEnv, kafkaFromConfig, kafkaReachable } from '@banstream/platform';
 import type { ConfigOf, Service, ServiceDeps } from '@banstream/platform';
 
@@ -12,7 +13,14 @@ export function createIngestService(deps: ServiceDeps<IngestConfig>): Service {
   const { config, logger, readiness } = deps;
   const kafka = kafkaFromConfig(config, logger, 'banstream-ingest');
   const admin = kafka.admin();
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5 });
+  // Idempotent delivery needs unlimited retries (kafkajs warns otherwise); the
+  // bounded buffering on outages belongs to the edge publisher, not to this client.
+  const producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 5,
+    retry: { retries: Number.MAX_SAFE_INTEGER },
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
   let started = false;
   readiness.add('started', () => started);
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));

@@ -29,9 +29,12 @@ export function createKafka(options: KafkaClientOptions): Kafka {
   return new Kafka(config);
 }
 
-function forwardKafkaLog(log: Logger, { level, log: record }: LogEntry): void {
+function forwardKafkaLog(log: Logger, { namespace, level, log: record }: LogEntry): void {
   const { message, timestamp: _ts, logger: _l, ...fields } = record;
-  if (level === logLevel.ERROR) log.error(fields, message);
+  // kafkajs logs every error response at ERROR, also the ones it retries (a
+  // coordinator still loading); what really fails reaches our code as an exception.
+  if (level === logLevel.ERROR && namespace !== 'Connection') log.error(fields, message);
+  else if (level === logLevel.ERROR) log.warn({ namespace, ...fields }, message);
   else if (level === logLevel.WARN) log.warn(fields, message);
   else if (level === logLevel.INFO) log.info(fields, message);
   else log.debug(fields, message);

@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// `npm start`: the whole pipeline on this machine. Starts the local Kafka and Redis
+// (unless already up), creates the topics, starts ingest, aggregator and enforcer
+// with labelled logs, and on Ctrl-C (or `npm run stop`) stops everything it started.
+import { spawn, spawnSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { REPO_ROOT } from './stack/settings.mjs';
+import { stackDown, stackSettings, stackStatus, stackUp } from './stack/index.mjs';
+import { formatLine } from './run/log-format.mjs';
+
+const SERVICES = [
+  { name: 'ingest', port: Number(process.env.BANSTREAM_INGEST_PORT ?? 8080) },
+  { name: 'aggregator', port: Number(process.env.BANSTREAM_AGGREGATOR_PORT ?? 8081) },
+  { name: 'enforcer', port: Number(process.env.BANSTREAM_ENFORCER_PORT ?? 8082) },
+];
+const STOP_GRACE_MS = 15_000;
+
+const say = (line) => console.log(formatLine('run', line));
+const settings = stackSettings();
+const runFile = join(settings.dir, 'run.json');
+const children = new Map();
+let stopping = false;
+let stackWasRunning = false;
+
+async function main() {
+  const before = stackStatus(settings);
+  stackWasRunning = before.kafka.startsWith('running') && before.redis.startsWith('running');
+  const connection = await stackUp(settings, (l) => console.log(formatLine('stack', l)));
+  const env = { ...process.env, ...connection, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+
+  const topics = spawnSync(process.execPath, [join(REPO_ROOT, 'packages/platform/dist/cli/create-topics.js')], { env, encoding: 'utf8' });
+  for (const line of `${topics.stdout}${topics.stderr}`.split('\n').filter(Boolean)) console.log(formatLine('topics', line));
+  if (topics.status !== 0) throw new Error('creating the topics failed (see above)');
+
+  for (const service of SERVICES) startService(service, env);
+  writeFileSync(runFile, JSON.stringify({ pid: process.pid, services: Object.fromEntries([...children].map(([n, c]) => [n, c.pid])) }));
+  await waitReady();
+  say(`banstream is up: ${SERVICES.map((s) => `${s.name} http://127.0.0.1:${s.port}`).join('  ')}`);
+  say(`KAFKA_BROKERS=${connection.KAFKA_BROKERS} REDIS_URL=${connection.REDIS_URL}    Ctrl-C stops everything`);
+}
+
+function startService({ name, port }, env) {
+  const child = spawn(process.execPath, [join(REPO_ROOT, `services/${name}/dist/main.js`)], {
+    env: { ...env, HTTP_PORT: String(port), SERVICE_NAME: name },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Own process group: a terminal's Ctrl-C reaches only this runner, which then
+    // stops the services in order instead of all of them racing on the same signal.
+    detached: true,
+  });
+  children.set(name, child);
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on('line', (line) => console.log(formatLine(name, line)));
+  }
+  child.on('exit', (code, signal) => {
+    children.delete(name);
+    if (!stopping) {
+      say(`${name} exited unexpectedly (${code ?? signal}); stopping everything`);
+      void shutdown(1);
+    }
+  });
+}
+
+async function waitReady() {
+  const deadline = Date.now() + 60_000;
+  for (const { name, port } of SERVICES) {
+    for (;;) {
+      if (stopping) return;
+      const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
+      if (ok) break;
+      if (Date.now() > deadline) throw new Error(`${name} did not report ready on http://127.0.0.1:${port}/readyz within 60 s`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+async function shutdown(exitCode) {
+  if (stopping) return;
+  stopping = true;
+  say('stopping services ...');
+  await Promise.all([...children].map(([name, child]) => stopChild(name, child)));
+  if (!stackWasRunning) {
+    const result = await stackDown(settings);
+    say(`stack: kafka ${result.kafka}, redis ${result.redis}`);
+  } else {
+    say('the stack was already running before `npm start`: left up (npm run stack:down stops it)');
+  }
+  rmSync(runFile, { force: true });
+  say('stopped');
+  process.exit(exitCode);
+}
+
+function stopChild(name, child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => {
+      say(`${name} did not stop within ${STOP_GRACE_MS / 1000} s: killing it`);
+      child.kill('SIGKILL');
+    }, STOP_GRACE_MS);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+main().catch(async (error) => {
+  say(`start failed: ${error.message}`);
+  await shutdown(1);
+});
