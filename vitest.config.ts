@@ -2,8 +2,12 @@ import { defineConfig } from 'vitest/config';
 
 // One config at the root. Unit tests live beside the code; integration tests under
 // test/ talk to the real Kafka and Redis that test/setup/global.ts provides.
+// CI asks for a machine-readable summary as well (BANSTREAM_TEST_REPORT=path).
+const report = process.env.BANSTREAM_TEST_REPORT;
+
 export default defineConfig({
   test: {
+    reporters: report ? ['default', ['json', { outputFile: report }]] : ['default'],
     projects: [
       {
         test: {
