@@ -1,0 +1,79 @@
+import { isBanstreamError } from '@banstream/core';
+import { describe, expect, it } from 'vitest';
+import { toAvroType } from './avro-type.js';
+import { schemaFingerprint } from './fingerprint.js';
+import { decodeSingleObjectBody, encodeSingleObject } from './single-object.js';
+
+const schema = {
+  type: 'record',
+  name: 'Holder',
+  fields: [
+    { name: 'list', type: { type: 'array', items: { type: 'record', name: 'Item', fields: [{ name: 's', type: 'string' }] } } },
+    { name: 'tags', type: { type: 'map', values: 'string' } },
+  ],
+};
+// The same record without `list`: reading Holder data with it skips the array.
+const slim = { ...schema, fields: [schema.fields[1]] };
+const type = toAvroType(schema);
+const slimType = toAvroType(slim);
+const fp = schemaFingerprint(schema);
+
+/** Avro zig-zag varint. */
+function long(n: number): number[] {
+  let z = BigInt(n) >= 0n ? BigInt(n) * 2n : -BigInt(n) * 2n - 1n;
+  const out: number[] = [];
+  while (z >= 0x80n) {
+    out.push(Number(z & 0x7fn) | 0x80);
+    z >>= 7n;
+  }
+  return [...out, Number(z)];
+}
+const str = (s: string): number[] => [...long(Buffer.byteLength(s)), ...Buffer.from(s)];
+const message = (body: number[]): Buffer => {
+  const header = encodeSingleObject(type, fp, { list: [], tags: {} }, 'holder').subarray(0, 10);
+  return Buffer.concat([header, Buffer.from(body)]);
+};
+
+function decodeCode(buf: Buffer, reader = type): string {
+  const resolver = reader === type ? undefined : reader.createResolver(type);
+  try {
+    decodeSingleObjectBody(reader, buf, fp, 'holder', resolver);
+    return 'decoded';
+  } catch (err) {
+    return isBanstreamError(err) ? err.code : `raw: ${String(err)}`;
+  }
+}
+
+describe('block-count guard', () => {
+  it.each([1e7, 1e9, 2 ** 40])('refuses an array claiming %d items, quickly', (count) => {
+    const started = performance.now();
+    expect(decodeCode(message(long(count)))).toBe('SCHEMA_TRUNCATED');
+    expect(decodeCode(message(long(count)), slimType)).toBe('SCHEMA_TRUNCATED'); // the skip path
+    expect(decodeCode(message([...long(-count), ...long(3)]))).toBe('SCHEMA_TRUNCATED');
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it('refuses a map claiming 10^9 entries, quickly', () => {
+    const started = performance.now();
+    expect(decodeCode(message([0, ...long(1e9), ...str('k')]))).toBe('SCHEMA_TRUNCATED');
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it('still reads arrays and maps written in several blocks, with and without sizes', () => {
+    const item = (s: string): number[] => str(s);
+    const sized = [...item('c')];
+    const body = [
+      ...long(2), ...item('a'), ...item('b'),
+      ...long(-1), ...long(sized.length), ...sized,
+      0,
+      ...long(1), ...str('k1'), ...str('v1'),
+      ...long(-1), ...long(str('k2').length + str('v2').length), ...str('k2'), ...str('v2'),
+      0,
+    ];
+    const buf = message(body);
+    const value = decodeSingleObjectBody(type, buf, fp, 'holder');
+    expect(value).toEqual({ list: [{ s: 'a' }, { s: 'b' }, { s: 'c' }], tags: { k1: 'v1', k2: 'v2' } });
+    const slimValue = decodeSingleObjectBody(slimType, buf, fp, 'holder', slimType.createResolver(type));
+    expect(slimValue).toEqual({ tags: { k1: 'v1', k2: 'v2' } });
+  });
+});

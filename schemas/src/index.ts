@@ -1,0 +1,23 @@
+export {
+  CRC64_AVRO_EMPTY,
+  crc64Avro,
+  fingerprintToHex,
+  parsingCanonicalForm,
+  schemaFingerprint,
+  toSignedLong,
+} from './fingerprint.js';
+export {
+  SINGLE_OBJECT_HEADER_LENGTH,
+  SINGLE_OBJECT_MAGIC,
+  assertValid,
+  decodeSingleObjectBody,
+  encodeSingleObject,
+  readFingerprint,
+} from './single-object.js';
+export { toAvroType } from './avro-type.js';
+export { buildSchemaCatalog } from './catalog.js';
+export type { Codec, SchemaCatalog, SchemaSource, SchemaVersion } from './catalog.js';
+export { DEFAULT_SCHEMA_DIR, loadSchemaCatalog, readSchemaSources } from './catalog-files.js';
+export { checkCompatibility, findCompatibilityProblems } from './compatibility.js';
+export type { Compatibility, CompatibilityProblem } from './compatibility.js';
+export * from './types.js';

@@ -1,0 +1,128 @@
+import { BanstreamError } from '@banstream/core';
+import type { Resolver, Type, types } from 'avsc';
+import { fingerprintToHex } from './fingerprint.js';
+
+/**
+ * Avro single-object encoding: `C3 01`, the writer schema's CRC-64-AVRO fingerprint
+ * as 8 little-endian bytes, then the Avro binary body. The header lets a reader find
+ * the writer schema of every record without a registry round trip.
+ *
+ * Every failure is a BanstreamError with a stable code (the DLQ records it), never a
+ * raw exception from avsc: consumers must be able to route bad bytes, not crash.
+ */
+
+export const SINGLE_OBJECT_MAGIC: readonly [number, number] = [0xc3, 0x01];
+export const SINGLE_OBJECT_HEADER_LENGTH = 10;
+
+/** Checks `value` against `type`; throws SCHEMA_INVALID_VALUE naming every bad field path. */
+export function assertValid(type: Type, value: unknown, label: string): void {
+  const problems: string[] = [];
+  const hook = (path: string[], _val: unknown, t: Type): void => {
+    problems.push(`${path.length > 0 ? path.join('.') : '(root)'}: expected ${describe(t)}`);
+  };
+  if (type.isValid(value, { errorHook: hook })) {
+    // A second pass only for undeclared fields: avsc reports them at record level and
+    // stops there, which would hide the field-level problems of the first pass.
+    type.isValid(value, {
+      noUndeclaredFields: true,
+      errorHook: (path, val, t) => {
+        const extra = undeclaredFields(val, t);
+        problems.push(`${path.length > 0 ? path.join('.') : '(root)'}: undeclared field(s) ${extra.join(', ')}`);
+      },
+    });
+  }
+  if (problems.length === 0) return;
+  // Values are left out on purpose: headers and ids may be personal or secret.
+  throw new BanstreamError('SCHEMA_INVALID_VALUE', `invalid ${label}: ${problems.join('; ')}`, {
+    details: { schema: label, problems },
+  });
+}
+
+/** Validates, then encodes `value` with the single-object header for `fingerprint`. */
+export function encodeSingleObject(type: Type, fingerprint: bigint, value: unknown, label: string): Buffer {
+  assertValid(type, value, label);
+  const body = type.toBuffer(value);
+  const out = Buffer.allocUnsafe(SINGLE_OBJECT_HEADER_LENGTH + body.length);
+  out[0] = SINGLE_OBJECT_MAGIC[0];
+  out[1] = SINGLE_OBJECT_MAGIC[1];
+  out.writeBigUInt64LE(BigInt.asUintN(64, fingerprint), 2);
+  body.copy(out, SINGLE_OBJECT_HEADER_LENGTH);
+  return out;
+}
+
+/**
+ * Reads the writer fingerprint from the header. Wrong magic → SCHEMA_BAD_MAGIC (checked
+ * first, so a JSON or plain-Avro payload is named for what it is); a header cut short →
+ * SCHEMA_TRUNCATED.
+ */
+export function readFingerprint(buf: Uint8Array): bigint {
+  const bytes = asBuffer(buf);
+  const magicOk =
+    (bytes.length < 1 || bytes[0] === SINGLE_OBJECT_MAGIC[0]) &&
+    (bytes.length < 2 || bytes[1] === SINGLE_OBJECT_MAGIC[1]);
+  if (!magicOk) {
+    throw new BanstreamError('SCHEMA_BAD_MAGIC', 'not an Avro single-object encoding: bad magic bytes', {
+      details: { magic: bytes.subarray(0, 2).toString('hex') },
+    });
+  }
+  if (bytes.length < SINGLE_OBJECT_HEADER_LENGTH) {
+    throw new BanstreamError('SCHEMA_TRUNCATED', `single-object header needs 10 bytes, got ${bytes.length}`, {
+      details: { length: bytes.length },
+    });
+  }
+  return bytes.readBigUInt64LE(2);
+}
+
+/**
+ * Decodes the body after the header with `type` (through `resolver` when the writer
+ * schema differs). A body that is cut short, does not decode, or leaves bytes unread
+ * is SCHEMA_TRUNCATED.
+ */
+export function decodeSingleObjectBody(
+  type: Type,
+  buf: Uint8Array,
+  fingerprint: bigint,
+  label: string,
+  resolver?: Resolver,
+): unknown {
+  const bytes = asBuffer(buf);
+  const details = { schema: label, fingerprint: fingerprintToHex(fingerprint), length: bytes.length };
+  let decoded: { value: unknown; offset: number };
+  try {
+    decoded = type.decode(bytes, SINGLE_OBJECT_HEADER_LENGTH, resolver);
+  } catch (cause) {
+    throw new BanstreamError('SCHEMA_TRUNCATED', `${label} body does not decode: ${errorMessage(cause)}`, {
+      cause,
+      details,
+    });
+  }
+  if (decoded.offset < 0) {
+    throw new BanstreamError('SCHEMA_TRUNCATED', `${label} body is truncated`, { details });
+  }
+  if (decoded.offset !== bytes.length) {
+    throw new BanstreamError(
+      'SCHEMA_TRUNCATED',
+      `${label} body has ${bytes.length - decoded.offset} trailing byte(s)`,
+      { details },
+    );
+  }
+  return decoded.value;
+}
+
+function asBuffer(buf: Uint8Array): Buffer {
+  return Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+function describe(t: Type): string {
+  return t.name ?? t.typeName;
+}
+
+function undeclaredFields(val: unknown, t: Type): string[] {
+  if (val === null || typeof val !== 'object' || t.typeName !== 'record') return ['?'];
+  const declared = new Set((t as types.RecordType).fields.map((f) => f.name));
+  return Object.keys(val).filter((k) => !declared.has(k));
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,167 @@
+/**
+ * TypeScript shapes of the records in `schemas/avro/*` (newest version of each). The
+ * .avsc files are the contract; these mirror them, and the round-trip tests encode a
+ * typed sample of each through the real schema.
+ *
+ * Representation choices (avsc defaults, kept on purpose):
+ * - `long` decodes to a JS number. Every long here (timestamps in ms, offsets, ASNs)
+ *   stays far below 2^53, and avsc refuses to decode a long it cannot represent
+ *   exactly rather than round it.
+ * - `timestamp-millis` is not turned into a Date: timestamps are plain numbers of ms
+ *   since the Unix epoch (UTC), which is what clocks and window arithmetic use.
+ * - Nullable fields (`["null", T]`) are `T | null`; `bytes` is a Buffer.
+ * - Fields that are strings on purpose (open sets) list their known values as
+ *   constants below, but readers must accept values they do not know.
+ */
+
+/** Catalog names: the folder of each record under schemas/avro. */
+export const SCHEMA_NAMES = {
+  requestEvent: 'request-event',
+  requestEventBatch: 'request-event-batch',
+  ban: 'ban',
+  windowCount: 'window-count',
+  geoAlert: 'geo-alert',
+  policy: 'policy',
+  allowEntry: 'allow-entry',
+  auditRecord: 'audit-record',
+  dlqRecord: 'dlq-record',
+} as const;
+
+export type SchemaName = (typeof SCHEMA_NAMES)[keyof typeof SCHEMA_NAMES];
+
+export interface RequestEvent {
+  eventId: string;
+  /** Event time, ms since epoch. */
+  timestamp: number;
+  ip: string;
+  country: string | null;
+  region: string | null;
+  asn: number | null;
+  method: string;
+  host: string;
+  path: string;
+  route: string | null;
+  status: number;
+  userId: string | null;
+  apiKeyHash: string | null;
+  headers: Record<string, string>;
+  edgeId: string;
+  latencyMs: number | null;
+}
+
+export interface RequestEventBatch {
+  events: RequestEvent[];
+}
+
+export const BAN_ORIGINS = ['aggregator', 'manual'] as const;
+
+export interface Ban {
+  banId: string;
+  subject: string;
+  policyId: string;
+  reason: string;
+  evidenceCount: number;
+  windowSeconds: number;
+  startedAt: number;
+  expiresAt: number;
+  preview: boolean;
+  escalationLevel: number;
+  /** One of BAN_ORIGINS today. */
+  origin: string;
+  /** 429 or 403. */
+  httpStatus: number;
+  createdBy: string | null;
+}
+
+export const WINDOW_COUNT_KINDS = ['subject', 'country', 'region', 'hour-of-day'] as const;
+
+export interface WindowCount {
+  policyId: string;
+  subject: string;
+  /** One of WINDOW_COUNT_KINDS today. */
+  kind: string;
+  count: number;
+  windowSeconds: number;
+  threshold: number;
+  observedAt: number;
+  final: boolean;
+}
+
+export const GEO_SCOPES = ['country', 'region'] as const;
+
+/** An Avro enum: a closed set. */
+export type GeoAlertState = 'fired' | 'resolved';
+
+export interface GeoAlert {
+  alertId: string;
+  /** One of GEO_SCOPES today. */
+  scope: string;
+  code: string;
+  state: GeoAlertState;
+  currentRate: number;
+  baselineRate: number;
+  zScore: number;
+  ratio: number;
+  /** 0..167, 0 = Monday 00:00 UTC. */
+  hourOfWeek: number;
+  at: number;
+}
+
+/** An Avro enum; unknown future modes decode as 'preview'. */
+export type PolicyMode = 'enforce' | 'preview';
+
+export interface Policy {
+  id: string;
+  version: number;
+  description: string;
+  owner: string;
+  mode: PolicyMode;
+  enabled: boolean;
+  /** The policy as JSON text in the banstream policy language. */
+  definition: string;
+  updatedBy: string;
+  updatedAt: number;
+}
+
+export interface AllowEntry {
+  entry: string;
+  reason: string;
+  addedBy: string;
+  addedAt: number;
+  expiresAt: number | null;
+}
+
+export interface AuditRecord {
+  auditId: string;
+  actor: string;
+  action: string;
+  target: string;
+  before: string | null;
+  after: string | null;
+  at: number;
+  requestId: string | null;
+}
+
+export interface DlqRecord {
+  originalTopic: string;
+  partition: number;
+  offset: number;
+  key: Buffer | null;
+  value: Buffer;
+  reasonCode: string;
+  reasonMessage: string;
+  at: number;
+}
+
+/** Record type of each catalog name, so `catalog.codec(SCHEMA_NAMES.ban)` is typed. */
+export interface SchemaTypes {
+  'request-event': RequestEvent;
+  'request-event-batch': RequestEventBatch;
+  ban: Ban;
+  'window-count': WindowCount;
+  'geo-alert': GeoAlert;
+  policy: Policy;
+  'allow-entry': AllowEntry;
+  'audit-record': AuditRecord;
+  'dlq-record': DlqRecord;
+}

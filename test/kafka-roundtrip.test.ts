@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Partitioners, type Admin, type Consumer, type Producer } from 'kafkajs';
+import { isBanstreamError } from '@banstream/core';
+import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent, type RequestEventBatch } from '@banstream/schemas';
+import { captureLogger, testInfra, uniqueName, waitUntil } from './support/infra.js';
+import { createTestTopic, produceOrFail, testKafka } from './support/kafka.js';
+
+function sampleEvent(i: number): RequestEvent {
+  return {
+    eventId: `evt-${i}`, timestamp: 1_790_000_000_000 + i, ip: `203.0.113.${i % 256}`,
+    country: i % 2 ? 'FR' : null, region: i % 2 ? 'FR-IDF' : null, asn: 64_500 + i, method: 'POST', host: 'shop.example',
+    path: '/login', route: '/login', status: i % 3 ? 200 : 401, userId: i % 4 ? `user-${i}` : null, apiKeyHash: null,
+    headers: { 'user-agent': `curl/8.${i}` }, edgeId: 'edge-a', latencyMs: i / 10,
+  };
+}
+
+describe('RequestEvent batches through the real broker', () => {
+  const catalog = loadSchemaCatalog();
+  const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
+  const { logger } = captureLogger();
+  const kafka = testKafka(testInfra().kafkaBrokers, logger);
+  let admin: Admin;
+  let producer: Producer;
+  let consumer: Consumer;
+  let topic: string;
+
+  beforeAll(async () => {
+    admin = kafka.admin();
+    await admin.connect();
+    topic = await createTestTopic(admin, 'events', 3);
+    producer = kafka.producer({ idempotent: true, createPartitioner: Partitioners.DefaultPartitioner });
+    await producer.connect();
+    consumer = kafka.consumer({ groupId: uniqueName('roundtrip'), maxWaitTimeInMs: 100 });
+    await consumer.connect();
+  });
+
+  afterAll(async () => {
+    await consumer.disconnect();
+    await producer.disconnect();
+    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+    await admin.disconnect();
+  });
+
+  it('produces single-object encoded batches, consumes them back and decodes every event', async () => {
+    const batches: RequestEventBatch[] = [
+      { events: Array.from({ length: 500 }, (_, i) => sampleEvent(i)) },
+      { events: [sampleEvent(1_000)] },
+    ];
+    const encoded = batches.map((b) => codec.encode(b));
+    // The single-object header: C3 01, then the writer schema's fingerprint.
+    expect([...encoded[0]!.subarray(0, 2)]).toEqual([0xc3, 0x01]);
+
+    await produceOrFail(producer, topic, encoded.map((value, i) => ({ key: `203.0.113.0/24#${i}`, value })));
+
+    const received = new Map<string, RequestEventBatch>();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        received.set(message.key!.toString(), codec.decode(message.value!));
+      },
+    });
+    await waitUntil(() => received.size === 2, 'both batches to be consumed');
+    expect(received.get('203.0.113.0/24#0')).toEqual(batches[0]);
+    expect(received.get('203.0.113.0/24#1')).toEqual(batches[1]);
+  });
+
+  it('turns a record that is not a banstream batch into a typed error, not a crash', () => {
+    const error = (() => {
+      try {
+        codec.decode(Buffer.from('{"json":"not avro"}'));
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(isBanstreamError(error, 'SCHEMA_BAD_MAGIC')).toBe(true);
+  });
+});

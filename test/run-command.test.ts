@@ -1,0 +1,65 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stackDown, stackSettings, stackStatus } from '../scripts/stack/index.mjs';
+import { waitUntil } from './support/infra.js';
+import { REPO_ROOT, exitWithin, freePort, type RunningProcess } from './support/processes.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+}
+
+// The README's run command on a stack of its own (own folder and ports), so that
+// stopping it cannot disturb the broker the other tests use.
+describe('npm start (scripts/run.mjs)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'banstream-run-'));
+  let env: Record<string, string>;
+
+  afterAll(async () => {
+    if (env) await stackDown(stackSettings(env));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts Kafka, Redis and the three services, and Ctrl-C stops every process it started', async () => {
+    env = {
+      BANSTREAM_STACK_DIR: dir,
+      BANSTREAM_KAFKA_PORT: String(await freePort()),
+      BANSTREAM_KAFKA_CONTROLLER_PORT: String(await freePort()),
+      BANSTREAM_REDIS_PORT: String(await freePort()),
+      BANSTREAM_KAFKA_HEAP: '512m',
+      BANSTREAM_INGEST_PORT: String(await freePort()),
+      BANSTREAM_AGGREGATOR_PORT: String(await freePort()),
+      BANSTREAM_ENFORCER_PORT: String(await freePort()),
+    };
+    const child = spawn(process.execPath, ['scripts/run.mjs'], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const proc: RunningProcess = { child, output: () => out, exited: new Promise((r) => child.once('exit', (c, s) => r(c ?? s ?? 'unknown'))) };
+
+    await waitUntil(() => out.includes('banstream is up') || child.exitCode !== null, '"banstream is up"', 90_000, 200);
+    // On failure, show what the runner said.
+    expect(out).toContain('banstream is up');
+    for (const name of ['INGEST', 'AGGREGATOR', 'ENFORCER']) {
+      const res = await fetch(`http://127.0.0.1:${env[`BANSTREAM_${name}_PORT`]}/readyz`);
+      expect(res.status).toBe(200);
+    }
+    const { services } = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { services: Record<string, number> };
+    const status = stackStatus(stackSettings(env));
+    const pids = [...Object.values(services), Number(/pid (\d+)/.exec(status.kafka)?.[1]), Number(/pid (\d+)/.exec(status.redis)?.[1])];
+    expect(pids).toHaveLength(5);
+    expect(pids.every(alive)).toBe(true);
+
+    child.kill('SIGINT');
+    expect(await exitWithin(proc, 60_000)).toBe(0);
+    expect(pids.filter(alive)).toEqual([]);
+    expect(out).toContain('stack: kafka stopped, redis stopped');
+  }, 150_000);
+});
