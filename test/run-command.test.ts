@@ -5,16 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stackDown, stackSettings, stackStatus } from '../scripts/stack/index.mjs';
 import { waitUntil } from './support/infra.js';
-import { REPO_ROOT, exitWithin, freePort, type RunningProcess } from './support/processes.js';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
-  } catch {
-    return false;
-  }
-}
+import { REPO_ROOT, exitWithin, freePort, isAlive, type RunningProcess } from './support/processes.js';
 
 // The README's run command on a stack of its own (own folder and ports), so that
 // stopping it cannot disturb the broker the other tests use.
@@ -55,11 +46,11 @@ describe('npm start (scripts/run.mjs)', () => {
     const status = stackStatus(stackSettings(env));
     const pids = [...Object.values(services), Number(/pid (\d+)/.exec(status.kafka)?.[1]), Number(/pid (\d+)/.exec(status.redis)?.[1])];
     expect(pids).toHaveLength(5);
-    expect(pids.every(alive)).toBe(true);
+    expect(pids.every(isAlive)).toBe(true);
 
     child.kill('SIGINT');
     expect(await exitWithin(proc, 60_000)).toBe(0);
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(isAlive)).toEqual([]);
     expect(out).toContain('stack: kafka stopped, redis stopped');
   }, 150_000);
 });

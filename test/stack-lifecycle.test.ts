@@ -1,22 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Partitioners } from 'kafkajs';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isBanstreamError } from '@banstream/core';
 import { stackDown, stackSettings, stackStatus, stackUp, type StackSettings } from '../scripts/stack/index.mjs';
 import { captureLogger } from './support/infra.js';
-import { freePort } from './support/processes.js';
+import { freePort, isAlive } from './support/processes.js';
 import { PRODUCE_DEADLINE_MS, createTestTopic, produceOrFail, testKafka } from './support/kafka.js';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
-  } catch {
-    return false;
-  }
-}
 
 const pidOf = (status: string) => Number(/pid (\d+)/.exec(status)?.[1]);
 
@@ -44,7 +35,7 @@ describe('the local stack', () => {
     const pids = stackStatus(settings);
     const kafkaPid = pidOf(pids.kafka);
     const redisPid = pidOf(pids.redis);
-    expect(alive(kafkaPid) && alive(redisPid)).toBe(true);
+    expect(isAlive(kafkaPid) && isAlive(redisPid)).toBe(true);
 
     // A second `up` is harmless: same processes, same answer.
     const second = await stackUp(settings, (l) => lines.push(l));
@@ -80,8 +71,8 @@ describe('the local stack', () => {
     expect(elapsed).toBeLessThan(PRODUCE_DEADLINE_MS + 5_000);
 
     await stackDown(settings);
-    expect(alive(kafkaPid)).toBe(false);
-    expect(alive(redisPid)).toBe(false);
+    expect(isAlive(kafkaPid)).toBe(false);
+    expect(isAlive(redisPid)).toBe(false);
     expect(stackStatus(settings)).toEqual({ kafka: 'stopped', redis: 'stopped' });
   }, 120_000);
 });

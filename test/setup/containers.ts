@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { freePort } from '../support/processes.js';
 
 /**
  * Real Kafka (apache/kafka, KRaft) and Redis in containers, for machines with a
@@ -41,15 +41,4 @@ export async function startContainers(log: (line: string) => void): Promise<{ ka
       await Promise.all([kafka.stop(), redis.stop()]);
     },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
