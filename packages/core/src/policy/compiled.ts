@@ -1,0 +1,50 @@
+/**
+ * A policy as the engines use it: defaults applied, durations in milliseconds,
+ * key dimensions parsed, match predicates and schedule compiled once at load.
+ */
+import type { PolicySpec } from './schema.js';
+
+export type PolicyMode = 'enforce' | 'preview';
+export type ExceedStatus = 429 | 403;
+export type FailureMode = 'open' | 'closed' | 'local';
+export type HardAlgorithm = 'sliding-window' | 'sliding-log' | 'token-bucket';
+
+export interface CompiledThreshold {
+  count: number;
+  intervalMs: number;
+  burst?: { size: number; refillPerSecond: number };
+}
+
+export type CompiledAction =
+  | { type: 'throttle'; status: ExceedStatus }
+  | { type: 'ban'; status: ExceedStatus; banThreshold: { count: number; intervalMs: number }; banDurationMs: number }
+  | { type: 'alert' };
+
+export type CompiledEnforcement = { type: 'async' } | { type: 'hard'; failureMode: FailureMode; algorithm: HardAlgorithm };
+
+export interface CompiledEscalation {
+  multiplier: number;
+  maxDurationMs: number;
+  decayAfterMs: number;
+}
+
+export interface CompiledPolicy<Attrs = unknown> {
+  id: string;
+  mode: PolicyMode;
+  enabled: boolean;
+  /** Policies sharing a group compete; the id when none is given. */
+  group: string;
+  priority: number;
+  threshold: CompiledThreshold;
+  action: CompiledAction;
+  enforcement: CompiledEnforcement;
+  escalation?: CompiledEscalation;
+  /** Does this request fall under the policy (match block and schedule)? */
+  matches(attrs: Attrs): boolean;
+  /** The subject this policy counts the request under, or undefined if a key dimension is missing. */
+  subjectOf(attrs: Attrs): string | undefined;
+  /** Only these subjects, when the policy is an override for specific subjects. */
+  subjects?: ReadonlySet<string>;
+  /** The validated source, for display and for the policies topic. */
+  spec: PolicySpec;
+}

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { compileMatch, globToRegExp, type MatchableRequest } from './match.js';
+
+const req = (r: Partial<MatchableRequest> = {}): MatchableRequest => ({ method: 'POST', host: 'shop.example.com', path: '/login', headers: {}, ...r });
+
+describe('compileMatch', () => {
+  it('matches everything without a match block', () => {
+    expect(compileMatch(undefined)(req())).toBe(true);
+  });
+
+  it('requires every condition (AND) and any value of a list (OR)', () => {
+    const m = compileMatch({ methods: ['POST', 'PUT'], pathPrefixes: ['/login'], countries: ['FR', 'DE'] });
+    expect(m(req({ country: 'DE' }))).toBe(true);
+    expect(m(req({ country: 'US' }))).toBe(false);
+    expect(m(req({ country: 'FR', method: 'GET' }))).toBe(false);
+    expect(m(req({ country: undefined }))).toBe(false);
+  });
+
+  it('matches exact hosts and sub-domain wildcards, not look-alikes', () => {
+    const m = compileMatch({ hosts: ['example.com', '*.example.com'] });
+    expect(m(req({ host: 'example.com' }))).toBe(true);
+    expect(m(req({ host: 'api.eu.example.com' }))).toBe(true);
+    expect(m(req({ host: 'badexample.com' }))).toBe(false);
+  });
+
+  it('matches path prefixes and globs', () => {
+    const m = compileMatch({ pathPrefixes: ['/api/'], paths: ['/users/*/password', '/admin/**'] });
+    expect(m(req({ path: '/api/v1/orders' }))).toBe(true);
+    expect(m(req({ path: '/users/42/password' }))).toBe(true);
+    expect(m(req({ path: '/users/42/x/password' }))).toBe(false);
+    expect(m(req({ path: '/admin/a/b/c' }))).toBe(true);
+    expect(m(req({ path: '/apix' }))).toBe(false);
+  });
+
+  it('counts only the listed responses, so brute-force rules count failures only', () => {
+    const m = compileMatch({ statuses: [401, 403], statusClasses: ['5xx'] });
+    expect(m(req({ status: 401 }))).toBe(true);
+    expect(m(req({ status: 503 }))).toBe(true);
+    expect(m(req({ status: 200 }))).toBe(false);
+    expect(m(req({ status: undefined }))).toBe(false);
+  });
+
+  it('evaluates header predicates case-insensitively on the name', () => {
+    const ua = compileMatch({ headers: [{ name: 'User-Agent', matches: '^(curl|python-requests)/' }] });
+    expect(ua(req({ headers: { 'user-agent': 'curl/8.1' } }))).toBe(true);
+    expect(ua(req({ headers: { 'user-agent': 'Mozilla/5.0' } }))).toBe(false);
+    expect(ua(req())).toBe(false);
+    expect(compileMatch({ headers: [{ name: 'x-api-key', present: false }] })(req())).toBe(true);
+    expect(compileMatch({ headers: [{ name: 'x-tenant', equals: 'acme' }] })(req({ headers: { 'x-tenant': 'acme' } }))).toBe(true);
+    expect(compileMatch({ headers: [{ name: 'referer', contains: 'evil' }] })(req({ headers: { referer: 'https://evil.test/' } }))).toBe(true);
+  });
+
+  it('matches regions', () => {
+    expect(compileMatch({ regions: ['FR-IDF'] })(req({ region: 'FR-IDF' }))).toBe(true);
+    expect(compileMatch({ regions: ['FR-IDF'] })(req({ region: 'FR-ARA' }))).toBe(false);
+  });
+});
+
+describe('globToRegExp', () => {
+  it('escapes regular-expression characters in literal parts', () => {
+    expect(globToRegExp('/a.b/(x)').test('/a.b/(x)')).toBe(true);
+    expect(globToRegExp('/a.b').test('/aXb')).toBe(false);
+  });
+});

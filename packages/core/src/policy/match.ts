@@ -1,0 +1,93 @@
+import type { MatchSpec } from './schema.js';
+
+/** The request fields a match block reads (a structural subset of RequestAttributes). */
+export interface MatchableRequest {
+  method: string;
+  host: string;
+  path: string;
+  status?: number | undefined;
+  headers: Readonly<Record<string, string>>;
+  country?: string | undefined;
+  region?: string | undefined;
+}
+
+export type RequestPredicate = (request: MatchableRequest) => boolean;
+
+/**
+ * Compiles a match block into one predicate. Every listed condition must hold (AND);
+ * within a list any value may match (OR). Regular expressions and globs are compiled
+ * here, once per policy load, never per request.
+ */
+export function compileMatch(spec: MatchSpec | undefined): RequestPredicate {
+  if (!spec) return () => true;
+  const checks: RequestPredicate[] = [];
+  if (spec.methods) {
+    const methods = new Set(spec.methods);
+    checks.push((r) => methods.has(r.method));
+  }
+  if (spec.hosts) checks.push(hostMatcher(spec.hosts));
+  if (spec.pathPrefixes || spec.paths) {
+    const prefixes = spec.pathPrefixes ?? [];
+    const globs = (spec.paths ?? []).map(globToRegExp);
+    checks.push((r) => prefixes.some((p) => r.path.startsWith(p)) || globs.some((g) => g.test(r.path)));
+  }
+  for (const header of spec.headers ?? []) checks.push(headerMatcher(header));
+  if (spec.countries) {
+    const countries = new Set(spec.countries);
+    checks.push((r) => r.country !== undefined && countries.has(r.country));
+  }
+  if (spec.regions) {
+    const regions = new Set(spec.regions);
+    checks.push((r) => r.region !== undefined && regions.has(r.region));
+  }
+  if (spec.statuses || spec.statusClasses) {
+    const statuses = new Set(spec.statuses ?? []);
+    const classes = new Set((spec.statusClasses ?? []).map((c) => Number(c[0])));
+    // A request without a response yet (the enforcer asks before answering) does not count.
+    checks.push((r) => r.status !== undefined && (statuses.has(r.status) || classes.has(Math.floor(r.status / 100))));
+  }
+  return (r) => {
+    for (const check of checks) if (!check(r)) return false;
+    return true;
+  };
+}
+
+function hostMatcher(hosts: readonly string[]): RequestPredicate {
+  const exact = new Set(hosts.filter((h) => !h.startsWith('*.')).map((h) => h.toLowerCase()));
+  const suffixes = hosts.filter((h) => h.startsWith('*.')).map((h) => h.slice(1).toLowerCase());
+  return (r) => exact.has(r.host) || suffixes.some((s) => r.host.endsWith(s));
+}
+
+type HeaderSpec = NonNullable<MatchSpec['headers']>[number];
+
+function headerMatcher(h: HeaderSpec): RequestPredicate {
+  const name = h.name.toLowerCase();
+  if (h.present !== undefined) return (r) => (r.headers[name] !== undefined) === h.present;
+  if (h.equals !== undefined) return (r) => r.headers[name] === h.equals;
+  if (h.contains !== undefined) {
+    const needle = h.contains;
+    return (r) => r.headers[name]?.includes(needle) ?? false;
+  }
+  if (h.matches !== undefined) {
+    const re = new RegExp(h.matches);
+    return (r) => {
+      const value = r.headers[name];
+      return value !== undefined && re.test(value);
+    };
+  }
+  return () => true;
+}
+
+/** `*` is one path segment, `**` any number of segments (also none). */
+export function globToRegExp(glob: string): RegExp {
+  let source = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*' && glob[i + 1] === '*') {
+      source += '.*';
+      i++;
+    } else if (c === '*') source += '[^/]*';
+    else source += c.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`);
+}

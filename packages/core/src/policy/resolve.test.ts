@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import type { CompiledPolicy } from './compiled.js';
+import { applicablePolicies } from './resolve.js';
+
+type Req = { apiKey: string; path: string };
+
+function policy(id: string, p: Partial<CompiledPolicy<Req>> = {}): CompiledPolicy<Req> {
+  return {
+    id, mode: 'enforce', enabled: true, group: id, priority: 0,
+    threshold: { count: 100, intervalMs: 60_000 }, action: { type: 'throttle', status: 429 }, enforcement: { type: 'async' },
+    matches: () => true, subjectOf: (r) => `apikey:${r.apiKey}`,
+    spec: { id, key: ['apikey'], threshold: { count: 100, interval: '1m' }, action: { type: 'throttle' } },
+    ...p,
+  };
+}
+
+describe('applicablePolicies', () => {
+  const defaultLimit = policy('api-default', { group: 'api' });
+  const merchantOverride = policy('api-merchant-acme', { group: 'api', priority: 10, subjects: new Set(['apikey:acme']), threshold: { count: 5_000, intervalMs: 60_000 } });
+  const login = policy('login', { matches: (r) => r.path === '/login' });
+
+  it('replaces the default limit with the override for that subject only', () => {
+    const all = [defaultLimit, merchantOverride, login];
+    expect(applicablePolicies(all, { apiKey: 'acme', path: '/x' }).map((p) => p.id)).toEqual(['api-merchant-acme']);
+    expect(applicablePolicies(all, { apiKey: 'other', path: '/x' }).map((p) => p.id)).toEqual(['api-default']);
+    expect(applicablePolicies(all, { apiKey: 'other', path: '/login' }).map((p) => p.id).sort()).toEqual(['api-default', 'login']);
+  });
+
+  it('skips disabled and non-matching policies, and breaks ties by id', () => {
+    const a = policy('b-second', { group: 'g' });
+    const b = policy('a-first', { group: 'g' });
+    expect(applicablePolicies([a, b], { apiKey: 'k', path: '/' }).map((p) => p.id)).toEqual(['a-first']);
+    expect(applicablePolicies([policy('off', { enabled: false })], { apiKey: 'k', path: '/' })).toEqual([]);
+  });
+});
