@@ -1,2 +1,6 @@
 export * from './errors.js';
 export * from './clock.js';
+export * from './subjects/index.js';
+export * from './policy/index.js';
+export * from './decision/index.js';
+export * from './allowlist/index.js';

@@ -1,0 +1,1 @@
+export { Allowlist, canonicalAllowEntry, type AllowlistEntry } from './allowlist.js';

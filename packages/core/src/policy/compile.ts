@@ -1,0 +1,63 @@
+import { compileKey, normaliseSubject, parseKey, type RequestAttributes } from '../subjects/index.js';
+import type { CompiledAction, CompiledEnforcement, CompiledPolicy } from './compiled.js';
+import { parseDuration } from './duration.js';
+import { compileMatch } from './match.js';
+import { compileSchedule } from './schedule.js';
+import type { ActionSpec, PolicySpec } from './schema.js';
+
+/**
+ * Turns a validated policy into the form the engines use. Call it on the output of
+ * validatePolicyDocument / parsePolicyText: it assumes the cross-field rules hold.
+ */
+export function compilePolicy(spec: PolicySpec): CompiledPolicy<RequestAttributes> {
+  const matchRequest = compileMatch(spec.match);
+  const schedule = spec.schedule ? compileSchedule(spec.schedule) : undefined;
+  const subjectOf = compileKey(parseKey(spec.key));
+  const compiled: CompiledPolicy<RequestAttributes> = {
+    id: spec.id,
+    mode: spec.mode ?? 'preview',
+    enabled: spec.enabled ?? true,
+    group: spec.group ?? spec.id,
+    priority: spec.priority ?? 0,
+    threshold: {
+      count: spec.threshold.count,
+      intervalMs: parseDuration(spec.threshold.interval),
+      ...(spec.threshold.burst ? { burst: { ...spec.threshold.burst } } : {}),
+    },
+    action: compileAction(spec.action, spec.threshold.count, parseDuration(spec.threshold.interval)),
+    enforcement: compileEnforcement(spec),
+    // The schedule is judged at the request's own time (event time in the aggregator).
+    matches: schedule ? (r) => schedule.isActive(r.timestamp) && matchRequest(r) : matchRequest,
+    subjectOf,
+    spec,
+  };
+  if (spec.escalation) {
+    compiled.escalation = {
+      multiplier: spec.escalation.multiplier,
+      maxDurationMs: parseDuration(spec.escalation.maxDuration),
+      decayAfterMs: parseDuration(spec.escalation.decayAfter),
+    };
+  }
+  if (spec.match?.subjects) compiled.subjects = new Set(spec.match.subjects.map(normaliseSubject));
+  return compiled;
+}
+
+function compileAction(action: ActionSpec, thresholdCount: number, thresholdMs: number): CompiledAction {
+  if (action.type === 'throttle') return { type: 'throttle', status: action.status ?? 429 };
+  if (action.type === 'alert') return { type: 'alert' };
+  return {
+    type: 'ban',
+    status: action.status ?? 403,
+    // Without a separate ban threshold, crossing the rate threshold bans.
+    banThreshold: action.banThreshold
+      ? { count: action.banThreshold.count, intervalMs: parseDuration(action.banThreshold.interval) }
+      : { count: thresholdCount, intervalMs: thresholdMs },
+    banDurationMs: parseDuration(action.banDuration),
+  };
+}
+
+function compileEnforcement(spec: PolicySpec): CompiledEnforcement {
+  const e = spec.enforcement;
+  if (!e || e.type === 'async') return { type: 'async' };
+  return { type: 'hard', failureMode: e.failureMode ?? 'closed', algorithm: e.algorithm ?? 'sliding-window' };
+}

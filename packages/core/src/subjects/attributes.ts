@@ -1,0 +1,151 @@
+import { BanstreamError } from '../errors.js';
+import { invalidIp, parseIp, type IpAddress } from './ip.js';
+import {
+  isValidAsn, isValidStatus, normaliseGeo, normaliseHeaders, normaliseHost, normaliseMethod,
+  normalisePath, normaliseStatus, ownValue, parseCookies, type HeadersInput,
+} from './normalise.js';
+import { hashApiKey, normaliseApiKeyHash } from './values.js';
+
+/**
+ * The normalised view of one request, the only input of subjectFor. Build it with
+ * attributesFromEvent (aggregator) or attributesFromRequest (enforcer): both apply
+ * the same normalisation, which is what makes their subjects agree.
+ */
+export interface RequestAttributes {
+  /** Canonical text (see parseIp): IPv4-mapped addresses are IPv4. */
+  readonly ip: string;
+  /** The parsed address, kept so prefix subjects need no second parse. */
+  readonly ipAddress?: IpAddress | undefined;
+  /** Upper case. */
+  readonly method: string;
+  /** Lower case, without port. */
+  readonly host: string;
+  /** Without query string. */
+  readonly path: string;
+  readonly route?: string | undefined;
+  /** Undefined before the response exists (the enforcer) or when the client went away. */
+  readonly status?: number | undefined;
+  readonly userId?: string | undefined;
+  /** Lower-case hex SHA-256 of the API key. */
+  readonly apiKeyHash?: string | undefined;
+  /** Lower-case names; a prototype-less object. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly cookies?: Readonly<Record<string, string>> | undefined;
+  /** ISO 3166-1 alpha-2, upper case. */
+  readonly country?: string | undefined;
+  /** ISO 3166-2, upper case. */
+  readonly region?: string | undefined;
+  readonly asn?: number | undefined;
+  /** Event time, ms since the Unix epoch. */
+  readonly timestamp: number;
+}
+
+/**
+ * The fields of the Avro RequestEvent (schemas/avro/request-event), declared here
+ * structurally because core does not depend on @banstream/schemas.
+ */
+export interface RequestEventInput {
+  eventId: string;
+  timestamp: number;
+  ip: string;
+  country: string | null;
+  region: string | null;
+  asn: number | null;
+  method: string;
+  host: string;
+  path: string;
+  route: string | null;
+  status: number;
+  userId: string | null;
+  apiKeyHash: string | null;
+  headers: Readonly<Record<string, string>>;
+  edgeId: string;
+  latencyMs: number | null;
+}
+
+/** What an enforcer knows about a request it is asked about. */
+export interface RequestInput {
+  ip: string;
+  method: string;
+  /** The Host header or authority; a port is stripped. */
+  host: string;
+  /** A query string, if any, is stripped. */
+  path: string;
+  route?: string | null | undefined;
+  status?: number | null | undefined;
+  /** Node's IncomingHttpHeaders fit; cookies are read from the Cookie header. */
+  headers?: HeadersInput | undefined;
+  /** The clear API key: hashed here (hashApiKey), never kept. */
+  apiKey?: string | null | undefined;
+  userId?: string | null | undefined;
+  country?: string | null | undefined;
+  region?: string | null | undefined;
+  asn?: number | null | undefined;
+  /** From the caller's clock: pure code does not read the time. */
+  timestamp: number;
+}
+
+/**
+ * Attributes of a published event. Throws a BanstreamError (SUBJECT_INVALID_IP or
+ * SUBJECT_INVALID_ATTRIBUTE) for an event no edge should have sent, so the
+ * aggregator can send it to the DLQ with that reason.
+ */
+export function attributesFromEvent(event: RequestEventInput): RequestAttributes {
+  let apiKeyHash: string | undefined;
+  if (event.apiKeyHash !== null && event.apiKeyHash !== undefined) {
+    apiKeyHash = normaliseApiKeyHash(event.apiKeyHash);
+    if (apiKeyHash === undefined) throw invalidAttribute('apiKeyHash', 'is not a hex SHA-256 (64 hex digits)');
+  }
+  const headers = normaliseHeaders(event.headers);
+  return build(event, event.route, event.status, headers, apiKeyHash);
+}
+
+/** Attributes of a live request, for the enforcer. Throws like attributesFromEvent. */
+export function attributesFromRequest(request: RequestInput): RequestAttributes {
+  const apiKey = request.apiKey;
+  const apiKeyHash = apiKey === undefined || apiKey === null || apiKey.length === 0 ? undefined : hashApiKey(apiKey);
+  return build(request, request.route, request.status, normaliseHeaders(request.headers), apiKeyHash);
+}
+
+type CommonInput = Pick<RequestInput, 'ip' | 'method' | 'host' | 'path' | 'userId' | 'country' | 'region' | 'asn' | 'timestamp'>;
+
+function build(
+  input: CommonInput,
+  route: string | null | undefined,
+  rawStatus: number | null | undefined,
+  headers: Record<string, string>,
+  apiKeyHash: string | undefined,
+): RequestAttributes {
+  if (typeof input.ip !== 'string') throw invalidIp(input.ip, 'not a string');
+  const ipAddress = parseIp(input.ip);
+  const status = normaliseStatus(rawStatus);
+  if (status !== undefined && !isValidStatus(status)) throw invalidAttribute('status', `${String(status)} is not an HTTP status (100–999, or 0 for none)`);
+  const asn = input.asn ?? undefined;
+  if (asn !== undefined && !isValidAsn(asn)) throw invalidAttribute('asn', `${String(asn)} is not an unsigned 32-bit integer`);
+  if (!Number.isFinite(input.timestamp)) throw invalidAttribute('timestamp', `${String(input.timestamp)} is not a time in ms`);
+  for (const field of ['method', 'host', 'path'] as const) {
+    if (typeof input[field] !== 'string') throw invalidAttribute(field, 'is not a string');
+  }
+  // Every field set, also when undefined: one object shape on the hot path.
+  return {
+    ip: ipAddress.text,
+    ipAddress,
+    method: normaliseMethod(input.method),
+    host: normaliseHost(input.host),
+    path: normalisePath(input.path),
+    route: route === null || route === undefined || route.length === 0 ? undefined : route,
+    status,
+    userId: input.userId === null || input.userId === undefined || input.userId.length === 0 ? undefined : input.userId,
+    apiKeyHash,
+    headers,
+    cookies: parseCookies(ownValue(headers, 'cookie')),
+    country: normaliseGeo(input.country),
+    region: normaliseGeo(input.region),
+    asn,
+    timestamp: input.timestamp,
+  };
+}
+
+function invalidAttribute(field: string, reason: string): BanstreamError {
+  return new BanstreamError('SUBJECT_INVALID_ATTRIBUTE', `invalid request attribute ${field}: ${reason}`, { details: { field, reason } });
+}
