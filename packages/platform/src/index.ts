@@ -15,3 +15,4 @@ export { createRedis, type Redis, type RedisClientOptions } from './redis/client
 export { readLuaScripts, defineLuaScripts, PLATFORM_LUA_DIR, type LuaScript } from './redis/lua-scripts.js';
 export { kafkaEnv, kafkaFromConfig, ensureTopicsFromConfig, kafkaReachable, type KafkaConfig } from './kafka/from-config.js';
 export { redisEnv, redisFromConfig, redisReachable } from './redis/from-config.js';
+export { loadPolicyFiles } from './policy/policy-files.js';
