@@ -4,3 +4,4 @@ export * from './subjects/index.js';
 export * from './policy/index.js';
 export * from './decision/index.js';
 export * from './allowlist/index.js';
+export * from './window/index.js';

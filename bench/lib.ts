@@ -1,0 +1,102 @@
+/**
+ * Shared helpers for benchmarks: machine facts, robust statistics, the result file.
+ * A benchmark reports; it never judges (no thresholds, no exit codes for "too slow").
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface Machine {
+  cores: number;
+  node: string;
+  cpu: string;
+}
+
+export type Figures = Record<string, number>;
+
+export interface BenchResult {
+  name: string;
+  machine: Machine;
+  params: Record<string, unknown>;
+  figures: Figures;
+}
+
+export function machine(): Machine {
+  return { cores: availableParallelism(), node: process.version, cpu: cpus()[0]?.model.trim() ?? 'unknown' };
+}
+
+function sorted(xs: readonly number[]): number[] {
+  if (xs.length === 0) throw new Error('no samples');
+  return [...xs].sort((a, b) => a - b);
+}
+
+export function median(xs: readonly number[]): number {
+  const s = sorted(xs);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** Nearest-rank percentile, p in (0, 100]. */
+export function percentile(xs: readonly number[], p: number): number {
+  const s = sorted(xs);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+
+export function min(xs: readonly number[]): number {
+  return sorted(xs)[0]!;
+}
+
+/** Rounds to `digits` significant digits, so result files stay readable. */
+export function sig(x: number, digits = 4): number {
+  return x === 0 || !Number.isFinite(x) ? x : Number(x.toPrecision(digits));
+}
+
+/** Full collection; the runner starts node with --expose-gc so heap deltas mean something. */
+export function collect(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error('run benchmarks through `npm run bench -- NAME` (needs --expose-gc)');
+  for (let i = 0; i < 3; i++) gc();
+}
+
+/** JS heap plus ArrayBuffer backing stores, after a full collection. */
+export function heapBytes(): number {
+  collect();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+/** A seeded PRNG (sfc32) returning uniform floats in [0, 1); the same seed gives the same stream. */
+export function prng(seed: number): () => number {
+  let a = 0x9e3779b9;
+  let b = 0x243f6a88;
+  let c = 0xb7e15162;
+  let d = seed | 0;
+  const next = (): number => {
+    const t = (((a + b) | 0) + d) | 0;
+    d = (d + 1) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    c = (c + t) | 0;
+    return (t >>> 0) / 4294967296;
+  };
+  for (let i = 0; i < 16; i++) next();
+  return next;
+}
+
+/** Writes bench/results/NAME.json and prints the same JSON as the last line of stdout. */
+export function report(name: string, params: Record<string, unknown>, figures: Figures): BenchResult {
+  const result: BenchResult = { name, machine: machine(), params, figures };
+  const dir = join(dirname(fileURLToPath(import.meta.url)), 'results');
+  mkdirSync(dir, { recursive: true });
+  const line = JSON.stringify(result);
+  writeFileSync(join(dir, `${name}.json`), `${line}\n`);
+  process.stdout.write(`${line}\n`);
+  return result;
+}
+
+/** Progress goes to stderr so the result stays the last line of stdout. */
+export function note(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}

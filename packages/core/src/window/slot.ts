@@ -1,0 +1,91 @@
+import { EPOCH_MASK, W_EPOCH, W_SPAN, WIDE_BIT, type WindowLayout } from './config.js';
+import type { WidePool } from './wide.js';
+
+/**
+ * Operations on one key's bucket ring inside its slot (`base` = first word of the slot).
+ * Bucket number e (a relative epoch) lives in lane e % R. A narrow slot keeps its counts
+ * as Uint8 lanes packed four to a word; a wide slot (bit 31 of the epoch word) keeps
+ * them in the wide pool and the first count word holds the pool entry.
+ */
+
+/** Count in lane k. */
+export function countAt(words: Int32Array, base: number, layout: WindowLayout, wide: WidePool, k: number): number {
+  if (words[base + W_EPOCH]! < 0) return wide.counts[words[base + layout.countWord]! * layout.ring + k]!;
+  return (words[base + layout.countWord + (k >> 2)]! >>> ((k & 3) << 3)) & 255;
+}
+
+/** First-event offset of lane k, in units of layout.unitMs from the bucket start. */
+export function firstAt(words: Int32Array, base: number, k: number): number {
+  return words[base + W_SPAN + k]! & 0xffff;
+}
+
+/** Last-event offset of lane k. */
+export function lastAt(words: Int32Array, base: number, k: number): number {
+  return words[base + W_SPAN + k]! >>> 16;
+}
+
+function clearLane(words: Int32Array, base: number, layout: WindowLayout, wide: WidePool, k: number): void {
+  if (words[base + W_EPOCH]! < 0) wide.counts[words[base + layout.countWord]! * layout.ring + k] = 0;
+  else words[base + layout.countWord + (k >> 2)]! &= ~(255 << ((k & 3) << 3));
+}
+
+/** Makes `rel` the newest bucket: the lanes of the buckets it passes over start from zero. */
+export function advance(words: Int32Array, base: number, layout: WindowLayout, wide: WidePool, rel: number): void {
+  const ew = words[base + W_EPOCH]!;
+  const ep = ew & EPOCH_MASK;
+  const r = layout.ring;
+  if (ew >= 0 && rel - ep >= r) {
+    // Common for quiet keys: every lane is stale, zero the count words at once.
+    for (let w = layout.countWord; w < layout.strideWords; w++) words[base + w] = 0;
+  } else {
+    for (let e = Math.max(ep + 1, rel - r + 1); e <= rel; e++) clearLane(words, base, layout, wide, e % r);
+  }
+  words[base + W_EPOCH] = rel | (ew & WIDE_BIT);
+}
+
+/** Moves the slot's counts from its Uint8 lanes to a new wide entry; returns the entry. */
+export function promote(words: Int32Array, base: number, layout: WindowLayout, wide: WidePool): number {
+  const r = layout.ring;
+  const entry = wide.alloc();
+  for (let k = 0; k < r; k++) wide.counts[entry * r + k] = countAt(words, base, layout, wide, k);
+  for (let w = layout.countWord; w < layout.strideWords; w++) words[base + w] = 0;
+  words[base + layout.countWord] = entry;
+  words[base + W_EPOCH]! |= WIDE_BIT;
+  return entry;
+}
+
+/** Returns a wide slot's entry to the pool; call before the slot is removed. */
+export function releaseWide(words: Int32Array, base: number, layout: WindowLayout, wide: WidePool): void {
+  if (words[base + W_EPOCH]! < 0) wide.release(words[base + layout.countWord]!);
+}
+
+/**
+ * Events of the slot in the window (at - W, at], where c is at's relative bucket and
+ * `start` is the window's first ms as an offset from the start of bucket c - N. The N
+ * buckets fully inside count whole; the partly expired oldest one counts by the share
+ * of its occupied span [first, last] at or after `start`, assuming its events spread
+ * evenly over that span, but never less than 1 (its last event is inside) nor more
+ * than count - 1 (its first event is out). With `upper`, it counts count - 1 instead:
+ * an upper bound of the exact count, which no timing inside a bucket can get under.
+ */
+export function windowSum(words: Int32Array, base: number, layout: WindowLayout, wide: WidePool, c: number, start: number, upper: boolean): number {
+  const r = layout.ring;
+  const n = layout.buckets;
+  const ep = words[base + W_EPOCH]! & EPOCH_MASK;
+  const hi = c < ep ? c : ep;
+  let sum = 0;
+  for (let e = Math.max(c - n + 1, ep - n, 1); e <= hi; e++) sum += countAt(words, base, layout, wide, e % r);
+  const o = c - n;
+  if (o < 1 || o < ep - n || o > ep) return sum;
+  const k = o % r;
+  const b = countAt(words, base, layout, wide, k);
+  if (b === 0) return sum;
+  const unit = layout.unitMs;
+  const f = firstAt(words, base, k) * unit;
+  const l = lastAt(words, base, k) * unit + unit - 1;
+  if (start <= f) return sum + b;
+  if (start > l) return sum;
+  if (upper) return sum + b - 1;
+  const part = (b * (l - start + 1)) / (l - f + 1);
+  return sum + (part < 1 ? 1 : part > b - 1 ? b - 1 : part);
+}
