@@ -29,20 +29,34 @@ export interface WindowLayout {
   readonly maxSkewMs: number;
   readonly seed: number;
   readonly initialCapacity: number;
-  /** Span offsets are stored in this many ms per unit so they fit a Uint16 (1 whenever G ≤ 65 536 ms). */
+  /** Span offsets are stored in this many ms per unit so they fit SPAN_BITS (1 whenever G ≤ 16 384 ms). */
   readonly unitMs: number;
   /** Offset of the first count word in a slot (bucket k: word countWord + k/4, byte k%4). */
   readonly countWord: number;
   /** Slot size in 32-bit words. */
   readonly strideWords: number;
+  /** Low shape bits per bucket kept in the spare bytes of the last count word (0 to 4). */
+  readonly shapeLoBits: number;
+  /** Bit of that word where bucket 0's low shape bits start. */
+  readonly shapeLoShift: number;
+  /** Largest shape: the shape is the events' mean distance from the last one in shapeMax-ths of the span. */
+  readonly shapeMax: number;
 }
 
 /** Slot words: fingerprint, epoch, then R span words, then the count words. */
 export const W_H1 = 0;
 export const W_H2 = 1;
 export const W_EPOCH = 2;
-/** Word 3 + k: bucket k's first-event offset (low 16 bits) and last-event offset (high 16). */
+/**
+ * Word 3 + k: bucket k's first-event offset (bits 0–12), last-event offset (bits 13–25)
+ * and shape (bits 26–31): where the events' mean sits in [first, last], from the last
+ * end, in 1/SHAPE_MAX steps (SHAPE_MAX / 2 = the middle, as an even spread has it).
+ */
 export const W_SPAN = 3;
+export const SPAN_BITS = 14;
+export const SPAN_MASK = (1 << SPAN_BITS) - 1;
+export const SHAPE_SHIFT = 2 * SPAN_BITS;
+export const SHAPE_MAX = 14;
 /** Bit 31 of the epoch word: the counts live in the wide pool, the slot holds its index. */
 export const WIDE_BIT = 0x80000000;
 export const EPOCH_MASK = 0x7fffffff;
@@ -78,11 +92,17 @@ export function windowLayout(config: WindowConfig): WindowLayout {
   }
   const granularityMs = windowMs / buckets;
   const ring = buckets + 1;
+  const countWords = Math.ceil(ring / 4);
+  // Spare bytes after the last count, when that word is not also the wide-pool index.
+  const shapeLoShift = 8 * (ring - 4 * (countWords - 1));
+  const shapeLoBits = countWords < 2 ? 0 : Math.min(4, Math.floor((32 - shapeLoShift) / ring));
   return {
     windowMs, buckets, ring, granularityMs, graceMs, maxSkewMs, seed, initialCapacity,
-    unitMs: Math.ceil(granularityMs / 65536),
+    unitMs: Math.ceil(granularityMs / 2 ** SPAN_BITS),
     countWord: W_SPAN + ring,
     // Four Uint8 counts per word; the first count word doubles as the wide-pool index.
-    strideWords: W_SPAN + ring + Math.ceil(ring / 4),
+    strideWords: W_SPAN + ring + countWords,
+    shapeLoBits, shapeLoShift,
+    shapeMax: 2 ** (4 + shapeLoBits) - 2,
   };
 }

@@ -1,4 +1,4 @@
-import { EPOCH_MASK, W_EPOCH, W_SPAN, WIDE_BIT, type WindowLayout } from './config.js';
+import { EPOCH_MASK, SHAPE_SHIFT, SPAN_BITS, SPAN_MASK, W_EPOCH, W_SPAN, WIDE_BIT, type WindowLayout } from './config.js';
 import type { WidePool } from './wide.js';
 
 /**
@@ -16,12 +16,58 @@ export function countAt(words: Int32Array, base: number, layout: WindowLayout, w
 
 /** First-event offset of lane k, in units of layout.unitMs from the bucket start. */
 export function firstAt(words: Int32Array, base: number, k: number): number {
-  return words[base + W_SPAN + k]! & 0xffff;
+  return words[base + W_SPAN + k]! & SPAN_MASK;
 }
 
 /** Last-event offset of lane k. */
 export function lastAt(words: Int32Array, base: number, k: number): number {
-  return words[base + W_SPAN + k]! >>> 16;
+  return (words[base + W_SPAN + k]! >>> SPAN_BITS) & SPAN_MASK;
+}
+
+/** Shape of lane k: mean distance of its events from the last one, in shapeMax-ths of the span. */
+export function shapeAt(words: Int32Array, base: number, layout: WindowLayout, k: number): number {
+  const lo = layout.shapeLoBits;
+  const hi = words[base + W_SPAN + k]! >>> SHAPE_SHIFT;
+  if (lo === 0) return hi;
+  return (hi << lo) | ((words[base + layout.strideWords - 1]! >>> (layout.shapeLoShift + k * lo)) & ((1 << lo) - 1));
+}
+
+/**
+ * Records `count` events at unit offset `at` in lane k, which held `previous` events:
+ * widens [first, last] and moves the shape to the new mean distance from the last
+ * event. The shape is rounded with a dither that depends on the count only
+ * (deterministic), so many small moves add up instead of rounding away.
+ */
+export function recordSpan(words: Int32Array, base: number, layout: WindowLayout, k: number, previous: number, count: number, at: number): void {
+  const sw = base + W_SPAN + k;
+  const max = layout.shapeMax;
+  let f2 = at;
+  let l2 = at;
+  let q = max >> 1;
+  if (previous !== 0) {
+    const span = words[sw]!;
+    const f = span & SPAN_MASK;
+    const l = (span >>> SPAN_BITS) & SPAN_MASK;
+    if (f < f2) f2 = f;
+    if (l > l2) l2 = l;
+    const n = previous + count;
+    const total = ((shapeAt(words, base, layout, k) * (l - f)) / max + l2 - l) * previous + (l2 - at) * count;
+    const dither = (n * 0.6180339887498949) % 1;
+    if (l2 !== f2) q = Math.min(max, Math.floor((total * max) / (n * (l2 - f2)) + dither));
+  }
+  const lo = layout.shapeLoBits;
+  words[sw] = f2 | (l2 << SPAN_BITS) | ((q >>> lo) << SHAPE_SHIFT);
+  if (lo !== 0) {
+    const lw = base + layout.strideWords - 1;
+    const shift = layout.shapeLoShift + k * lo;
+    const mask = ((1 << lo) - 1) << shift;
+    words[lw] = (words[lw]! & ~mask) | ((q << shift) & mask);
+  }
+}
+
+/** The spare bits of the last count word that hold low shape bits. */
+function shapeLoMask(layout: WindowLayout): number {
+  return layout.shapeLoBits === 0 ? 0 : ((1 << (layout.shapeLoBits * layout.ring)) - 1) << layout.shapeLoShift;
 }
 
 function clearLane(words: Int32Array, base: number, layout: WindowLayout, wide: WidePool, k: number): void {
@@ -48,8 +94,10 @@ export function promote(words: Int32Array, base: number, layout: WindowLayout, w
   const r = layout.ring;
   const entry = wide.alloc();
   for (let k = 0; k < r; k++) wide.counts[entry * r + k] = countAt(words, base, layout, wide, k);
+  const shapes = words[base + layout.strideWords - 1]! & shapeLoMask(layout);
   for (let w = layout.countWord; w < layout.strideWords; w++) words[base + w] = 0;
   words[base + layout.countWord] = entry;
+  words[base + layout.strideWords - 1]! |= shapes;
   words[base + W_EPOCH]! |= WIDE_BIT;
   return entry;
 }
@@ -63,9 +111,9 @@ export function releaseWide(words: Int32Array, base: number, layout: WindowLayou
  * Events of the slot in the window (at - W, at], where c is at's relative bucket and
  * `start` is the window's first ms as an offset from the start of bucket c - N. The N
  * buckets fully inside count whole; the partly expired oldest one counts by the share
- * of its occupied span [first, last] at or after `start`, assuming its events spread
- * evenly over that span, but never less than 1 (its last event is inside) nor more
- * than count - 1 (its first event is out). With `upper`, it counts count - 1 instead:
+ * of its occupied span [first, last] at or after `start`, as its shape models how its
+ * events spread over that span, rounded, but never less than 1 (its last event is
+ * inside) nor more than count - 1 (its first event is out). With `upper`, it counts count - 1 instead:
  * an upper bound of the exact count, which no timing inside a bucket can get under.
  */
 export function windowSum(words: Int32Array, base: number, layout: WindowLayout, wide: WidePool, c: number, start: number, upper: boolean): number {
@@ -86,6 +134,16 @@ export function windowSum(words: Int32Array, base: number, layout: WindowLayout,
   if (start <= f) return sum + b;
   if (start > l) return sum;
   if (upper) return sum + b - 1;
-  const part = (b * (l - start + 1)) / (l - f + 1);
+  // The shape rho is the events' mean distance from the last one, as a share of the
+  // span: an even spread has 1/2. Model: a share u = 2s·√(2s) (s = min(rho, 1 - rho))
+  // spread evenly, s - u/2 at the end rho leans away from, the rest at the end it leans
+  // to. Even at rho = 1/2; one early decoy and a late burst (rho → 0) is two points.
+  // Rounded: counts are whole.
+  const rho = shapeAt(words, base, layout, k) / layout.shapeMax;
+  const even = (l - start + 1) / (l - f + 1);
+  const s = rho <= 0.5 ? rho : 1 - rho;
+  const u = 2 * s * Math.sqrt(2 * s);
+  const share = (rho <= 0.5 ? 1 - s - u / 2 : s - u / 2) + u * even;
+  const part = Math.round(b * share);
   return sum + (part < 1 ? 1 : part > b - 1 ? b - 1 : part);
 }

@@ -77,15 +77,15 @@ describe('snapshot', () => {
     const view = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, b.byteLength);
     const stride = 40;
     const edits: [string, (b: Uint8Array) => void][] = [
-      ['version', (b) => view(b).setUint16(4, 2, true)],
+      ['version', (b) => view(b).setUint16(4, 1, true)],
       ['config', (b) => view(b).setUint16(8, 7, true)],
       ['stride', (b) => view(b).setUint16(6, 11, true)],
       ['epoch 0', (b) => view(b).setInt32(64 + 8, 0, true)],
       ['span first > last', (b) => {
-        for (let w = 3; w < 8; w++) view(b).setInt32(64 + w * 4, 5 | (4 << 16), true);
+        for (let w = 3; w < 8; w++) view(b).setInt32(64 + w * 4, 5 | (4 << 14), true);
       }],
       ['span past the bucket', (b) => {
-        for (let w = 3; w < 8; w++) view(b).setInt32(64 + w * 4, 0 | (15_000 << 16), true);
+        for (let w = 3; w < 8; w++) view(b).setInt32(64 + w * 4, 0 | (15_000 << 14), true);
       }],
       ['duplicate fingerprint', (b) => b.copyWithin(64 + stride, 64, 72)],
       ['slot count', (b) => view(b).setUint32(48, 3, true)],

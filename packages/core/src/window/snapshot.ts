@@ -5,13 +5,13 @@ import { SlotTable } from './table.js';
 import { WidePool } from './wide.js';
 
 /**
- * Snapshot format, version 1, all little-endian. The body holds only the live slots, as
+ * Snapshot format, version 2 (1 had 16-bit spans and no shapes), all little-endian. The body holds only the live slots, as
  * their words (slot layout in store.ts), then the wide entries those slots point to.
  *
  * | offset | size | field |
  * |---|---|---|
  * | 0  | 4 | magic "BSWN" |
- * | 4  | 2 | version (1) |
+ * | 4  | 2 | version (2) |
  * | 6  | 2 | slot stride in 32-bit words (must match the config) |
  * | 8  | 2 | buckets N |
  * | 10 | 2 | reserved, 0 |
@@ -33,7 +33,7 @@ import { WidePool } from './wide.js';
  */
 
 const MAGIC = 0x4e575342; // "BSWN" as a little-endian u32
-const VERSION = 1;
+const VERSION = 2;
 const HEADER = 64;
 
 export interface StoreState {

@@ -22,8 +22,8 @@ describe('config', () => {
     }
   });
 
-  it('stores span offsets in coarser units when a bucket is longer than 65 536 ms', () => {
-    expect(windowLayout({ windowMs: 24 * 3_600_000, buckets: 8, graceMs: 0 }).unitMs).toBe(165);
+  it('stores span offsets in coarser units when a bucket is longer than 16 384 ms', () => {
+    expect(windowLayout({ windowMs: 24 * 3_600_000, buckets: 8, graceMs: 0 }).unitMs).toBe(660);
   });
 });
 
@@ -34,8 +34,9 @@ describe('counting', () => {
     for (let i = 0; i < 10; i++) s.add('k', T0 + i * 1000, 1, T0 + i * 1000);
     const at = T0 + MIN + 4_000; // window (T0 + 4000, at]: events at 5000..9000 remain, 5 of them
     s.add('k', at, 1, at);
-    // Span [0, 9000] ms, window starts at offset 4001: 10 × (9000 − 4001 + 1) / 9001 ≈ 5.55.
-    expect(s.estimate('k', at)).toBeCloseTo(1 + (10 * 5000) / 9001, 9);
+    // Span [0, 9000] ms, an even spread (shape 1/2), window starts at offset 4001:
+    // 10 × (9000 − 4001 + 1) / 9001 ≈ 5.55, rounded to whole events.
+    expect(s.estimate('k', at)).toBe(1 + Math.round((10 * 5000) / 9001));
   });
 
   it('drops a burst exactly when the window passes its last event', () => {
@@ -47,23 +48,26 @@ describe('counting', () => {
 
   it('never counts the oldest bucket below its last event nor above all but its first', () => {
     const s = store();
-    s.add('k', T0, 1, T0);
-    s.add('k', T0 + 14_000, 1, T0 + 14_000);
-    s.add('k', T0 + 14_001, 8, T0 + 14_001);
-    // Window start just after the first event: uniform spread would say ~10 × 14000/14001.
+    for (let i = 0; i < 10; i++) s.add('k', T0 + i * 1000, 1, T0 + i * 1000);
+    // Window start just after the first event: the even spread says ~10 × 9000/9001.
     expect(s.estimate('k', T0 + MIN)).toBe(9);
-    // Just before the last event leaves: uniform spread would say ~10 / 14001.
-    expect(s.estimate('k', T0 + 14_000 + MIN)).toBe(1);
+    // Just before the last event leaves: the even spread says ~10 / 9001.
+    expect(s.estimate('k', T0 + 9_000 + MIN - 1)).toBe(1);
   });
 
-  it('can be fooled by a decoy at the bucket start; upperBound cannot', () => {
+  it('tells a decoy at the bucket start from an even spread, also once the key is wide', () => {
     const s = store();
     s.add('k', T0, 1, T0); // the decoy stretches the span over the whole bucket
     s.add('k', T0 + 14_990, 98, T0 + 14_990); // the burst sits at its end
     const at = T0 + 14_990 + MIN - 1; // the burst is still inside the exact window
-    expect(s.estimate('k', at)).toBe(1); // uniform spread over the span says it has left
+    // An even spread over the span would say it has left (1); the shape puts it at the end.
+    expect(s.estimate('k', at)).toBe(98);
+    expect(s.estimate('k', at + 1)).toBe(0);
     expect(s.upperBound('k', at)).toBe(98);
     expect(s.upperBound('k', at + 1)).toBe(0);
+    s.add('k', T0 + MIN, 300, T0 + MIN); // promotes the key: the shapes must survive
+    expect(s.wideKeys).toBe(1);
+    expect(s.estimate('k', at)).toBe(398);
   });
 
   it('floors fractional times and never answers below zero for the past', () => {

@@ -3,10 +3,10 @@
  * layout and why are at the top of index.ts.
  */
 import { BanstreamError } from '../errors.js';
-import { EPOCH_LIMIT, EPOCH_MASK, NARROW_MAX, W_EPOCH, W_SPAN, windowLayout, type WindowLayout, type WindowConfig } from './config.js';
+import { EPOCH_LIMIT, EPOCH_MASK, NARROW_MAX, W_EPOCH, windowLayout, type WindowLayout, type WindowConfig } from './config.js';
 import { keyFingerprintInto, fingerprintSeeds } from './hash.js';
 import { removeSlot, rebased, sweepIdle, type SweepCursor } from './maintenance.js';
-import { advance, promote, windowSum } from './slot.js';
+import { advance, promote, recordSpan, windowSum } from './slot.js';
 import { decodeSnapshot, encodeSnapshot } from './snapshot.js';
 import { SlotTable } from './table.js';
 import { WidePool } from './wide.js';
@@ -159,11 +159,7 @@ export class WindowStore {
       this.wide.counts[wi] = previous + count;
     }
     const at = this.unit === 1 ? offset : Math.floor(offset / this.unit);
-    const sw = base + W_SPAN + k;
-    const span = words[sw]!;
-    if (previous === 0) words[sw] = at | (at << 16);
-    else if (at < (span & 0xffff)) words[sw] = (span & ~0xffff) | at;
-    else if (at > span >>> 16) words[sw] = (span & 0xffff) | (at << 16);
+    recordSpan(words, base, this.layout, k, previous, count, at);
     return ADD_OK;
   }
 
@@ -231,7 +227,7 @@ export class WindowStore {
   /**
    * Like estimateHashed, but the partly expired bucket counts every event that may still
    * be inside (all but its first while the window start is within its span): never below
-   * the exact count when spans are whole ms (G ≤ 65 536 ms). For limits that must not be
+   * the exact count when spans are whole ms (G ≤ 16 384 ms). For limits that must not be
    * gamed by timing within a bucket, at the price of denying early near the limit.
    */
   upperBoundHashed(h1: number, h2: number, atMs: number): number {
