@@ -4,7 +4,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { StackError, isOurProcess, portAnswers, readPid, removePid, stopProcess, tail, waitFor, which, writePid } from './processes.mjs';
+import { StackError, isOurProcess, ownedProcessStatus, portAnswers, readPid, stopOwnedProcess, tail, waitFor, which, writePid } from './processes.mjs';
 
 const pidFile = (s) => join(s.dir, 'kafka.pid');
 
@@ -100,21 +100,13 @@ async function kafkaAnswers(s) {
   }
 }
 
-export async function stopKafka(s) {
-  const pid = readPid(pidFile(s));
-  if (!isOurProcess(pid, s.dir)) {
-    removePid(pidFile(s));
-    return 'not running';
-  }
+export function stopKafka(s) {
   // A clean broker shutdown takes a few seconds; past 20 s it is killed.
-  const result = await stopProcess(pid, { graceMs: 20_000 });
-  removePid(pidFile(s));
-  return result;
+  return stopOwnedProcess(pidFile(s), s.dir, 20_000);
 }
 
 export function kafkaStatus(s) {
-  const pid = readPid(pidFile(s));
-  return isOurProcess(pid, s.dir) ? `running (pid ${pid}) at ${s.kafkaBrokers}` : 'stopped';
+  return ownedProcessStatus(pidFile(s), s.dir, s.kafkaBrokers);
 }
 
 /** Kafka's jars are present (used by CI to fetch ahead of tests). */

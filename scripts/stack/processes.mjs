@@ -99,3 +99,17 @@ export function tail(file, lines = 20) {
   if (!existsSync(file)) return '(no log yet)';
   return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
 }
+
+/** Stops the stack process recorded in `pidFile` if it is really ours, and forgets it. */
+export async function stopOwnedProcess(pidFile, marker, graceMs) {
+  const pid = readPid(pidFile);
+  const result = isOurProcess(pid, marker) ? await stopProcess(pid, { graceMs }) : 'not running';
+  removePid(pidFile);
+  return result;
+}
+
+/** `running (pid N) at ADDRESS` or `stopped`. */
+export function ownedProcessStatus(pidFile, marker, address) {
+  const pid = readPid(pidFile);
+  return isOurProcess(pid, marker) ? `running (pid ${pid}) at ${address}` : 'stopped';
+}

@@ -4,7 +4,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
-import { StackError, isOurProcess, portAnswers, readPid, removePid, stopProcess, tail, waitFor, which, writePid } from './processes.mjs';
+import { StackError, isOurProcess, ownedProcessStatus, portAnswers, readPid, stopOwnedProcess, tail, waitFor, which, writePid } from './processes.mjs';
 
 const pidFile = (s) => join(s.dir, 'redis.pid');
 
@@ -65,18 +65,10 @@ function ping(port) {
   });
 }
 
-export async function stopRedis(s) {
-  const pid = readPid(pidFile(s));
-  if (!isOurProcess(pid, s.dir)) {
-    removePid(pidFile(s));
-    return 'not running';
-  }
-  const result = await stopProcess(pid, { graceMs: 5_000 });
-  removePid(pidFile(s));
-  return result;
+export function stopRedis(s) {
+  return stopOwnedProcess(pidFile(s), s.dir, 5_000);
 }
 
 export function redisStatus(s) {
-  const pid = readPid(pidFile(s));
-  return isOurProcess(pid, s.dir) ? `running (pid ${pid}) at ${s.redisUrl}` : 'stopped';
+  return ownedProcessStatus(pidFile(s), s.dir, s.redisUrl);
 }
