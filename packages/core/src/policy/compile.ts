@@ -13,6 +13,7 @@ export function compilePolicy(spec: PolicySpec): CompiledPolicy<RequestAttribute
   const matchRequest = compileMatch(spec.match);
   const schedule = spec.schedule ? compileSchedule(spec.schedule) : undefined;
   const subjectOf = compileKey(parseKey(spec.key));
+  const intervalMs = parseDuration(spec.threshold.interval);
   const compiled: CompiledPolicy<RequestAttributes> = {
     id: spec.id,
     mode: spec.mode ?? 'preview',
@@ -21,10 +22,10 @@ export function compilePolicy(spec: PolicySpec): CompiledPolicy<RequestAttribute
     priority: spec.priority ?? 0,
     threshold: {
       count: spec.threshold.count,
-      intervalMs: parseDuration(spec.threshold.interval),
+      intervalMs,
       ...(spec.threshold.burst ? { burst: { ...spec.threshold.burst } } : {}),
     },
-    action: compileAction(spec.action, spec.threshold.count, parseDuration(spec.threshold.interval)),
+    action: compileAction(spec.action, spec.threshold.count, intervalMs),
     enforcement: compileEnforcement(spec),
     // The schedule is judged at the request's own time (event time in the aggregator).
     matches: schedule ? (r) => schedule.isActive(r.timestamp) && matchRequest(r) : matchRequest,
