@@ -56,7 +56,11 @@ function javaArgs(s, mainClass, args) {
 function formatStorage(s, config) {
   if (existsSync(join(s.kafkaData, 'meta.properties'))) return;
   mkdirSync(s.kafkaData, { recursive: true });
-  const clusterId = Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+  // A base64url id may start with '-', which the tool would read as an option
+  // (Kafka's own Uuid.randomUuid redraws those too).
+  let clusterId;
+  do clusterId = Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+  while (clusterId.startsWith('-'));
   execFileSync('java', javaArgs(s, 'kafka.tools.StorageTool', ['format', '--ignore-formatted', '-t', clusterId, '-c', config]), { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
