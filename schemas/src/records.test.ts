@@ -105,6 +105,13 @@ const samples: { [N in SchemaName]: SchemaTypes[N] } = {
     reasonMessage: 'not an Avro single-object encoding: bad magic bytes',
     at: T0,
   },
+  'subject-count-batch': {
+    sourcePartition: 3,
+    entries: [
+      { offset: 41, policyId: 'api-default', subject: 'apikey:0123456789abcdef0123456789abcdef', timestamp: T0, count: 3 },
+      { offset: 42, policyId: 'geo', subject: 'country:FR', timestamp: T0 + 1000, count: 250 },
+    ],
+  },
 };
 
 describe('the schemas/avro catalog', () => {

@@ -25,6 +25,7 @@ export const SCHEMA_NAMES = {
   allowEntry: 'allow-entry',
   auditRecord: 'audit-record',
   dlqRecord: 'dlq-record',
+  subjectCountBatch: 'subject-count-batch',
 } as const;
 
 export type SchemaName = (typeof SCHEMA_NAMES)[keyof typeof SCHEMA_NAMES];
@@ -153,6 +154,20 @@ export interface DlqRecord {
   at: number;
 }
 
+/** One entry of the aggregator's repartition topic (internal). */
+export interface SubjectCountEntry {
+  offset: number;
+  policyId: string;
+  subject: string;
+  timestamp: number;
+  count: number;
+}
+
+export interface SubjectCountBatch {
+  sourcePartition: number;
+  entries: SubjectCountEntry[];
+}
+
 /** Record type of each catalog name, so `catalog.codec(SCHEMA_NAMES.ban)` is typed. */
 export interface SchemaTypes {
   'request-event': RequestEvent;
@@ -164,4 +179,5 @@ export interface SchemaTypes {
   'allow-entry': AllowEntry;
   'audit-record': AuditRecord;
   'dlq-record': DlqRecord;
+  'subject-count-batch': SubjectCountBatch;
 }

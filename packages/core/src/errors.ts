@@ -23,6 +23,7 @@ export const ERROR_CODES = [
   'WINDOW_INVALID_ARGUMENT',
   'WINDOW_SNAPSHOT_CORRUPT',
   'WINDOW_CAPACITY_EXCEEDED',
+  'EVENT_TIME_OUT_OF_RANGE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,29 +1,129 @@
-import { baseEnv, ensureTopicsFromConfig, httpPort, kafkaEnv, kafkaFromConfig, kafkaReachable } from '@banstream/platform';
-import type { ConfigOf, Service, ServiceDeps } from '@banstream/platform';
+import { Allowlist, type AllowlistEntry } from '@banstream/core';
+import { ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, topicFullName } from '@banstream/platform';
+import type { Service, ServiceDeps } from '@banstream/platform';
+import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
+import { aggregatorEnv, type AggregatorConfig } from './config.js';
+import { BanLedger } from './engine/ban-ledger.js';
+import { Outbox } from './engine/outbox.js';
+import { PolicyBook } from './engine/policy-book.js';
+import { CompactedFeed } from './kafka/compacted-feed.js';
+import { Publisher, type AggregatorTopics } from './kafka/publisher.js';
+import { aggregatorMetrics } from './metrics.js';
+import { EventsStage } from './stages/events-stage.js';
+import { SubjectsStage } from './stages/subjects-stage.js';
+import { Ticker } from './ticker.js';
+import type { StageContext } from './stages/context.js';
 
-export const aggregatorEnv = { ...baseEnv, ...kafkaEnv, HTTP_PORT: httpPort(8081) };
-export type AggregatorConfig = ConfigOf<typeof aggregatorEnv>;
+export { aggregatorEnv, type AggregatorConfig };
+
+/** How far event clocks may disagree with ours; the replay horizon adds it. */
+const CLOCK_SKEW_MS = 60_000;
 
 /**
- * The aggregator. At this stage it checks that Kafka answers and the topics exist;
- * consuming events and emitting counts and bans arrive with the aggregator issue.
+ * The aggregator: reads policies, the allowlist and the bans already decided (to
+ * the end, before it counts anything), then counts the events topic in two stages
+ * (events-stage.ts, subjects-stage.ts) and publishes counts and bans (ticker.ts).
  */
 export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Service {
-  const { config, logger, readiness } = deps;
-  const admin = kafkaFromConfig(config, logger, 'banstream-aggregator').admin();
+  const { config, logger, readiness, registry } = deps;
+  const kafka = kafkaFromConfig(config, logger, 'banstream-aggregator');
+  const admin = kafka.admin();
+  const catalog = loadSchemaCatalog();
+  const metrics = aggregatorMetrics(registry);
+  const topic = (name: Parameters<typeof topicFullName>[1]) => topicFullName(config.TOPIC_PREFIX, name);
+  const topics: AggregatorTopics = {
+    events: topic('events'), subjects: topic('aggregator-subjects'), counts: topic('counts'), bans: topic('bans'),
+    dlq: topic('dlq'), policies: topic('policies'), allowlist: topic('allowlist'),
+  };
+  const book = new PolicyBook();
+  const ledger = new BanLedger();
+  const allowlist = new Allowlist();
+  const outbox = new Outbox();
+  // Ordered output (a ban, then its tombstone) needs one request in flight.
+  const decisions = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER } });
+  const bulk = kafka.producer({ idempotent: true, maxInFlightRequests: 5, retry: { retries: Number.MAX_SAFE_INTEGER } });
+  const instance = `${process.pid}-${Date.now().toString(36)}`;
+  const feeds = feedsFor();
+  let stages: { events: EventsStage; subjects: SubjectsStage } | undefined;
+  let ticker: Ticker | undefined;
   let started = false;
   readiness.add('started', () => started);
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
+  readiness.add('partitions rebuilt', () => stages !== undefined && stages.events.assigned.ready && stages.subjects.assigned.ready);
+
+  function feedsFor(): CompactedFeed[] {
+    const policyCodec = catalog.codec(SCHEMA_NAMES.policy);
+    const allowCodec = catalog.codec(SCHEMA_NAMES.allowEntry);
+    const banCodec = catalog.codec(SCHEMA_NAMES.ban);
+    const feed = (t: string, name: string, onRecord: (key: string, value: Buffer | null) => void) =>
+      new CompactedFeed({ kafka, admin, topic: t, groupId: `${config.AGGREGATOR_GROUP_ID}.${name}.${instance}`, logger, onRecord: (r) => onRecord(r.key, r.value) });
+    return [
+      feed(topics.policies, 'policies', (key, value) => {
+        const change = book.apply(key, value === null ? null : policyCodec.decode(value));
+        if (change.kind === 'rejected') {
+          metrics.policyRejected.inc();
+          logger.warn({ policy: change.id, reason: change.reason }, 'policy rejected: not applied');
+        } else logger.info(change, 'policy change');
+        metrics.policies.set(book.policies.length);
+      }),
+      feed(topics.allowlist, 'allowlist', (key, value) => {
+        if (value === null) allowlist.remove(key);
+        else allowlist.add(allowEntry(allowCodec.decode(value)));
+      }),
+      feed(topics.bans, 'bans', (key, value) => ledger.observe(key, value === null ? null : banCodec.decode(value))),
+    ];
+  }
 
   return {
     async start() {
       await admin.connect();
-      await ensureTopicsFromConfig(admin, config);
+      const ensured = await ensureTopicsFromConfig(admin, config);
+      if (ensured) logger.info({ created: ensured.created }, 'topics ensured');
+      const metadata = await admin.fetchTopicMetadata({ topics: [topics.events, topics.subjects] });
+      const partitionsOf = (name: string) => metadata.topics.find((t) => t.name === name)?.partitions.length ?? 0;
+      await Promise.all(feeds.map((f) => f.start()));
+      logger.info({ policies: book.policies.map((p) => p.id), allowlist: allowlist.size, bans: ledger.size }, 'policies, allowlist and bans read');
+      await Promise.all([decisions.connect(), bulk.connect()]);
+      const publisher = new Publisher(bulk, decisions, topics, catalog);
+      let chain: Promise<void> = Promise.resolve();
+      const ctx: StageContext = {
+        kafka, admin, logger, config, catalog, topics, metrics, book, outbox, publisher,
+        partitions: { events: partitionsOf(topics.events), subjects: partitionsOf(topics.subjects) },
+        decider: { ledger, allowlist, nowMs: Date.now },
+        horizonMs: () => Math.max(book.longestWindowMs, config.AGGREGATOR_GEO_WINDOW_MS) + config.AGGREGATOR_GRACE_MS + CLOCK_SKEW_MS,
+        flushDecisions() {
+          if (outbox.size === 0) return chain;
+          const { counts, bans } = outbox.drain();
+          chain = chain.then(async () => {
+            await publisher.decisions(counts, bans);
+            const now = Date.now();
+            for (const b of bans) {
+              if (!b.value) continue;
+              metrics.bans.inc({ policy: b.value.policyId, preview: String(b.value.preview) });
+              metrics.banDelay.observe(Math.max(0, now - b.value.startedAt) / 1000);
+            }
+            for (const c of counts) if (c.value) metrics.counts.inc({ kind: c.value.kind });
+          });
+          return chain;
+        },
+      };
+      stages = { events: new EventsStage(ctx), subjects: new SubjectsStage(ctx) };
+      await Promise.all([stages.events.start(), stages.subjects.start()]);
+      ticker = new Ticker(ctx, stages, ledger, allowlist);
+      ticker.start(config.AGGREGATOR_TICK_MS);
       started = true;
     },
     async stop() {
       started = false;
+      ticker?.stop();
+      if (stages) await Promise.all([stages.events.stop(), stages.subjects.stop()]);
+      await Promise.all(feeds.map((f) => f.stop()));
+      await Promise.all([decisions.disconnect(), bulk.disconnect()]);
       await admin.disconnect();
     },
   };
+}
+
+function allowEntry(record: { entry: string; reason: string; addedBy: string; expiresAt: number | null }): AllowlistEntry {
+  return { entry: record.entry, reason: record.reason, addedBy: record.addedBy, ...(record.expiresAt === null ? {} : { expiresAt: record.expiresAt }) };
 }

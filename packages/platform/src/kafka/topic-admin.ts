@@ -20,7 +20,8 @@ export async function ensureTopics(admin: Admin, specs: readonly TopicSpec[]): P
     const missing = specs.filter((s) => !present.has(s.name));
     if (missing.length > 0) {
       await admin.createTopics({
-        waitForLeaders: true,
+        // Waited for below, with a longer bound than kafkajs's own retries give a busy broker.
+        waitForLeaders: false,
         topics: missing.map((s) => ({
           topic: s.name,
           numPartitions: s.numPartitions,
@@ -29,6 +30,7 @@ export async function ensureTopics(admin: Admin, specs: readonly TopicSpec[]): P
         })),
       });
       result.created.push(...missing.map((s) => s.name));
+      await waitForLeaders(admin, missing.map((s) => s.name));
     }
     for (const spec of specs.filter((s) => present.has(s.name))) {
       result.existing.push(spec.name);
@@ -37,6 +39,24 @@ export async function ensureTopics(admin: Admin, specs: readonly TopicSpec[]): P
     return result;
   } catch (cause) {
     throw new BanstreamError('KAFKA_UNAVAILABLE', `could not ensure topics: ${(cause as Error).message}`, { cause, retryable: true });
+  }
+}
+
+const LEADER_WAIT_MS = 30_000;
+
+/** Polls metadata until every partition of `topics` has a leader. */
+async function waitForLeaders(admin: Admin, topics: string[]): Promise<void> {
+  const deadline = Date.now() + LEADER_WAIT_MS;
+  for (;;) {
+    try {
+      const metadata = await admin.fetchTopicMetadata({ topics });
+      const led = metadata.topics.length === topics.length && metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+      if (led) return;
+    } catch (error) {
+      if (!(error as { retriable?: boolean }).retriable || Date.now() > deadline) throw error;
+    }
+    if (Date.now() > deadline) throw new Error(`topics still without a leader after ${LEADER_WAIT_MS} ms: ${topics.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 

@@ -1,0 +1,74 @@
+import { evaluateBan, type Allowlist, type BanDecision } from '@banstream/core';
+import type { Ban } from '@banstream/schemas';
+import { subjectAllowlisted } from './allowlisted.js';
+import type { BanLedger } from './ban-ledger.js';
+import { toWindowCount, type HotEntry } from './hot-subjects.js';
+import type { Outbox } from './outbox.js';
+import type { PartitionState } from './partition-state.js';
+import type { AggregatorPolicy } from './policy-book.js';
+
+export interface DeciderContext {
+  ledger: BanLedger;
+  allowlist: Allowlist;
+  /** Processing time: bans already over by now are not published. */
+  nowMs(): number;
+}
+
+export type Observation = 'counted' | 'late';
+
+/**
+ * Counts `count` events of `subject` at `timeMs` under `policy` in `state`, judging
+ * lateness against `watermark` (the caller advances it), then
+ * decides: the subject's count may become hot (published by `publishCounts`), and
+ * a ban policy may ban it, at once, in `out`.
+ */
+export function observe(
+  ctx: DeciderContext, state: PartitionState, policy: AggregatorPolicy, subject: string,
+  timeMs: number, count: number, watermark: number, out: Outbox,
+): Observation {
+  const key = `${policy.id}|${subject}`;
+  const interval = policy.threshold.intervalMs;
+  const counted = state.counter.add(key, interval, timeMs, count, watermark);
+  if (counted.late) return 'late';
+  const at = Math.max(timeMs, watermark);
+  state.hot.update(key, policy.id, subject, interval, policy.threshold.count, counted.count, at);
+  if (policy.action.type !== 'ban') return 'counted';
+  const banInterval = policy.action.banThreshold.intervalMs;
+  const banCount = banInterval === interval ? counted.count : state.counter.add(key, banInterval, timeMs, count, watermark).count;
+  if (banCount <= policy.action.banThreshold.count) return 'counted';
+  const held = ctx.ledger.get(subject);
+  const decision = evaluateBan({
+    policy, subject, count: banCount, atMs: at,
+    ...(held && held.policyId === policy.id ? { activeBanExpiresAt: held.expiresAt } : {}),
+    ...withHistory(ctx.ledger.historyOf(policy.id, subject)),
+  });
+  if (!decision || decision.expiresAt <= ctx.nowMs() || subjectAllowlisted(ctx.allowlist, subject, at)) return 'counted';
+  const ban = toBanRecord(decision);
+  if (ctx.ledger.admit(ban)) out.bans.push({ key: subject, value: ban });
+  return 'counted';
+}
+
+function withHistory<T>(history: T | undefined): { history?: T } {
+  return history === undefined ? {} : { history };
+}
+
+/**
+ * Publishes what is due from a partition's hot subjects: changed counts, and for
+ * subjects that cooled down by `atMs` (event time), a final record and a tombstone.
+ * Not called while the partition is still being rebuilt.
+ */
+export function publishCounts(state: PartitionState, kind: string, nowMs: number, atMs: number, out: Outbox): void {
+  const estimate = (e: HotEntry) => state.counter.estimate(e.key, e.windowMs, atMs);
+  for (const e of state.hot.cool(atMs, estimate)) {
+    out.counts.push({ key: e.key, value: toWindowCount(e, kind, true) }, { key: e.key, value: null });
+  }
+  for (const e of state.hot.due(nowMs)) out.counts.push({ key: e.key, value: toWindowCount(e, kind, false) });
+}
+
+export function toBanRecord(d: BanDecision): Ban {
+  return {
+    banId: d.banId, subject: d.subject, policyId: d.policyId, reason: d.reason, evidenceCount: d.evidenceCount,
+    windowSeconds: Math.max(1, Math.round(d.windowMs / 1000)), startedAt: d.startedAt, expiresAt: d.expiresAt,
+    preview: d.preview, escalationLevel: d.escalationLevel, origin: 'aggregator', httpStatus: d.status, createdBy: null,
+  };
+}

@@ -1,0 +1,93 @@
+import {
+  compilePolicy, formatPolicyError, validatePolicyDocument, type CompiledPolicy, type RequestAttributes,
+} from '@banstream/core';
+import type { Policy } from '@banstream/schemas';
+
+export type AggregatorPolicy = CompiledPolicy<RequestAttributes>;
+
+export type PolicyChange =
+  | { kind: 'applied'; id: string; version: number }
+  | { kind: 'removed'; id: string }
+  | { kind: 'rejected'; id: string; reason: string }
+  | { kind: 'stale'; id: string; version: number; held: number };
+
+/**
+ * The policies the aggregator counts, as read from the compacted policies topic.
+ * A record that fails validation is rejected with its reason and never applied;
+ * the version it would have replaced stays in force. Only `async` policies are
+ * counted here: `hard` ones are the enforcer's, checked in Redis.
+ */
+export class PolicyBook {
+  private readonly held = new Map<string, { version: number; policy: AggregatorPolicy }>();
+  private counted: AggregatorPolicy[] = [];
+
+  /** Enabled async policies, in id order so every instance iterates them alike. */
+  get policies(): readonly AggregatorPolicy[] {
+    return this.counted;
+  }
+
+  get(id: string): AggregatorPolicy | undefined {
+    return this.held.get(id)?.policy;
+  }
+
+  /** Longest interval any counted policy uses (threshold or ban threshold). */
+  get longestWindowMs(): number {
+    let longest = 0;
+    for (const p of this.counted) longest = Math.max(longest, ...policyIntervals(p));
+    return longest;
+  }
+
+  /** Applies one record of the policies topic; `record` null is a tombstone. */
+  apply(key: string, record: Policy | null): PolicyChange {
+    if (record === null) {
+      this.held.delete(key);
+      this.rebuild();
+      return { kind: 'removed', id: key };
+    }
+    const current = this.held.get(key);
+    if (current && record.version < current.version) return { kind: 'stale', id: key, version: record.version, held: current.version };
+    const compiled = compileRecord(key, record);
+    if (typeof compiled === 'string') return { kind: 'rejected', id: key, reason: compiled };
+    this.held.set(key, { version: record.version, policy: compiled });
+    this.rebuild();
+    return { kind: 'applied', id: key, version: record.version };
+  }
+
+  private rebuild(): void {
+    this.counted = [...this.held.values()]
+      .map((h) => h.policy)
+      .filter((p) => p.enabled && p.enforcement.type === 'async')
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+}
+
+/** The intervals a policy's windows are counted over, without duplicates. */
+export function policyIntervals(policy: AggregatorPolicy): number[] {
+  const intervals = [policy.threshold.intervalMs];
+  if (policy.action.type === 'ban' && policy.action.banThreshold.intervalMs !== policy.threshold.intervalMs) {
+    intervals.push(policy.action.banThreshold.intervalMs);
+  }
+  return intervals;
+}
+
+/**
+ * The record's envelope (id, mode, enabled, description, owner) wins over the same
+ * fields in `definition`, except that a definition naming another id is an error.
+ */
+function compileRecord(key: string, record: Policy): AggregatorPolicy | string {
+  if (record.id !== key) return `record id ${JSON.stringify(record.id)} differs from its key ${JSON.stringify(key)}`;
+  let definition: unknown;
+  try {
+    definition = JSON.parse(record.definition);
+  } catch (error) {
+    return `definition is not JSON: ${(error as Error).message}`;
+  }
+  if (typeof definition !== 'object' || definition === null || Array.isArray(definition)) return 'definition must be a JSON object';
+  const spec = definition as Record<string, unknown>;
+  if (spec.id !== undefined && spec.id !== key) return `definition.id ${JSON.stringify(spec.id)} differs from the policy id ${JSON.stringify(key)}`;
+  const merged = { ...spec, id: key, mode: record.mode, enabled: record.enabled, description: record.description, owner: record.owner };
+  const validation = validatePolicyDocument({ policies: [merged] });
+  // Paths read as in the definition (`threshold.count: …`), not as in a policy file.
+  if (!validation.ok) return validation.errors.map((e) => formatPolicyError(e).replace(/^policies\[0\]\.?/, '')).join('; ');
+  return compilePolicy(validation.document.policies![0]!);
+}

@@ -1,0 +1,49 @@
+import { Partitioners, type PartitionMetadata } from 'kafkajs';
+import { EVENT_KEY_PREFIX_BITS, eventPartitionKey, parseCidr, parseKey, parseSubject, type KeyDimension } from '@banstream/core';
+import type { AggregatorPolicy } from './policy-book.js';
+
+/**
+ * Where a subject is counted. Events are partitioned by the client's /24 (IPv4) or
+ * /48 (IPv6), so a subject that pins the client to one such network (an ip, or a
+ * prefix at least that long, alone or in a composite) only ever arrives on one
+ * events partition: it is counted there, by that partition's owner. Every other
+ * subject (user, API key, country, a /16…) arrives on many partitions and is
+ * counted after a repartition by subject.
+ */
+export function isPartitionLocal(policy: AggregatorPolicy): boolean {
+  return parseKey(policy.spec.key).some(pinsNetwork);
+}
+
+function pinsNetwork(d: KeyDimension): boolean {
+  if (d.kind === 'ip') return true;
+  return d.kind === 'prefix' && (d.v4 ?? 0) >= EVENT_KEY_PREFIX_BITS.v4 && (d.v6 ?? 0) >= EVENT_KEY_PREFIX_BITS.v6;
+}
+
+const defaultPartitioner = Partitioners.DefaultPartitioner();
+const metadataCache = new Map<number, PartitionMetadata[]>();
+
+/** The partition kafkajs's default partitioner (murmur2, as the Java client) picks for `key`. */
+export function partitionFor(key: string, partitions: number): number {
+  let metadata = metadataCache.get(partitions);
+  if (!metadata) {
+    metadata = Array.from({ length: partitions }, (_, partitionId) => ({ partitionId, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
+    metadataCache.set(partitions, metadata);
+  }
+  return defaultPartitioner({ topic: '', partitionMetadata: metadata, message: { key, value: null } });
+}
+
+/**
+ * The events-topic key of a partition-local subject: the network its ip or prefix
+ * part lies in. Undefined when the subject pins no network (it is repartitioned).
+ */
+export function eventKeyOfSubject(subject: string): string | undefined {
+  for (const part of parseSubject(subject)) {
+    if (part.scope === 'ip') return eventPartitionKey(part.value);
+    if (part.scope === 'cidr') {
+      const cidr = parseCidr(part.value);
+      const needed = cidr.family === 4 ? EVENT_KEY_PREFIX_BITS.v4 : EVENT_KEY_PREFIX_BITS.v6;
+      if (cidr.bits >= needed) return eventPartitionKey(cidr.text.slice(0, cidr.text.indexOf('/')));
+    }
+  }
+  return undefined;
+}

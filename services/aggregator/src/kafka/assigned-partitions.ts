@@ -1,0 +1,122 @@
+import type { Admin, Consumer } from 'kafkajs';
+import type { Logger } from '@banstream/platform';
+
+interface Held<S> {
+  state: S;
+  /** The offset expected next; undefined until the replay start is known and sought. */
+  next: bigint | undefined;
+  /** The first message at `next` has been seen: from then on the stream is ours. */
+  synced: boolean;
+  /** Offsets below this were processed by an earlier owner (the group's committed offset). */
+  resumeAt: bigint;
+}
+
+export interface AssignedPartitionsOptions<S> {
+  consumer: Consumer;
+  admin: Admin;
+  topic: string;
+  groupId: string;
+  logger: Logger;
+  /** How far back (ms before now) state must be rebuilt from: the longest window plus grace. */
+  horizonMs(): number;
+  nowMs(): number;
+  create(partition: number): S;
+}
+
+/**
+ * The partitions a stage's consumer owns, each with the state counted from it.
+ * On every assignment a newly owned partition gets fresh state and is sought back
+ * to the first record within the horizon, so its windows are rebuilt by replaying
+ * retained input before it decides anything new; records before the group's
+ * committed offset are marked as replay (`live` false). A revoked partition's state
+ * is dropped whole. Records are accepted strictly in offset order from the sought
+ * offset, so a batch fetched before the seek took effect is never counted.
+ */
+export class AssignedPartitions<S> {
+  private readonly held = new Map<number, Held<S>>();
+  private generation = 0;
+
+  constructor(private readonly options: AssignedPartitionsOptions<S>) {
+    const { consumer } = options;
+    consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      const assigned = event.payload.memberAssignment[options.topic] ?? [];
+      void this.assign([...assigned]).catch((error: unknown) => options.logger.error({ err: error, topic: options.topic }, 'could not plan the replay of assigned partitions'));
+    });
+  }
+
+  /** States of the owned partitions that are past their replay: the ones that may publish. */
+  *live(): Generator<S> {
+    for (const h of this.held.values()) if (h.next !== undefined && h.next >= h.resumeAt) yield h.state;
+  }
+
+  /** States of every owned partition. */
+  *states(): Generator<S> {
+    for (const h of this.held.values()) yield h.state;
+  }
+
+  has(partition: number): boolean {
+    return this.held.has(partition);
+  }
+
+  /** Every owned partition has been sought and is counting. */
+  get ready(): boolean {
+    for (const h of this.held.values()) if (h.next === undefined) return false;
+    return true;
+  }
+
+  /** Partitions still replaying records an earlier owner had processed. */
+  get replaying(): number {
+    let n = 0;
+    for (const h of this.held.values()) if (h.next === undefined || h.next < h.resumeAt) n++;
+    return n;
+  }
+
+  /**
+   * The state to count the record at (partition, offset) into, or undefined to skip
+   * it (not owned, not sought yet, or not the next record). `live` is false while
+   * the record was already processed by an earlier owner.
+   */
+  accept(partition: number, offset: string): { state: S; live: boolean } | undefined {
+    const h = this.held.get(partition);
+    if (!h || h.next === undefined) return undefined;
+    const at = BigInt(offset);
+    if (at < h.next || (!h.synced && at !== h.next)) return undefined;
+    h.synced = true;
+    h.next = at + 1n;
+    return { state: h.state, live: at >= h.resumeAt };
+  }
+
+  /** Is everything of this partition up to `offset` beyond the replay? */
+  isLive(partition: number, offset: string): boolean {
+    const h = this.held.get(partition);
+    return h !== undefined && BigInt(offset) >= h.resumeAt;
+  }
+
+  private async assign(assigned: number[]): Promise<void> {
+    const generation = ++this.generation;
+    const { admin, topic, groupId, logger } = this.options;
+    for (const p of [...this.held.keys()]) if (!assigned.includes(p)) this.held.delete(p);
+    // Also those a superseded assignment left unplanned.
+    const added = assigned.filter((p) => this.held.get(p)?.next === undefined);
+    if (added.length === 0) return;
+    for (const p of added) if (!this.held.has(p)) this.held.set(p, { state: this.options.create(p), next: undefined, synced: false, resumeAt: 0n });
+    const from = this.options.nowMs() - this.options.horizonMs();
+    const [starts, committed] = await Promise.all([
+      admin.fetchTopicOffsetsByTimestamp(topic, from),
+      admin.fetchOffsets({ groupId, topics: [topic] }),
+    ]);
+    if (generation !== this.generation) return; // a newer assignment superseded this one
+    const committedOf = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+    for (const p of added) {
+      const h = this.held.get(p);
+      const start = starts.find((s) => s.partition === p);
+      if (!h || !start) continue;
+      const startAt = BigInt(start.offset);
+      const done = committedOf.get(p) ?? -1n;
+      h.resumeAt = done > startAt ? done : startAt;
+      h.next = startAt;
+      this.options.consumer.seek({ topic, partition: p, offset: start.offset });
+      logger.info({ topic, partition: p, replayFrom: start.offset, resumeAt: h.resumeAt.toString() }, 'partition assigned: rebuilding state by replay');
+    }
+  }
+}

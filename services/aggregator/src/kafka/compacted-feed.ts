@@ -1,0 +1,77 @@
+import type { Admin, Consumer, Kafka } from 'kafkajs';
+import type { Logger } from '@banstream/platform';
+
+export interface FeedRecord {
+  key: string;
+  /** null: a tombstone. */
+  value: Buffer | null;
+  partition: number;
+  offset: string;
+}
+
+export interface CompactedFeedOptions {
+  kafka: Kafka;
+  admin: Admin;
+  topic: string;
+  /** Unique per instance: every instance reads every record of the topic. */
+  groupId: string;
+  logger: Logger;
+  onRecord(record: FeedRecord): void;
+}
+
+/**
+ * Reads a compacted topic (policies, allowlist, bans) from the beginning and keeps
+ * tailing it. `start` resolves once every partition has been read up to the end
+ * offsets it saw when it started: the state it built is then complete enough to
+ * decide on. A record whose handler throws is logged and skipped; the feed goes on.
+ */
+export class CompactedFeed {
+  private readonly consumer: Consumer;
+  private readonly reached = new Map<number, bigint>();
+  private targets = new Map<number, bigint>();
+  private caughtUpResolve: (() => void) | undefined;
+
+  constructor(private readonly options: CompactedFeedOptions) {
+    // Low fetch wait: a ban or a policy change should reach us within milliseconds.
+    this.consumer = options.kafka.consumer({ groupId: options.groupId, maxWaitTimeInMs: 50, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
+  }
+
+  async start(): Promise<void> {
+    const { admin, topic } = this.options;
+    const ends = await admin.fetchTopicOffsets(topic);
+    this.targets = new Map(ends.filter((e) => BigInt(e.high) > BigInt(e.low)).map((e) => [e.partition, BigInt(e.high)]));
+    const caughtUp = new Promise<void>((resolve) => (this.caughtUpResolve = resolve));
+    this.checkCaughtUp();
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topic, fromBeginning: true });
+    await this.consumer.run({
+      eachBatch: async ({ batch }) => {
+        for (const m of batch.messages) this.handle({ key: m.key?.toString('utf8') ?? '', value: m.value, partition: batch.partition, offset: m.offset });
+        if (batch.messages.length > 0) this.reached.set(batch.partition, BigInt(batch.lastOffset()) + 1n);
+        this.checkCaughtUp();
+      },
+    });
+    await caughtUp;
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer.disconnect();
+    // The group was this instance's alone; leave nothing behind on the broker.
+    await this.options.admin.deleteGroups([this.options.groupId]).catch(() => undefined);
+  }
+
+  private handle(record: FeedRecord): void {
+    try {
+      this.options.onRecord(record);
+    } catch (error) {
+      this.options.logger.warn({ err: error, topic: this.options.topic, key: record.key, offset: record.offset }, 'record skipped');
+    }
+  }
+
+  private checkCaughtUp(): void {
+    if (!this.caughtUpResolve) return;
+    for (const [partition, end] of this.targets) if ((this.reached.get(partition) ?? 0n) < end) return;
+    this.caughtUpResolve();
+    this.caughtUpResolve = undefined;
+  }
+}

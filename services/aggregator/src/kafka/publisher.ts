@@ -1,0 +1,57 @@
+import type { Producer, Message } from 'kafkajs';
+import { SCHEMA_NAMES, type DlqRecord, type SchemaCatalog, type SubjectCountBatch } from '@banstream/schemas';
+import type { Keyed } from '../engine/outbox.js';
+import type { Ban, WindowCount } from '@banstream/schemas';
+
+export interface AggregatorTopics {
+  events: string;
+  subjects: string;
+  counts: string;
+  bans: string;
+  dlq: string;
+  policies: string;
+  allowlist: string;
+}
+
+/**
+ * Everything the aggregator writes, through idempotent producers: `bulk` for the
+ * repartition and the DLQ, `ordered` (one request in flight) for counts and bans,
+ * whose order per key matters (a ban, then its tombstone). Each call resolves once
+ * the records are acknowledged by all in-sync replicas, so a caller commits input
+ * offsets only after its output is safe.
+ */
+export class Publisher {
+  private readonly codecs;
+
+  constructor(private readonly bulk: Producer, private readonly ordered: Producer, private readonly topics: AggregatorTopics, catalog: SchemaCatalog) {
+    this.codecs = {
+      ban: catalog.codec(SCHEMA_NAMES.ban),
+      count: catalog.codec(SCHEMA_NAMES.windowCount),
+      dlq: catalog.codec(SCHEMA_NAMES.dlqRecord),
+      subjects: catalog.codec(SCHEMA_NAMES.subjectCountBatch),
+    };
+  }
+
+  async decisions(counts: readonly Keyed<WindowCount>[], bans: readonly Keyed<Ban>[]): Promise<void> {
+    const topicMessages = [];
+    if (counts.length > 0) topicMessages.push({ topic: this.topics.counts, messages: counts.map((c) => keyed(c, (v) => this.codecs.count.encode(v))) });
+    if (bans.length > 0) topicMessages.push({ topic: this.topics.bans, messages: bans.map((b) => keyed(b, (v) => this.codecs.ban.encode(v))) });
+    if (topicMessages.length > 0) await this.ordered.sendBatch({ topicMessages, acks: -1 });
+  }
+
+  async repartition(batches: readonly { partition: number; batch: SubjectCountBatch }[]): Promise<void> {
+    if (batches.length === 0) return;
+    const messages = batches.map(({ partition, batch }) => ({ partition, key: `p${batch.sourcePartition}`, value: this.codecs.subjects.encode(batch) }));
+    await this.bulk.send({ topic: this.topics.subjects, messages, acks: -1 });
+  }
+
+  async deadLetters(records: readonly DlqRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const messages = records.map((r) => ({ key: r.key, value: this.codecs.dlq.encode(r) }));
+    await this.bulk.send({ topic: this.topics.dlq, messages, acks: -1 });
+  }
+}
+
+function keyed<T>(record: Keyed<T>, encode: (value: T) => Buffer): Message {
+  return { key: record.key, value: record.value === null ? null : encode(record.value) };
+}

@@ -1,0 +1,49 @@
+import type { Admin, Kafka } from 'kafkajs';
+import type { Logger } from '@banstream/platform';
+import type { DlqRecord, SchemaCatalog } from '@banstream/schemas';
+import { BanstreamError } from '@banstream/core';
+import type { AggregatorConfig } from '../config.js';
+import type { DeciderContext } from '../engine/decider.js';
+import type { Outbox } from '../engine/outbox.js';
+import type { PolicyBook } from '../engine/policy-book.js';
+import type { AggregatorTopics, Publisher } from '../kafka/publisher.js';
+import type { AggregatorMetrics } from '../metrics.js';
+
+/** What both counting stages share. */
+export interface StageContext {
+  kafka: Kafka;
+  admin: Admin;
+  logger: Logger;
+  config: AggregatorConfig;
+  catalog: SchemaCatalog;
+  topics: AggregatorTopics;
+  /** Partition counts of the events and subjects topics, read at start. */
+  partitions: { events: number; subjects: number };
+  metrics: AggregatorMetrics;
+  book: PolicyBook;
+  decider: DeciderContext;
+  outbox: Outbox;
+  publisher: Publisher;
+  /** Publishes what the outbox holds, in order with every earlier call. */
+  flushDecisions(): Promise<void>;
+  /** Longest window to rebuild on assignment, grace and clock skew included. */
+  horizonMs(): number;
+}
+
+/** The DLQ record for input that could not be used, keeping its bytes untouched. */
+export function deadLetter(
+  topic: string, partition: number, offset: string, key: Buffer | null, value: Buffer | null, reason: Reason, nowMs: number,
+): DlqRecord {
+  return { originalTopic: topic, partition, offset: Number(offset), key, value: value ?? Buffer.alloc(0), reasonCode: reason.code, reasonMessage: reason.message, at: nowMs };
+}
+
+export interface Reason {
+  code: string;
+  message: string;
+}
+
+/** A decoding failure as a DLQ reason: the error's own code when it has one. */
+export function reasonOf(error: unknown): Reason {
+  const code = error instanceof BanstreamError ? error.code : 'SCHEMA_INVALID_VALUE';
+  return { code, message: error instanceof Error ? error.message : String(error) };
+}

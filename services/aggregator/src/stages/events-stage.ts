@@ -1,0 +1,159 @@
+import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import { applicablePolicies, type RequestAttributes } from '@banstream/core';
+import { SCHEMA_NAMES, type DlqRecord, type RequestEvent } from '@banstream/schemas';
+import { observe } from '../engine/decider.js';
+import { checkEvent } from '../engine/event-check.js';
+import { GEO_POLICY_ID } from '../engine/geo-counts.js';
+import { PartitionState } from '../engine/partition-state.js';
+import type { AggregatorPolicy } from '../engine/policy-book.js';
+import { RepartitionBuffer } from '../engine/repartition.js';
+import { isPartitionLocal } from '../engine/routing.js';
+import { AssignedPartitions } from '../kafka/assigned-partitions.js';
+import { deadLetter, reasonOf, type StageContext } from './context.js';
+
+export interface EventsPartition {
+  counts: PartitionState;
+  repartition: RepartitionBuffer;
+}
+
+/**
+ * Stage one: reads the events topic in the consumer group. Subjects local to an
+ * events partition (ip, /24 or longer prefixes) are counted and decided here; the
+ * others are summed per record and sent to their owner on the subjects topic.
+ * Input offsets are committed only after that repartition output is acknowledged.
+ */
+export class EventsStage {
+  readonly consumer: Consumer;
+  readonly assigned: AssignedPartitions<EventsPartition>;
+  private readonly locality = new WeakMap<AggregatorPolicy, boolean>();
+  private readonly codec;
+
+  constructor(private readonly ctx: StageContext) {
+    const { config } = ctx;
+    this.codec = ctx.catalog.codec(SCHEMA_NAMES.requestEventBatch);
+    this.consumer = ctx.kafka.consumer({
+      groupId: config.AGGREGATOR_GROUP_ID,
+      sessionTimeout: config.AGGREGATOR_SESSION_TIMEOUT_MS,
+      heartbeatInterval: Math.floor(config.AGGREGATOR_SESSION_TIMEOUT_MS / 10),
+      maxWaitTimeInMs: 20,
+      maxBytesPerPartition: 4 << 20,
+    });
+    this.assigned = new AssignedPartitions({
+      consumer: this.consumer, admin: ctx.admin, topic: ctx.topics.events, groupId: config.AGGREGATOR_GROUP_ID, logger: ctx.logger,
+      horizonMs: ctx.horizonMs, nowMs: Date.now,
+      create: (p) => ({
+        counts: new PartitionState(p, { graceMs: config.AGGREGATOR_GRACE_MS, hotShare: config.AGGREGATOR_HOT_SHARE, countIntervalMs: config.AGGREGATOR_COUNT_INTERVAL_MS }),
+        repartition: new RepartitionBuffer(p, ctx.partitions.subjects),
+      }),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topic: this.ctx.topics.events, fromBeginning: false });
+    await this.consumer.run({ eachBatchAutoResolve: false, eachBatch: (payload) => this.onBatch(payload) });
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer.disconnect();
+  }
+
+  private async onBatch({ batch, resolveOffset, commitOffsetsIfNecessary, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const p = batch.partition;
+    const dead: DlqRecord[] = [];
+    let last: string | undefined;
+    let owner: EventsPartition | undefined;
+    let replayed = 0;
+    let fresh = 0;
+    for (const m of batch.messages) {
+      if (!isRunning() || isStale()) break;
+      const accepted = this.assigned.accept(p, m.offset);
+      if (!accepted) continue;
+      owner = accepted.state;
+      const n = this.record(owner, accepted.live, m, p, dead);
+      if (accepted.live) fresh += n;
+      else replayed += n;
+      last = m.offset;
+    }
+    if (fresh > 0) this.ctx.metrics.eventsConsumed.inc({ replay: 'false' }, fresh);
+    if (replayed > 0) this.ctx.metrics.eventsConsumed.inc({ replay: 'true' }, replayed);
+    if (last === undefined || !owner) return;
+    await this.ctx.publisher.repartition(owner.repartition.take());
+    await this.ctx.publisher.deadLetters(dead);
+    for (const d of dead) this.ctx.metrics.dlq.inc({ reason: d.reasonCode });
+    await this.ctx.flushDecisions();
+    // Offsets an earlier owner committed are not committed again (never backwards).
+    if (this.assigned.isLive(p, last)) {
+      resolveOffset(last);
+      await commitOffsetsIfNecessary();
+    }
+    this.ctx.metrics.lag.set({ stage: 'events', partition: String(p) }, Number(batch.offsetLag()));
+  }
+
+  /** Counts one events record; returns how many events it counted. */
+  private record(owner: EventsPartition, live: boolean, m: KafkaMessage, p: number, dead: DlqRecord[]): number {
+    const { ctx } = this;
+    const now = Date.now();
+    let events: RequestEvent[];
+    try {
+      if (m.value === null) throw new Error('empty value: expected a RequestEventBatch');
+      events = this.codec.decode(m.value).events;
+    } catch (error) {
+      dead.push(deadLetter(ctx.topics.events, p, m.offset, m.key, m.value, reasonOf(error), now));
+      return 0;
+    }
+    owner.repartition.begin(Number(m.offset));
+    const state = owner.counts;
+    const grace = ctx.config.AGGREGATOR_GRACE_MS;
+    let counted = 0;
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
+      const checked = checkEvent(event, now, ctx.config.AGGREGATOR_MAX_FUTURE_MS);
+      if (!checked.ok) {
+        dead.push(deadLetter(ctx.topics.events, p, m.offset, m.key, this.single(event), { code: checked.code, message: `events[${i}]: ${checked.message}` }, now));
+        continue;
+      }
+      const t = event.timestamp;
+      if (t < state.watermark - grace) {
+        ctx.metrics.late.inc();
+        continue;
+      }
+      this.count(owner, live, checked.attrs, t, state.advance(t));
+      counted++;
+    }
+    return counted;
+  }
+
+  private count(owner: EventsPartition, live: boolean, attrs: RequestAttributes, t: number, watermark: number): void {
+    const { ctx } = this;
+    for (const policy of applicablePolicies(ctx.book.policies, attrs)) {
+      const subject = policy.subjectOf(attrs);
+      if (subject === undefined) continue;
+      if (this.isLocal(policy)) {
+        if (observe(ctx.decider, owner.counts, policy, subject, t, 1, watermark, ctx.outbox) === 'late') ctx.metrics.late.inc();
+      } else if (live) {
+        owner.repartition.add(policy.id, subject, t, 1);
+      }
+    }
+    if (!live) return;
+    // Geography at one-second resolution: plenty for a 1-minute rate, and far fewer entries.
+    const second = t - (t % 1000);
+    if (attrs.country) owner.repartition.add(GEO_POLICY_ID, `country:${attrs.country}`, second, 1);
+    if (attrs.region) owner.repartition.add(GEO_POLICY_ID, `region:${attrs.region}`, second, 1);
+  }
+
+  private isLocal(policy: AggregatorPolicy): boolean {
+    let local = this.locality.get(policy);
+    if (local === undefined) this.locality.set(policy, (local = isPartitionLocal(policy)));
+    return local;
+  }
+
+  /** One invalid event on its own, so its DLQ record replays without the valid ones. */
+  private single(event: RequestEvent): Buffer {
+    try {
+      return this.ctx.catalog.codec(SCHEMA_NAMES.requestEvent).encode(event);
+    } catch {
+      return Buffer.from(JSON.stringify(event));
+    }
+  }
+}

@@ -1,0 +1,107 @@
+import type { Consumer, EachBatchPayload } from 'kafkajs';
+import { SCHEMA_NAMES, type DlqRecord, type SubjectCountBatch } from '@banstream/schemas';
+import { observe } from '../engine/decider.js';
+import { GEO_POLICY_ID, GeoCounts } from '../engine/geo-counts.js';
+import { PartitionState } from '../engine/partition-state.js';
+import { AppliedOffsets } from '../engine/repartition.js';
+import { AssignedPartitions } from '../kafka/assigned-partitions.js';
+import { deadLetter, reasonOf, type StageContext } from './context.js';
+
+export interface SubjectsPartition {
+  counts: PartitionState;
+  applied: AppliedOffsets;
+  geo: GeoCounts;
+}
+
+/**
+ * Stage two: reads the subjects topic (the repartition by subject) in its own
+ * consumer group and counts and decides the subjects it owns: users, API keys,
+ * countries and every other subject that is not local to an events partition.
+ */
+export class SubjectsStage {
+  readonly consumer: Consumer;
+  readonly assigned: AssignedPartitions<SubjectsPartition>;
+  private readonly codec;
+
+  constructor(private readonly ctx: StageContext) {
+    const { config } = ctx;
+    const groupId = `${config.AGGREGATOR_GROUP_ID}.subjects`;
+    this.codec = ctx.catalog.codec(SCHEMA_NAMES.subjectCountBatch);
+    this.consumer = ctx.kafka.consumer({
+      groupId,
+      sessionTimeout: config.AGGREGATOR_SESSION_TIMEOUT_MS,
+      heartbeatInterval: Math.floor(config.AGGREGATOR_SESSION_TIMEOUT_MS / 10),
+      maxWaitTimeInMs: 20,
+    });
+    this.assigned = new AssignedPartitions({
+      consumer: this.consumer, admin: ctx.admin, topic: ctx.topics.subjects, groupId, logger: ctx.logger,
+      horizonMs: ctx.horizonMs, nowMs: Date.now,
+      create: (p) => ({
+        counts: new PartitionState(p, { graceMs: config.AGGREGATOR_GRACE_MS, hotShare: config.AGGREGATOR_HOT_SHARE, countIntervalMs: config.AGGREGATOR_COUNT_INTERVAL_MS }),
+        applied: new AppliedOffsets(),
+        geo: new GeoCounts(config.AGGREGATOR_GEO_WINDOW_MS, config.AGGREGATOR_COUNT_INTERVAL_MS),
+      }),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topic: this.ctx.topics.subjects, fromBeginning: false });
+    await this.consumer.run({ eachBatchAutoResolve: false, eachBatch: (payload) => this.onBatch(payload) });
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer.disconnect();
+  }
+
+  private async onBatch({ batch, resolveOffset, commitOffsetsIfNecessary, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const { ctx } = this;
+    const p = batch.partition;
+    const dead: DlqRecord[] = [];
+    let last: string | undefined;
+    for (const m of batch.messages) {
+      if (!isRunning() || isStale()) break;
+      const accepted = this.assigned.accept(p, m.offset);
+      if (!accepted) continue;
+      last = m.offset;
+      let decoded: SubjectCountBatch;
+      try {
+        if (m.value === null) throw new Error('empty value: expected a SubjectCountBatch');
+        decoded = this.codec.decode(m.value);
+      } catch (error) {
+        dead.push(deadLetter(ctx.topics.subjects, p, m.offset, m.key, m.value, reasonOf(error), Date.now()));
+        continue;
+      }
+      this.apply(accepted.state, decoded);
+    }
+    if (last === undefined) return;
+    await ctx.publisher.deadLetters(dead);
+    for (const d of dead) ctx.metrics.dlq.inc({ reason: d.reasonCode });
+    await ctx.flushDecisions();
+    if (this.assigned.isLive(p, last)) {
+      resolveOffset(last);
+      await commitOffsetsIfNecessary();
+    }
+    ctx.metrics.lag.set({ stage: 'subjects', partition: String(p) }, Number(batch.offsetLag()));
+  }
+
+  private apply(owner: SubjectsPartition, batch: SubjectCountBatch): void {
+    const { ctx } = this;
+    const entries = owner.applied.fresh(batch);
+    const skipped = batch.entries.length - entries.length;
+    if (skipped > 0) ctx.metrics.entriesDuplicate.inc(skipped);
+    for (const e of entries) {
+      const state = owner.counts;
+      // Lateness was judged in stage one, against the events partition's own clock.
+      state.advance(e.timestamp);
+      if (e.policyId === GEO_POLICY_ID) {
+        owner.geo.add(state, e.subject, e.timestamp, e.count);
+        continue;
+      }
+      const policy = ctx.book.get(e.policyId);
+      if (!policy || !policy.enabled || policy.enforcement.type !== 'async') continue; // removed since it was sent
+      observe(ctx.decider, state, policy, e.subject, e.timestamp, e.count, e.timestamp, ctx.outbox);
+    }
+    ctx.metrics.entriesApplied.inc(entries.length);
+  }
+}

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Admin, Kafka, Producer } from 'kafkajs';
+import { SCHEMA_NAMES, type Ban, type DlqRecord } from '@banstream/schemas';
+import { captureLogger, testInfra, waitUntil } from './support/infra.js';
+import { testKafka, produceOrFail } from './support/kafka.js';
+import { exitWithin } from './support/processes.js';
+import {
+  catalog, decodeBan, event, publishEvents, publishPolicy, startAggregator, testTopics, TopicTail, type Aggregator,
+} from './support/aggregator.js';
+
+/** One aggregator against the real broker: ban lifecycle, preview, allowlist, hot reload, DLQ. */
+describe('aggregator bans', () => {
+  const { kafkaBrokers } = testInfra();
+  let kafka: Kafka;
+  let admin: Admin;
+  let producer: Producer;
+  let topics: Awaited<ReturnType<typeof testTopics>>;
+  let aggregator: Aggregator;
+  let bans: TopicTail<Ban>;
+
+  const banPolicy = (id: string, extra: Record<string, unknown> = {}) => ({
+    id, key: ['ip'], match: { paths: [`/${id}`] }, threshold: { count: 20, interval: '1m' },
+    action: { type: 'ban', banDuration: '3s', status: 403 }, ...extra,
+  });
+  const attack = (ip: string, path: string, n: number) => Array.from({ length: n }, (_, i) => event(ip, Date.now() - n + i, { path }));
+
+  beforeAll(async () => {
+    kafka = testKafka(kafkaBrokers, captureLogger().logger);
+    admin = kafka.admin();
+    await admin.connect();
+    producer = kafka.producer({ idempotent: true });
+    await producer.connect();
+    topics = await testTopics(admin, 3);
+    await publishPolicy(producer, topics.name('policies'), banPolicy('burst', { mode: 'enforce' }));
+    await publishPolicy(producer, topics.name('policies'), banPolicy('dry', { mode: 'preview' }));
+    const allow = catalog.codec(SCHEMA_NAMES.allowEntry).encode({ entry: 'ip:198.51.100.7', reason: 'our probe', addedBy: 'tests', addedAt: Date.now(), expiresAt: null });
+    await produceOrFail(producer, topics.name('allowlist'), [{ key: 'ip:198.51.100.7', value: allow }]);
+    aggregator = await startAggregator({ KAFKA_BROKERS: kafkaBrokers, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: '3', AGGREGATOR_TICK_MS: '20' });
+    bans = await new TopicTail(kafka, topics.name('bans'), decodeBan).start();
+  }, 90_000);
+
+  afterAll(async () => {
+    aggregator?.proc.child.kill('SIGTERM');
+    if (aggregator) await exitWithin(aggregator.proc, 15_000);
+    await bans?.stop();
+    await producer?.disconnect();
+    await admin?.disconnect();
+  });
+
+  const recordsFor = (subject: string) => bans.records.filter((r) => r.key === subject);
+
+  it('bans an attacker once when it crosses the threshold, then lifts the ban with a tombstone', async () => {
+    await publishEvents(producer, topics.name('events'), attack('203.0.113.9', '/burst', 60));
+    const ban = await waitUntil(() => recordsFor('ip:203.0.113.9')[0]?.value ?? undefined, 'a ban for ip:203.0.113.9');
+    expect(ban).toMatchObject({ subject: 'ip:203.0.113.9', policyId: 'burst', preview: false, origin: 'aggregator', httpStatus: 403, escalationLevel: 0 });
+    expect(ban.evidenceCount).toBe(21);
+    expect(ban.expiresAt - ban.startedAt).toBe(3000);
+    await waitUntil(() => recordsFor('ip:203.0.113.9').some((r) => r.value === null), 'the tombstone after expiry', 20_000);
+    const records = recordsFor('ip:203.0.113.9');
+    expect(records.map((r) => (r.value ? 'ban' : 'tombstone'))).toEqual(['ban', 'tombstone']);
+  });
+
+  it('marks the bans of a preview policy', async () => {
+    await publishEvents(producer, topics.name('events'), attack('203.0.113.10', '/dry', 30));
+    const ban = await waitUntil(() => recordsFor('ip:203.0.113.10')[0]?.value ?? undefined, 'a preview ban');
+    expect(ban).toMatchObject({ policyId: 'dry', preview: true });
+  });
+
+  it('never bans an allowlisted subject', async () => {
+    await publishEvents(producer, topics.name('events'), [...attack('198.51.100.7', '/burst', 60), ...attack('198.51.100.8', '/burst', 60)]);
+    await waitUntil(() => recordsFor('ip:198.51.100.8').length > 0, 'the ban of the neighbour that is not allowlisted');
+    expect(recordsFor('ip:198.51.100.7')).toEqual([]);
+  });
+
+  it('applies a policy published while it runs, and rejects an invalid one with its reason', async () => {
+    const invalid = catalog.codec(SCHEMA_NAMES.policy).encode({
+      id: 'broken', version: 1, description: '', owner: 'tests', mode: 'enforce', enabled: true,
+      definition: JSON.stringify({ key: ['ip'], threshold: { count: 0, interval: '1m' }, action: { type: 'ban', banDuration: '1m' } }),
+      updatedBy: 'tests', updatedAt: Date.now(),
+    });
+    await produceOrFail(producer, topics.name('policies'), [{ key: 'broken', value: invalid }]);
+    await publishPolicy(producer, topics.name('policies'), banPolicy('late-rule'));
+    await waitUntil(async () => (await aggregator.metric('banstream_aggregator_policy_rejected_total')) === 1, 'the invalid policy to be rejected');
+    await waitUntil(async () => (await aggregator.metric('banstream_aggregator_policies')) === 3, 'the new policy to be applied');
+    await publishEvents(producer, topics.name('events'), attack('203.0.113.11', '/late-rule', 30));
+    const ban = await waitUntil(() => recordsFor('ip:203.0.113.11')[0]?.value ?? undefined, 'a ban from the hot-loaded policy');
+    expect(ban.policyId).toBe('late-rule');
+    expect(aggregator.proc.output()).toMatch(/policy rejected.*threshold\.count: must be > 0|threshold\.count: must be > 0.*policy rejected/);
+  });
+
+  it('sends undecodable records and invalid events to the DLQ with the reason, and keeps counting', async () => {
+    const dlq = await new TopicTail<DlqRecord>(kafka, topics.name('dlq'), (b) => catalog.codec(SCHEMA_NAMES.dlqRecord).decode(b)).start();
+    try {
+      await produceOrFail(producer, topics.name('events'), [{ key: '203.0.113.0/24', value: Buffer.from('not avro') }]);
+      await publishEvents(producer, topics.name('events'), [
+        event('not-an-ip', Date.now()), event('203.0.113.12', Date.now() + 3_600_000), ...attack('203.0.113.13', '/burst', 30),
+      ]);
+      await waitUntil(() => recordsFor('ip:203.0.113.13').length > 0, 'the ban after the bad records');
+      await waitUntil(() => dlq.records.length >= 3, 'three DLQ records');
+      const reasons = dlq.records.map((r) => r.value!.reasonCode).sort();
+      expect(reasons).toEqual(['EVENT_TIME_OUT_OF_RANGE', 'SCHEMA_BAD_MAGIC', 'SUBJECT_INVALID_IP']);
+      expect(dlq.records.find((r) => r.value!.reasonCode === 'SCHEMA_BAD_MAGIC')!.value!.value.toString()).toBe('not avro');
+      expect(await aggregator.metric('banstream_aggregator_dlq_records_total')).toBe(3);
+    } finally {
+      await dlq.stop();
+    }
+  });
+});

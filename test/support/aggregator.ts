@@ -1,0 +1,109 @@
+import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
+import { eventPartitionKey, tryParseIp } from '@banstream/core';
+import { ensureTopics, topicFullName, topicSpecs, type TopicName } from '@banstream/platform';
+import { loadSchemaCatalog, SCHEMA_NAMES, type Ban, type RequestEvent, type WindowCount } from '@banstream/schemas';
+import { uniqueName, waitUntil } from './infra.js';
+import { produceOrFail } from './kafka.js';
+import { freePort, spawnService, type RunningProcess } from './processes.js';
+
+export const catalog = loadSchemaCatalog();
+
+/** A topic layout of its own for one test. */
+export async function testTopics(admin: Admin, partitions: number): Promise<{ prefix: string; name: (t: TopicName) => string }> {
+  const prefix = `${uniqueName('agg')}.`;
+  await ensureTopics(admin, topicSpecs({ prefix, partitions, replicationFactor: 1 }));
+  return { prefix, name: (t) => topicFullName(prefix, t) };
+}
+
+export interface Aggregator {
+  proc: RunningProcess;
+  port: number;
+  metric(name: string): Promise<number>;
+}
+
+/** Starts the built aggregator as its own process and waits for /readyz. */
+export async function startAggregator(env: Record<string, string>): Promise<Aggregator> {
+  const port = await freePort();
+  const proc = spawnService('aggregator', { LOG_LEVEL: 'warn', ...env, HTTP_PORT: String(port) });
+  await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, `aggregator on ${port} to be ready\n${proc.output()}`, 60_000, 100);
+  return {
+    proc, port,
+    async metric(name) {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      let sum = 0;
+      for (const line of text.split('\n')) if (line.startsWith(name) && /^[^{ ]+(\{[^}]*\})? /.test(line) && line.split(/[{ ]/)[0] === name) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+      return sum;
+    },
+  };
+}
+
+let sequence = 0;
+export function event(ip: string, timestamp: number, extra: Partial<RequestEvent> = {}): RequestEvent {
+  return {
+    eventId: `e${++sequence}`, timestamp, ip, country: null, region: null, asn: null, method: 'GET', host: 'shop.example',
+    path: '/', route: null, status: 200, userId: null, apiKeyHash: null, headers: {}, edgeId: 'test-edge', latencyMs: null, ...extra,
+  };
+}
+
+/** Publishes events as edges do: batch records keyed by the client network. */
+export async function publishEvents(producer: Producer, topic: string, events: readonly RequestEvent[], perRecord = 200): Promise<void> {
+  const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
+  const byKey = new Map<string, RequestEvent[]>();
+  for (const e of events) {
+    // An edge would refuse a bad address; tests send one on purpose, under any key.
+    const key = tryParseIp(e.ip) ? eventPartitionKey(e.ip) : 'invalid';
+    let list = byKey.get(key);
+    if (!list) byKey.set(key, (list = []));
+    list.push(e);
+  }
+  const messages: { key: string; value: Buffer }[] = [];
+  for (const [key, list] of byKey) {
+    for (let i = 0; i < list.length; i += perRecord) messages.push({ key, value: codec.encode({ events: list.slice(i, i + perRecord) }) });
+  }
+  for (let i = 0; i < messages.length; i += 500) await produceOrFail(producer, topic, messages.slice(i, i + 500));
+}
+
+export async function publishPolicy(producer: Producer, topic: string, spec: Record<string, unknown> & { id: string }, version = 1): Promise<void> {
+  const value = catalog.codec(SCHEMA_NAMES.policy).encode({
+    id: spec.id, version, description: 'test policy', owner: 'tests', mode: (spec.mode as 'enforce' | 'preview' | undefined) ?? 'enforce',
+    enabled: true, definition: JSON.stringify(spec), updatedBy: 'tests', updatedAt: Date.now(),
+  });
+  await produceOrFail(producer, topic, [{ key: spec.id, value }]);
+}
+
+/** Reads a whole topic from the beginning and keeps tailing it. */
+export class TopicTail<T> {
+  readonly records: { key: string; value: T | null; partition: number }[] = [];
+  private consumer: Consumer | undefined;
+
+  constructor(private readonly kafka: Kafka, private readonly topic: string, private readonly decode: (b: Buffer) => T) {}
+
+  async start(): Promise<this> {
+    this.consumer = this.kafka.consumer({ groupId: uniqueName('tail'), maxWaitTimeInMs: 50 });
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
+    await this.consumer.run({
+      eachMessage: async ({ message, partition }) => {
+        this.records.push({ key: message.key?.toString() ?? '', value: message.value ? this.decode(message.value) : null, partition });
+      },
+    });
+    return this;
+  }
+
+  /** The latest value per key; tombstoned keys are absent. */
+  latest(): Map<string, T> {
+    const out = new Map<string, T>();
+    for (const r of this.records) {
+      if (r.value === null) out.delete(r.key);
+      else out.set(r.key, r.value);
+    }
+    return out;
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect();
+  }
+}
+
+export const decodeBan = (b: Buffer): Ban => catalog.codec(SCHEMA_NAMES.ban).decode(b);
+export const decodeCount = (b: Buffer): WindowCount => catalog.codec(SCHEMA_NAMES.windowCount).decode(b);
