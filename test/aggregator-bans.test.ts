@@ -35,7 +35,7 @@ describe('aggregator bans', () => {
     await publishPolicy(producer, topics.name('policies'), banPolicy('dry', { mode: 'preview' }));
     const allow = catalog.codec(SCHEMA_NAMES.allowEntry).encode({ entry: 'ip:198.51.100.7', reason: 'our probe', addedBy: 'tests', addedAt: Date.now(), expiresAt: null });
     await produceOrFail(producer, topics.name('allowlist'), [{ key: 'ip:198.51.100.7', value: allow }]);
-    aggregator = await startAggregator({ KAFKA_BROKERS: kafkaBrokers, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: '3', AGGREGATOR_TICK_MS: '20' });
+    aggregator = await startAggregator({ KAFKA_BROKERS: kafkaBrokers, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: '3', AGGREGATOR_TICK_MS: '20', AGGREGATOR_GROUP_ID: `${topics.prefix}aggregator` });
     bans = await new TopicTail(kafka, topics.name('bans'), decodeBan).start();
   }, 90_000);
 
