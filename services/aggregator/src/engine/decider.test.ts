@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { Allowlist, compilePolicy } from '@banstream/core';
+import { BanLedger } from './ban-ledger.js';
+import { observe, publishCounts, type DeciderContext } from './decider.js';
+import { GeoCounts } from './geo-counts.js';
+import { Outbox } from './outbox.js';
+import { PartitionState } from './partition-state.js';
+
+const T0 = Date.UTC(2026, 10, 22, 3, 0);
+const banPolicy = compilePolicy({
+  id: 'flood', mode: 'enforce', key: ['ip'], threshold: { count: 5, interval: '1m' }, action: { type: 'ban', banDuration: '10m' },
+  escalation: { multiplier: 2, maxDuration: '1d', decayAfter: '1d' },
+});
+
+function setup(now = T0) {
+  const ctx: DeciderContext = { ledger: new BanLedger(), allowlist: new Allowlist(), nowMs: () => now };
+  const state = new PartitionState(0, { graceMs: 1000, hotShare: 0.5, countIntervalMs: 100 });
+  return { ctx, state, out: new Outbox() };
+}
+
+function send(env: ReturnType<typeof setup>, subject: string, n: number, from: number): void {
+  for (let i = 0; i < n; i++) {
+    const t = from + i;
+    observe(env.ctx, env.state, banPolicy, subject, t, 1, env.state.advance(t), env.out);
+  }
+}
+
+describe('observe', () => {
+  it('bans once, on the event that crosses the threshold, and escalates a repeat offender', () => {
+    const env = setup();
+    send(env, 'ip:192.0.2.1', 20, T0);
+    expect(env.out.bans).toHaveLength(1);
+    const ban = env.out.bans[0]!.value!;
+    expect(ban).toMatchObject({ subject: 'ip:192.0.2.1', evidenceCount: 6, startedAt: T0 + 5, expiresAt: T0 + 5 + 600_000, escalationLevel: 0 });
+    send(env, 'ip:192.0.2.1', 10, T0 + 700_000);
+    expect(env.out.bans).toHaveLength(2);
+    expect(env.out.bans[1]!.value).toMatchObject({ escalationLevel: 1, expiresAt: T0 + 700_005 + 1_200_000 });
+  });
+
+  it('publishes nothing for an allowlisted subject, nor a ban already over by the clock', () => {
+    const allowed = setup();
+    allowed.ctx.allowlist.add({ entry: '192.0.2.0/24' });
+    send(allowed, 'ip:192.0.2.1', 20, T0);
+    expect(allowed.out.bans).toEqual([]);
+    const replayed = setup(T0 + 3_600_000);
+    send(replayed, 'ip:192.0.2.1', 20, T0);
+    expect(replayed.out.bans).toEqual([]);
+  });
+
+  it('does not count late events, and publishes hot counts then a final record and tombstone', () => {
+    const env = setup();
+    send(env, 'ip:192.0.2.2', 4, T0 + 10_000);
+    expect(observe(env.ctx, env.state, banPolicy, 'ip:192.0.2.2', T0, 1, env.state.watermark, env.out)).toBe('late');
+    publishCounts(env.state, 'subject', 0, env.state.watermark, env.out);
+    expect(env.out.counts.map((c) => c.value?.count)).toEqual([4]);
+    publishCounts(env.state, 'subject', 1000, T0 + 200_000, env.out);
+    expect(env.out.counts.slice(1).map((c) => [c.key, c.value?.final ?? 'tombstone'])).toEqual([['flood|ip:192.0.2.2', true], ['flood|ip:192.0.2.2', 'tombstone']]);
+  });
+});
+
+describe('GeoCounts', () => {
+  it('publishes a window count per country and a count per UTC hour of the day', () => {
+    const env = setup();
+    const geo = new GeoCounts(60_000, 100);
+    geo.add(env.state, 'country:FR', T0, 30);
+    geo.add(env.state, 'country:FR', T0 + 1000, 12);
+    geo.add(env.state, 'region:FR-IDF', T0 + 1000, 2);
+    geo.publish(env.state, 0, T0 + 1000, env.out);
+    const byKey = new Map(env.out.counts.map((c) => [c.key, c.value!]));
+    expect(byKey.get('geo|country:FR')).toMatchObject({ kind: 'country', count: 42, windowSeconds: 60 });
+    expect(byKey.get('geo|region:FR-IDF')).toMatchObject({ kind: 'region', count: 2 });
+    expect(byKey.get('geo|country:FR#h03')).toMatchObject({ kind: 'hour-of-day', count: 42, windowSeconds: 3600 });
+  });
+});

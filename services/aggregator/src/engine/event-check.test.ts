@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import type { RequestEvent } from '@banstream/schemas';
+import { checkEvent } from './event-check.js';
+
+const NOW = 1_800_000_000_000;
+const event = (over: Partial<RequestEvent>): RequestEvent => ({
+  eventId: 'e', timestamp: NOW, ip: '::ffff:192.0.2.1', country: null, region: null, asn: null, method: 'GET', host: 'h', path: '/',
+  route: null, status: 200, userId: null, apiKeyHash: null, headers: {}, edgeId: 'edge', latencyMs: null, ...over,
+});
+
+describe('checkEvent', () => {
+  it('accepts a good event with normalised attributes', () => {
+    const checked = checkEvent(event({}), NOW, 60_000);
+    expect(checked.ok && checked.attrs.ip).toBe('192.0.2.1');
+  });
+
+  it('refuses events too far in the future or without a real time, and bad attributes, with the reason', () => {
+    expect(checkEvent(event({ timestamp: NOW + 60_001 }), NOW, 60_000)).toEqual({ ok: false, code: 'EVENT_TIME_OUT_OF_RANGE', message: 'timestamp is 60001 ms ahead of the aggregator clock (at most 60000)' });
+    expect(checkEvent(event({ timestamp: 0 }), NOW, 60_000)).toMatchObject({ ok: false, code: 'EVENT_TIME_OUT_OF_RANGE' });
+    expect(checkEvent(event({ ip: '300.1.1.1' }), NOW, 60_000)).toMatchObject({ ok: false, code: 'SUBJECT_INVALID_IP' });
+    expect(checkEvent(event({ apiKeyHash: 'xyz' }), NOW, 60_000)).toMatchObject({ ok: false, code: 'SUBJECT_INVALID_ATTRIBUTE' });
+  });
+});
