@@ -7,6 +7,7 @@ import { buildSchemaCatalog, type SchemaSource } from './catalog.js';
 import { loadSchemaCatalog } from './catalog-files.js';
 import { fingerprintToHex } from './fingerprint.js';
 import { encodeSingleObject } from './single-object.js';
+import { SCHEMA_NAMES } from './types.js';
 
 // Test-only versions of a test-only record: schemas/avro keeps real history only.
 const widgetV1 = {
@@ -140,5 +141,28 @@ describe('catalog layout errors', () => {
   it('refuses misnamed and unparsable files', () => {
     expect(() => loadSchemaCatalog(schemaDir({ 'widget/V1.avsc': widgetV1 }))).toThrow(/named v1\.avsc/);
     expect(() => loadSchemaCatalog(schemaDir({ 'widget/v1.avsc': '{"type": "record",' }))).toThrow(/cannot read/);
+  });
+});
+
+describe('catalog.projection', () => {
+  const catalog = loadSchemaCatalog();
+  const writer = catalog.latest(SCHEMA_NAMES.ban).schema as { fields: { name: string }[] };
+  const projected = { ...writer, fields: writer.fields.filter((f) => ['banId', 'subject', 'expiresAt'].includes(f.name)) };
+  const ban = {
+    banId: 'b', subject: 'ip:192.0.2.1', policyId: 'p', reason: 'r', evidenceCount: 1, windowSeconds: 60, startedAt: 1, expiresAt: 2,
+    preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
+  };
+
+  it('reads a record into the fields the projection keeps', () => {
+    const decoded = catalog.projection(SCHEMA_NAMES.ban, projected).decode(catalog.codec(SCHEMA_NAMES.ban).encode(ban));
+    expect(decoded).toEqual({ banId: 'b', subject: 'ip:192.0.2.1', expiresAt: 2 });
+  });
+
+  it('refuses records of another schema and projections that cannot read the writer', () => {
+    const bans = catalog.projection(SCHEMA_NAMES.ban, projected);
+    const policy = catalog.codec(SCHEMA_NAMES.policy).encode({ id: 'p', version: 1, description: '', owner: '', mode: 'enforce', enabled: true, definition: '{}', updatedBy: 'u', updatedAt: 0 });
+    expect(() => bans.decode(policy)).toThrow(expect.objectContaining({ code: 'SCHEMA_INCOMPATIBLE' }));
+    const extra = { ...projected, fields: [...projected.fields, { name: 'missing', type: 'string' }] };
+    expect(() => catalog.projection(SCHEMA_NAMES.ban, extra).decode(catalog.codec(SCHEMA_NAMES.ban).encode(ban))).toThrow(expect.objectContaining({ code: 'SCHEMA_INCOMPATIBLE' }));
   });
 });

@@ -53,6 +53,17 @@ export interface SchemaCatalog {
   identify(buf: Uint8Array): SchemaVersion;
   codec<N extends SchemaName>(name: N): Codec<SchemaTypes[N]>;
   codec<T>(name: string): Codec<T>;
+  /**
+   * Reads any version of `name` into the shape of `readerSchema`, a projection of the
+   * record (same names, some fields left out) that Avro schema resolution maps every
+   * writer onto: left-out fields are skipped, never turned into values. For hot paths
+   * that need a few fields of large records. Decode only: nothing is written with it.
+   */
+  projection<T>(name: string, readerSchema: unknown): Decoder<T>;
+}
+
+export interface Decoder<T> {
+  decode(buf: Uint8Array): T;
 }
 
 const NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
@@ -113,6 +124,17 @@ export function buildSchemaCatalog(sources: readonly SchemaSource[]): SchemaCata
         codecs.set(name, codec);
       }
       return codec as Codec<T>;
+    },
+    projection<T>(name: string, readerSchema: unknown): Decoder<T> {
+      const base = latest(name);
+      const canonicalForm = parsingCanonicalForm(readerSchema);
+      const fingerprint = crc64Avro(canonicalForm);
+      const reader: SchemaVersion = Object.freeze({
+        name, version: 0, fingerprint, fingerprintHex: fingerprintToHex(fingerprint), canonicalForm, schema: readerSchema,
+        type: toAvroType(readerSchema, `projection of ${name}`),
+      });
+      const codec = createCodec(reader, identify);
+      return { decode: (buf) => codec.decode(buf) as T };
     },
   };
 }

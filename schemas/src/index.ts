@@ -16,7 +16,7 @@ export {
 } from './single-object.js';
 export { toAvroType } from './avro-type.js';
 export { buildSchemaCatalog } from './catalog.js';
-export type { Codec, SchemaCatalog, SchemaSource, SchemaVersion } from './catalog.js';
+export type { Codec, Decoder, SchemaCatalog, SchemaSource, SchemaVersion } from './catalog.js';
 export { DEFAULT_SCHEMA_DIR, loadSchemaCatalog, readSchemaSources } from './catalog-files.js';
 export { checkCompatibility, findCompatibilityProblems } from './compatibility.js';
 export type { Compatibility, CompatibilityProblem } from './compatibility.js';

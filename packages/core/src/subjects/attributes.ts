@@ -42,10 +42,11 @@ export interface RequestAttributes {
 
 /**
  * The fields of the Avro RequestEvent (schemas/avro/request-event), declared here
- * structurally because core does not depend on @banstream/schemas.
+ * structurally because core does not depend on @banstream/schemas. Subjects never
+ * use the event id, edge id or latency, so readers may leave them out.
  */
 export interface RequestEventInput {
-  eventId: string;
+  eventId?: string;
   timestamp: number;
   ip: string;
   country: string | null;
@@ -59,8 +60,8 @@ export interface RequestEventInput {
   userId: string | null;
   apiKeyHash: string | null;
   headers: Readonly<Record<string, string>>;
-  edgeId: string;
-  latencyMs: number | null;
+  edgeId?: string;
+  latencyMs?: number | null;
 }
 
 /** What an enforcer knows about a request it is asked about. */

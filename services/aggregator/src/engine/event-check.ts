@@ -1,5 +1,5 @@
 import { attributesFromEvent, BanstreamError, type ErrorCode, type RequestAttributes } from '@banstream/core';
-import type { RequestEvent } from '@banstream/schemas';
+import type { CountedEvent } from './counted-event.js';
 
 export type CheckedEvent = { ok: true; attrs: RequestAttributes } | { ok: false; code: ErrorCode; message: string };
 
@@ -9,7 +9,7 @@ export type CheckedEvent = { ok: true; attrs: RequestAttributes } | { ok: false;
  * they would sit in a window nobody reaches for a long time and could be used to
  * pre-load a victim's count.
  */
-export function checkEvent(event: RequestEvent, nowMs: number, maxFutureMs: number): CheckedEvent {
+export function checkEvent(event: CountedEvent, nowMs: number, maxFutureMs: number): CheckedEvent {
   if (!Number.isSafeInteger(event.timestamp) || event.timestamp <= 0) {
     return { ok: false, code: 'EVENT_TIME_OUT_OF_RANGE', message: `timestamp ${event.timestamp} is not a positive ms time` };
   }

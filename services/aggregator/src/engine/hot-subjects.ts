@@ -34,13 +34,15 @@ export class HotSubjects {
   }
 
   update(key: string, policyId: string, subject: string, windowMs: number, threshold: number, count: number, atMs: number): void {
+    // Most subjects are far from any threshold: no lookup for them. A hot subject
+    // falling under the share is refreshed by cool() instead.
+    if (count === 0 || count < this.share * threshold) return;
     const entry = this.entries.get(key);
     if (entry) {
       entry.count = count;
       entry.observedAt = Math.max(entry.observedAt, atMs);
       return;
     }
-    if (count === 0 || count < this.share * threshold) return;
     this.entries.set(key, { key, policyId, subject, windowMs, threshold, count, observedAt: atMs, sentCount: -1, sentAt: -Infinity });
   }
 

@@ -42,3 +42,24 @@ describe('PolicyBook', () => {
     expect(book.longestWindowMs).toBe(0);
   });
 });
+
+describe('PolicyBook.applicable', () => {
+  const spec = (id: string, extra: Record<string, unknown>) => record(id, { key: ['ip'], threshold: { count: 1, interval: '1m' }, action: { type: 'throttle' }, ...extra });
+  const attrs = (path: string) => ({ ip: '192.0.2.1', method: 'GET', host: 'h', path, headers: {}, timestamp: 0 });
+
+  it('filters by match when no policies compete', () => {
+    const book = new PolicyBook();
+    book.apply('a', spec('a', { match: { pathPrefixes: ['/a'] } }));
+    book.apply('b', spec('b', {}));
+    expect(book.applicable(attrs('/a/1')).map((p) => p.id)).toEqual(['a', 'b']);
+    expect(book.applicable(attrs('/z')).map((p) => p.id)).toEqual(['b']);
+  });
+
+  it('ranks policies of one group by priority, as applicablePolicies does', () => {
+    const book = new PolicyBook();
+    book.apply('low', spec('low', { group: 'g' }));
+    book.apply('high', spec('high', { group: 'g', priority: 5, match: { pathPrefixes: ['/vip'] } }));
+    expect(book.applicable(attrs('/vip')).map((p) => p.id)).toEqual(['high']);
+    expect(book.applicable(attrs('/other')).map((p) => p.id)).toEqual(['low']);
+  });
+});

@@ -1,5 +1,5 @@
 import {
-  compilePolicy, formatPolicyError, validatePolicyDocument, type CompiledPolicy, type RequestAttributes,
+  applicablePolicies, compilePolicy, formatPolicyError, validatePolicyDocument, type CompiledPolicy, type RequestAttributes,
 } from '@banstream/core';
 import type { Policy } from '@banstream/schemas';
 
@@ -20,10 +20,28 @@ export type PolicyChange =
 export class PolicyBook {
   private readonly held = new Map<string, { version: number; policy: AggregatorPolicy }>();
   private counted: AggregatorPolicy[] = [];
+  /** No two counted policies compete (same group) and none is an override: no ranking needed. */
+  private uncontested = true;
 
   /** Enabled async policies, in id order so every instance iterates them alike. */
   get policies(): readonly AggregatorPolicy[] {
     return this.counted;
+  }
+
+  /**
+   * The counted policies that apply to a request (applicablePolicies: match,
+   * schedule, overrides, priority within a group), without its per-request
+   * allocations when no two policies compete.
+   */
+  applicable(attrs: RequestAttributes): readonly AggregatorPolicy[] {
+    if (!this.uncontested) return applicablePolicies(this.counted, attrs);
+    const all = this.counted;
+    let i = 0;
+    while (i < all.length && all[i]!.matches(attrs)) i++;
+    if (i === all.length) return all;
+    const some = all.slice(0, i);
+    for (i++; i < all.length; i++) if (all[i]!.matches(attrs)) some.push(all[i]!);
+    return some;
   }
 
   get(id: string): AggregatorPolicy | undefined {
@@ -58,6 +76,8 @@ export class PolicyBook {
       .map((h) => h.policy)
       .filter((p) => p.enabled && p.enforcement.type === 'async')
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const groups = new Set(this.counted.map((p) => p.group));
+    this.uncontested = groups.size === this.counted.length && this.counted.every((p) => !p.subjects);
   }
 }
 

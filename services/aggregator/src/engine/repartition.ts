@@ -10,7 +10,9 @@ import { partitionFor } from './routing.js';
  */
 export class RepartitionBuffer {
   private readonly pending = new Map<number, SubjectCountEntry[]>();
-  private readonly record = new Map<string, SubjectCountEntry>();
+  /** The open entry of each (policy, subject) in the current events record. */
+  private readonly open = new Map<string, Map<string, SubjectCountEntry>>();
+  private readonly owners = new Map<string, number>();
   private offset = -1;
   private entries = 0;
 
@@ -27,11 +29,20 @@ export class RepartitionBuffer {
     this.offset = offset;
   }
 
+  /**
+   * Events of a record come roughly in time order, so one open entry per (policy,
+   * subject) absorbs every event at its time; an event at another time closes it.
+   */
   add(policyId: string, subject: string, timeMs: number, count: number): void {
-    const key = `${policyId}\u0000${subject}\u0000${timeMs}`;
-    const entry = this.record.get(key);
-    if (entry) entry.count += count;
-    else this.record.set(key, { offset: this.offset, policyId, subject, timestamp: timeMs, count });
+    let bySubject = this.open.get(policyId);
+    if (!bySubject) this.open.set(policyId, (bySubject = new Map()));
+    const entry = bySubject.get(subject);
+    if (entry && entry.timestamp === timeMs) {
+      entry.count += count;
+      return;
+    }
+    if (entry) this.queue(entry);
+    bySubject.set(subject, { offset: this.offset, policyId, subject, timestamp: timeMs, count });
   }
 
   /** Everything added so far, one batch per owner partition; the buffer is then empty. */
@@ -44,14 +55,24 @@ export class RepartitionBuffer {
   }
 
   private close(): void {
-    for (const entry of this.record.values()) {
-      const partition = partitionFor(entry.subject, this.partitions);
-      let list = this.pending.get(partition);
-      if (!list) this.pending.set(partition, (list = []));
-      list.push(entry);
-      this.entries++;
+    for (const bySubject of this.open.values()) {
+      for (const entry of bySubject.values()) this.queue(entry);
+      bySubject.clear();
     }
-    this.record.clear();
+  }
+
+  private queue(entry: SubjectCountEntry): void {
+    let partition = this.owners.get(entry.subject);
+    if (partition === undefined) {
+      // murmur2 per subject once; the cache is dropped whole when it grows large.
+      if (this.owners.size > 100_000) this.owners.clear();
+      partition = partitionFor(entry.subject, this.partitions);
+      this.owners.set(entry.subject, partition);
+    }
+    let list = this.pending.get(partition);
+    if (!list) this.pending.set(partition, (list = []));
+    list.push(entry);
+    this.entries++;
   }
 }
 

@@ -1,7 +1,8 @@
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
-import { applicablePolicies, type RequestAttributes } from '@banstream/core';
-import { SCHEMA_NAMES, type DlqRecord, type RequestEvent } from '@banstream/schemas';
+import type { RequestAttributes } from '@banstream/core';
+import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
 import { observe } from '../engine/decider.js';
+import { countedEventsDecoder, type CountedEvent } from '../engine/counted-event.js';
 import { checkEvent } from '../engine/event-check.js';
 import { GEO_POLICY_ID } from '../engine/geo-counts.js';
 import { PartitionState } from '../engine/partition-state.js';
@@ -26,11 +27,11 @@ export class EventsStage {
   readonly consumer: Consumer;
   readonly assigned: AssignedPartitions<EventsPartition>;
   private readonly locality = new WeakMap<AggregatorPolicy, boolean>();
-  private readonly codec;
+  private readonly decoder;
 
   constructor(private readonly ctx: StageContext) {
     const { config } = ctx;
-    this.codec = ctx.catalog.codec(SCHEMA_NAMES.requestEventBatch);
+    this.decoder = countedEventsDecoder(ctx.catalog);
     this.consumer = ctx.kafka.consumer({
       groupId: config.AGGREGATOR_GROUP_ID,
       sessionTimeout: config.AGGREGATOR_SESSION_TIMEOUT_MS,
@@ -94,10 +95,10 @@ export class EventsStage {
   private record(owner: EventsPartition, live: boolean, m: KafkaMessage, p: number, dead: DlqRecord[]): number {
     const { ctx } = this;
     const now = Date.now();
-    let events: RequestEvent[];
+    let events: CountedEvent[];
     try {
       if (m.value === null) throw new Error('empty value: expected a RequestEventBatch');
-      events = this.codec.decode(m.value).events;
+      events = this.decoder.decode(m.value).events;
     } catch (error) {
       dead.push(deadLetter(ctx.topics.events, p, m.offset, m.key, m.value, reasonOf(error), now));
       return 0;
@@ -110,7 +111,7 @@ export class EventsStage {
       const event = events[i]!;
       const checked = checkEvent(event, now, ctx.config.AGGREGATOR_MAX_FUTURE_MS);
       if (!checked.ok) {
-        dead.push(deadLetter(ctx.topics.events, p, m.offset, m.key, this.single(event), { code: checked.code, message: `events[${i}]: ${checked.message}` }, now));
+        dead.push(deadLetter(ctx.topics.events, p, m.offset, m.key, this.single(m.value!, i), { code: checked.code, message: `events[${i}]: ${checked.message}` }, now));
         continue;
       }
       const t = event.timestamp;
@@ -126,7 +127,7 @@ export class EventsStage {
 
   private count(owner: EventsPartition, live: boolean, attrs: RequestAttributes, t: number, watermark: number): void {
     const { ctx } = this;
-    for (const policy of applicablePolicies(ctx.book.policies, attrs)) {
+    for (const policy of ctx.book.applicable(attrs)) {
       const subject = policy.subjectOf(attrs);
       if (subject === undefined) continue;
       if (this.isLocal(policy)) {
@@ -148,12 +149,17 @@ export class EventsStage {
     return local;
   }
 
-  /** One invalid event on its own, so its DLQ record replays without the valid ones. */
-  private single(event: RequestEvent): Buffer {
+  /**
+   * One invalid event alone, every field decoded again (off the hot path), so its DLQ
+   * record replays without the valid events of its record. If it cannot be written
+   * alone, the whole record goes, bytes untouched; the reason names the event's index.
+   */
+  private single(record: Buffer, index: number): Buffer {
     try {
+      const event = this.ctx.catalog.codec(SCHEMA_NAMES.requestEventBatch).decode(record).events[index]!;
       return this.ctx.catalog.codec(SCHEMA_NAMES.requestEvent).encode(event);
     } catch {
-      return Buffer.from(JSON.stringify(event));
+      return record;
     }
   }
 }
