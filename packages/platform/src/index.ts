@@ -16,3 +16,5 @@ export { readLuaScripts, defineLuaScripts, PLATFORM_LUA_DIR, type LuaScript } fr
 export { kafkaEnv, kafkaFromConfig, ensureTopicsFromConfig, kafkaReachable, type KafkaConfig } from './kafka/from-config.js';
 export { redisEnv, redisFromConfig, redisReachable } from './redis/from-config.js';
 export { loadPolicyFiles } from './policy/policy-files.js';
+export { PolicyBook, policyIntervals, type PolicyChange, type RequestPolicy } from './policy/policy-book.js';
+export { CompactedFeed, type CompactedFeedOptions, type FeedRecord } from './kafka/compacted-feed.js';

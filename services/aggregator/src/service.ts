@@ -5,8 +5,8 @@ import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, type AggregatorConfig } from './config.js';
 import { BanLedger } from './engine/ban-ledger.js';
 import { Outbox } from './engine/outbox.js';
-import { PolicyBook } from './engine/policy-book.js';
-import { CompactedFeed } from './kafka/compacted-feed.js';
+import { PolicyBook } from '@banstream/platform';
+import { CompactedFeed } from '@banstream/platform';
 import { Publisher, type AggregatorTopics } from './kafka/publisher.js';
 import { aggregatorMetrics } from './metrics.js';
 import { EventsStage } from './stages/events-stage.js';
@@ -35,7 +35,8 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
     events: topic('events'), subjects: topic('aggregator-subjects'), counts: topic('counts'), bans: topic('bans'),
     dlq: topic('dlq'), policies: topic('policies'), allowlist: topic('allowlist'),
   };
-  const book = new PolicyBook();
+  // Hard policies are the enforcer's, checked in Redis.
+  const book = new PolicyBook((p) => p.enforcement.type === 'async');
   const ledger = new BanLedger();
   const allowlist = new Allowlist();
   const outbox = new Outbox();

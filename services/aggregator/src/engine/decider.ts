@@ -5,7 +5,7 @@ import type { BanLedger } from './ban-ledger.js';
 import { toWindowCount, type HotEntry } from './hot-subjects.js';
 import type { Outbox } from './outbox.js';
 import type { PartitionState } from './partition-state.js';
-import type { AggregatorPolicy } from './policy-book.js';
+import type { RequestPolicy } from '@banstream/platform';
 
 export interface DeciderContext {
   ledger: BanLedger;
@@ -23,7 +23,7 @@ export type Observation = 'counted' | 'late';
  * a ban policy may ban it, at once, in `out`.
  */
 export function observe(
-  ctx: DeciderContext, state: PartitionState, policy: AggregatorPolicy, subject: string,
+  ctx: DeciderContext, state: PartitionState, policy: RequestPolicy, subject: string,
   timeMs: number, count: number, watermark: number, out: Outbox,
 ): Observation {
   const key = `${policy.id}|${subject}`;

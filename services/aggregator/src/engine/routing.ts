@@ -1,6 +1,6 @@
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import { EVENT_KEY_PREFIX_BITS, eventPartitionKey, parseCidr, parseKey, parseSubject, type KeyDimension } from '@banstream/core';
-import type { AggregatorPolicy } from './policy-book.js';
+import type { RequestPolicy } from '@banstream/platform';
 
 /**
  * Where a subject is counted. Events are partitioned by the client's /24 (IPv4) or
@@ -10,7 +10,7 @@ import type { AggregatorPolicy } from './policy-book.js';
  * subject (user, API key, country, a /16…) arrives on many partitions and is
  * counted after a repartition by subject.
  */
-export function isPartitionLocal(policy: AggregatorPolicy): boolean {
+export function isPartitionLocal(policy: RequestPolicy): boolean {
   return parseKey(policy.spec.key).some(pinsNetwork);
 }
 

@@ -5,7 +5,7 @@ import { BanstreamError } from '@banstream/core';
 import type { AggregatorConfig } from '../config.js';
 import type { DeciderContext } from '../engine/decider.js';
 import type { Outbox } from '../engine/outbox.js';
-import type { PolicyBook } from '../engine/policy-book.js';
+import type { PolicyBook } from '@banstream/platform';
 import type { AggregatorTopics, Publisher } from '../kafka/publisher.js';
 import type { AggregatorMetrics } from '../metrics.js';
 

@@ -6,7 +6,7 @@ import { countedEventsDecoder, type CountedEvent } from '../engine/counted-event
 import { checkEvent } from '../engine/event-check.js';
 import { GEO_POLICY_ID } from '../engine/geo-counts.js';
 import { PartitionState } from '../engine/partition-state.js';
-import type { AggregatorPolicy } from '../engine/policy-book.js';
+import type { RequestPolicy } from '@banstream/platform';
 import { RepartitionBuffer } from '../engine/repartition.js';
 import { isPartitionLocal } from '../engine/routing.js';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
@@ -26,7 +26,7 @@ export interface EventsPartition {
 export class EventsStage {
   readonly consumer: Consumer;
   readonly assigned: AssignedPartitions<EventsPartition>;
-  private readonly locality = new WeakMap<AggregatorPolicy, boolean>();
+  private readonly locality = new WeakMap<RequestPolicy, boolean>();
   private readonly decoder;
 
   constructor(private readonly ctx: StageContext) {
@@ -143,7 +143,7 @@ export class EventsStage {
     if (attrs.region) owner.repartition.add(GEO_POLICY_ID, `region:${attrs.region}`, second, 1);
   }
 
-  private isLocal(policy: AggregatorPolicy): boolean {
+  private isLocal(policy: RequestPolicy): boolean {
     let local = this.locality.get(policy);
     if (local === undefined) this.locality.set(policy, (local = isPartitionLocal(policy)));
     return local;

@@ -1,5 +1,5 @@
 import type { Admin, Consumer, Kafka } from 'kafkajs';
-import type { Logger } from '@banstream/platform';
+import type { Logger } from '../logging/logger.js';
 
 export interface FeedRecord {
   key: string;

@@ -3,7 +3,7 @@ import {
 } from '@banstream/core';
 import type { Policy } from '@banstream/schemas';
 
-export type AggregatorPolicy = CompiledPolicy<RequestAttributes>;
+export type RequestPolicy = CompiledPolicy<RequestAttributes>;
 
 export type PolicyChange =
   | { kind: 'applied'; id: string; version: number }
@@ -12,19 +12,21 @@ export type PolicyChange =
   | { kind: 'stale'; id: string; version: number; held: number };
 
 /**
- * The policies the aggregator counts, as read from the compacted policies topic.
- * A record that fails validation is rejected with its reason and never applied;
- * the version it would have replaced stays in force. Only `async` policies are
- * counted here: `hard` ones are the enforcer's, checked in Redis.
+ * The policies a service applies, as read from the compacted policies topic. A
+ * record that fails validation is rejected with its reason and never applied; the
+ * version it would have replaced stays in force. `wanted` picks the enabled
+ * policies the service uses (the aggregator counts `async` ones only).
  */
 export class PolicyBook {
-  private readonly held = new Map<string, { version: number; policy: AggregatorPolicy }>();
-  private counted: AggregatorPolicy[] = [];
+  private readonly held = new Map<string, { version: number; policy: RequestPolicy }>();
+  private counted: RequestPolicy[] = [];
   /** No two counted policies compete (same group) and none is an override: no ranking needed. */
   private uncontested = true;
 
-  /** Enabled async policies, in id order so every instance iterates them alike. */
-  get policies(): readonly AggregatorPolicy[] {
+  constructor(private readonly wanted: (policy: RequestPolicy) => boolean = () => true) {}
+
+  /** Enabled wanted policies, in id order so every instance iterates them alike. */
+  get policies(): readonly RequestPolicy[] {
     return this.counted;
   }
 
@@ -33,7 +35,7 @@ export class PolicyBook {
    * schedule, overrides, priority within a group), without its per-request
    * allocations when no two policies compete.
    */
-  applicable(attrs: RequestAttributes): readonly AggregatorPolicy[] {
+  applicable(attrs: RequestAttributes): readonly RequestPolicy[] {
     if (!this.uncontested) return applicablePolicies(this.counted, attrs);
     const all = this.counted;
     let i = 0;
@@ -44,11 +46,11 @@ export class PolicyBook {
     return some;
   }
 
-  get(id: string): AggregatorPolicy | undefined {
+  get(id: string): RequestPolicy | undefined {
     return this.held.get(id)?.policy;
   }
 
-  /** Longest interval any counted policy uses (threshold or ban threshold). */
+  /** Longest interval any of them uses (threshold or ban threshold). */
   get longestWindowMs(): number {
     let longest = 0;
     for (const p of this.counted) longest = Math.max(longest, ...policyIntervals(p));
@@ -74,7 +76,7 @@ export class PolicyBook {
   private rebuild(): void {
     this.counted = [...this.held.values()]
       .map((h) => h.policy)
-      .filter((p) => p.enabled && p.enforcement.type === 'async')
+      .filter((p) => p.enabled && this.wanted(p))
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const groups = new Set(this.counted.map((p) => p.group));
     this.uncontested = groups.size === this.counted.length && this.counted.every((p) => !p.subjects);
@@ -82,7 +84,7 @@ export class PolicyBook {
 }
 
 /** The intervals a policy's windows are counted over, without duplicates. */
-export function policyIntervals(policy: AggregatorPolicy): number[] {
+export function policyIntervals(policy: RequestPolicy): number[] {
   const intervals = [policy.threshold.intervalMs];
   if (policy.action.type === 'ban' && policy.action.banThreshold.intervalMs !== policy.threshold.intervalMs) {
     intervals.push(policy.action.banThreshold.intervalMs);
@@ -94,7 +96,7 @@ export function policyIntervals(policy: AggregatorPolicy): number[] {
  * The record's envelope (id, mode, enabled, description, owner) wins over the same
  * fields in `definition`, except that a definition naming another id is an error.
  */
-function compileRecord(key: string, record: Policy): AggregatorPolicy | string {
+function compileRecord(key: string, record: Policy): RequestPolicy | string {
   if (record.id !== key) return `record id ${JSON.stringify(record.id)} differs from its key ${JSON.stringify(key)}`;
   let definition: unknown;
   try {

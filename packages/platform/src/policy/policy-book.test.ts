@@ -30,8 +30,8 @@ describe('PolicyBook', () => {
     expect(book.apply('d', record('x', perIp))).toMatchObject({ kind: 'rejected', reason: expect.stringContaining('differs from its key') });
   });
 
-  it('ignores older versions, removes on tombstones, and counts only enabled async policies', () => {
-    const book = new PolicyBook();
+  it('ignores older versions, removes on tombstones, and keeps only enabled wanted policies', () => {
+    const book = new PolicyBook((p) => p.enforcement.type === 'async');
     book.apply('a', record('a', perIp, { version: 3 }));
     expect(book.apply('a', record('a', perIp, { version: 2 }))).toEqual({ kind: 'stale', id: 'a', version: 2, held: 3 });
     book.apply('hard', record('hard', { ...perIp, action: { type: 'throttle' }, enforcement: { type: 'hard', failureMode: 'open' } }));
