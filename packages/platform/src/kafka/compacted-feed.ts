@@ -7,6 +7,8 @@ export interface FeedRecord {
   value: Buffer | null;
   partition: number;
   offset: string;
+  /** The record's Kafka timestamp (ms): when it was produced. */
+  timestamp: number;
 }
 
 export interface CompactedFeedOptions {
@@ -46,7 +48,9 @@ export class CompactedFeed {
     await this.consumer.subscribe({ topic, fromBeginning: true });
     await this.consumer.run({
       eachBatch: async ({ batch }) => {
-        for (const m of batch.messages) this.handle({ key: m.key?.toString('utf8') ?? '', value: m.value, partition: batch.partition, offset: m.offset });
+        for (const m of batch.messages) {
+          this.handle({ key: m.key?.toString('utf8') ?? '', value: m.value, partition: batch.partition, offset: m.offset, timestamp: Number(m.timestamp) });
+        }
         if (batch.messages.length > 0) this.reached.set(batch.partition, BigInt(batch.lastOffset()) + 1n);
         this.checkCaughtUp();
       },

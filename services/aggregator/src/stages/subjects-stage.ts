@@ -7,6 +7,8 @@ import { AppliedOffsets } from '../engine/repartition.js';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
 import { deadLetter, reasonOf, type StageContext } from './context.js';
 
+const PARTITIONS_AT_ONCE = 4;
+
 export interface SubjectsPartition {
   counts: PartitionState;
   applied: AppliedOffsets;
@@ -47,7 +49,9 @@ export class SubjectsStage {
   async start(): Promise<void> {
     await this.consumer.connect();
     await this.consumer.subscribe({ topic: this.ctx.topics.subjects, fromBeginning: false });
-    await this.consumer.run({ eachBatchAutoResolve: false, eachBatch: (payload) => this.onBatch(payload) });
+    // Several partitions at once: one partition's wait for its output acknowledgement
+    // overlaps another's counting.
+    await this.consumer.run({ eachBatchAutoResolve: false, partitionsConsumedConcurrently: PARTITIONS_AT_ONCE, eachBatch: (payload) => this.onBatch(payload) });
   }
 
   async stop(): Promise<void> {

@@ -1,0 +1,192 @@
+/**
+ * The aggregator benchmark proper (bench/aggregator.bench.ts builds the packages first,
+ * then imports this). See that file for what is measured.
+ */
+import { loadavg } from 'node:os';
+import type { Admin } from 'kafkajs';
+import { stackSettings, stackStatus, stackUp } from '../../scripts/stack/index.mjs';
+import { parseBrokers, topicFullName } from '@banstream/platform';
+import { SCHEMA_NAMES, loadSchemaCatalog } from '@banstream/schemas';
+import { median, min, note, report, sig } from '../lib.js';
+import { DEFAULT_SHAPE, eventSpanMs, generateEvents } from './events.js';
+import {
+  BENCH_POLICIES, CEILING_FETCH, LONGEST_WINDOW_MS, PARTITIONS, benchKafka, createTopics, deleteGroups, deleteTopics,
+  preload, publishPolicies,
+} from './kafka.js';
+import { runCeilingProcess } from './ceiling-child.js';
+import { CONSUMED_METRIC, freePort, timeService, type ServiceRun } from './service.js';
+
+function intEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw.replaceAll('_', ''));
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: expected a positive integer, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+const EVENTS = intEnv('BENCH_AGG_EVENTS', 2_000_000);
+const RUNS = intEnv('BENCH_AGG_RUNS', 3);
+const TIMEOUT_MS = intEnv('BENCH_AGG_TIMEOUT_S', 180) * 1000;
+const STALL_MS = intEnv('BENCH_AGG_STALL_S', 30) * 1000;
+const START_MS = intEnv('BENCH_AGG_START_S', 60) * 1000;
+const SKIP_SERVICE = process.env.BENCH_AGG_SKIP_SERVICE === '1';
+/** Development only: another entry point for the service process. */
+const SERVICE_ENTRY = process.env.BENCH_AGG_SERVICE_MAIN || 'services/aggregator/dist/main.js';
+
+async function kafkaConnection(): Promise<{ brokers: string; redisUrl: string | undefined; startedStack: boolean }> {
+  if (process.env.KAFKA_BROKERS) return { brokers: process.env.KAFKA_BROKERS, redisUrl: process.env.REDIS_URL, startedStack: false };
+  const settings = stackSettings();
+  const before = stackStatus(settings);
+  const running = before.kafka.startsWith('running') && before.redis.startsWith('running');
+  if (!running) note('local stack is not running: starting it (npm run stack:up); it stays up afterwards (npm run stack:down)');
+  const connection = await stackUp(settings, (line) => note(`stack: ${line}`));
+  return { brokers: connection.KAFKA_BROKERS, redisUrl: connection.REDIS_URL, startedStack: !running };
+}
+
+export async function main(repoRoot: string): Promise<void> {
+  const loadAtStart = loadavg()[0]!;
+  const connection = await kafkaConnection();
+  const runId = `${Date.now()}-${process.pid}`;
+  const prefix = `bench-agg-${runId}.`;
+  const eventsTopic = topicFullName(prefix, 'events');
+  const kafka = benchKafka(parseBrokers(connection.brokers), `bench-aggregator-${runId}`);
+  const admin = kafka.admin();
+  await admin.connect();
+  const catalog = loadSchemaCatalog();
+  const batchCodec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
+
+  try {
+    note(`topics: ${prefix}*.v1 (${PARTITIONS} partitions)`);
+    await createTopics(admin, prefix, LONGEST_WINDOW_MS);
+    await publishPolicies(kafka, prefix, catalog);
+
+    const shape = { ...DEFAULT_SHAPE, events: EVENTS, spanMs: eventSpanMs({ ...DEFAULT_SHAPE, events: EVENTS }) };
+    // The event set goes out of scope here: its memory is not the measurements' business.
+    const { loaded, ips, keys, maxBatchSpanMs } = await (async () => {
+      note(`generating ${EVENTS.toLocaleString('en')} events`);
+      const set = generateEvents(shape, Date.now() - shape.spanMs);
+      note(`preload: ${set.batches.length} batch records over ${set.distinctKeys} keys`);
+      const info = { ips: set.ips.length, keys: set.distinctKeys, maxBatchSpanMs: set.maxBatchSpanMs };
+      return { loaded: await preload(kafka, eventsTopic, set, batchCodec), ...info };
+    })();
+    note(`preload: ${loaded.events.toLocaleString('en')} events, ${(loaded.bytes / 1e6).toFixed(1)} MB in ${(loaded.ms / 1000).toFixed(1)} s`);
+
+    const ceiling: number[] = [];
+    const fetchOnly: number[] = [];
+    const service: ServiceRun[] = [];
+    for (let run = 1; run <= RUNS; run++) {
+      if (!SKIP_SERVICE) {
+        const groupId = `${prefix}aggregator-${run}`;
+        const port = await freePort();
+        const env: Record<string, string> = {
+          KAFKA_BROKERS: connection.brokers,
+          TOPIC_PREFIX: prefix,
+          TOPIC_PARTITIONS: String(PARTITIONS),
+          TOPIC_REPLICATION_FACTOR: '1',
+          HTTP_PORT: String(port),
+          LOG_LEVEL: 'warn',
+          AGGREGATOR_GROUP_ID: groupId,
+          ...(connection.redisUrl === undefined ? {} : { REDIS_URL: connection.redisUrl }),
+        };
+        note(`run ${run}/${RUNS}: aggregator (group ${groupId}, metrics on :${port})`);
+        const result = await timeService({
+          repoRoot, entry: SERVICE_ENTRY, env, total: loaded.events, timeoutMs: TIMEOUT_MS, stallMs: STALL_MS, startMs: START_MS,
+        });
+        note(
+          `run ${run}/${RUNS}: aggregator ${Math.round(result.eventsPerS).toLocaleString('en')} events/s, ` +
+            `reached ${result.reached.toLocaleString('en')}${result.timedOut ? ' (TIMED OUT)' : ''}, peak RSS ${result.peakRssMb.toFixed(0)} MB`,
+        );
+        service.push(result);
+      }
+
+      const groupId = `${prefix}ceiling-${run}`;
+      const job = { brokers: connection.brokers, topic: eventsTopic, timeoutMs: TIMEOUT_MS };
+      const drained = await runCeilingProcess({ ...job, groupId, total: loaded.events, decode: true });
+      if (drained.timedOut) throw new Error(`ceiling consumer saw ${drained.events} of ${loaded.events} events within ${TIMEOUT_MS} ms`);
+      if (drained.events !== loaded.events) throw new Error(`ceiling consumer counted ${drained.events} events, expected ${loaded.events}`);
+      ceiling.push((drained.events / drained.ms) * 1000);
+      note(`run ${run}/${RUNS}: ceiling ${Math.round(ceiling.at(-1)!).toLocaleString('en')} events/s`);
+
+      // Context for the ceiling: the same drain without decoding (records counted, events/s
+      // from the known total), i.e. what kafkajs's fetch alone allows.
+      const rawGroup = `${prefix}fetch-only-${run}`;
+      const raw = await runCeilingProcess({ ...job, groupId: rawGroup, total: loaded.records, decode: false });
+      if (raw.timedOut) throw new Error(`fetch-only consumer saw ${raw.events} of ${loaded.records} records within ${TIMEOUT_MS} ms`);
+      fetchOnly.push((loaded.events / raw.ms) * 1000);
+    }
+
+    const ceilingMedian = median(ceiling);
+    const figures: Record<string, number> = {
+      events: loaded.events,
+      batch_records: loaded.records,
+      preload_events_per_s: Math.round((loaded.events / loaded.ms) * 1000),
+      preload_s: sig(loaded.ms / 1000, 3),
+      avg_record_bytes: Math.round(loaded.bytes / loaded.records),
+      avg_event_bytes: sig(loaded.bytes / loaded.events, 3),
+      ceiling_events_per_s: Math.round(ceilingMedian),
+      ceiling_events_per_s_min: Math.round(min(ceiling)),
+      fetch_only_events_per_s: Math.round(median(fetchOnly)),
+    };
+    if (service.length > 0) {
+      const rates = service.map((r) => r.eventsPerS).filter((r) => Number.isFinite(r));
+      const rate = rates.length > 0 ? median(rates) : 0;
+      const rss = service.map((r) => r.peakRssMb).filter((r) => Number.isFinite(r));
+      const startup = service.map((r) => r.startupMs).filter((r) => Number.isFinite(r));
+      Object.assign(figures, {
+        events_per_s: Math.round(rate),
+        events_per_s_min: rates.length > 0 ? Math.round(min(rates)) : 0,
+        ratio: sig(rate / ceilingMedian, 3),
+        timed_out: service.some((r) => r.timedOut) ? 1 : 0,
+        aggregator_reached_events_min: min(service.map((r) => r.reached)),
+        peak_rss_mb: rss.length > 0 ? sig(Math.max(...rss), 3) : Number.NaN,
+        startup_to_first_event_s: startup.length > 0 ? sig(median(startup) / 1000, 3) : Number.NaN,
+      });
+    }
+
+    await cleanUp(admin, prefix);
+    report(
+      'aggregator',
+      {
+        events: loaded.events,
+        runs: RUNS,
+        partitions: PARTITIONS,
+        seed: shape.seed,
+        event_span_s: shape.spanMs / 1000,
+        event_times: 'evenly over event_span_s ending at generation time; batches produced in order of their first event',
+        max_batch_span_ms: maxBatchSpanMs,
+        ips,
+        partition_keys: keys,
+        ipv4_prefixes_24: shape.v4Prefixes,
+        ipv6_prefixes_48: shape.v6Prefixes,
+        hot_ips: `${shape.hotIps} IPs send ${shape.hotShare * 100}% of events`,
+        users: `${shape.userShare * 100}% of events from ${shape.users} users`,
+        requests: `GET / 200; ${shape.loginShare * 100}% POST /login, ${shape.loginFailureShare * 100}% of them 401`,
+        batch_events: `at most ${shape.batchEvents} events per record, one key per record`,
+        policies: BENCH_POLICIES.map((p) => `${p.id} [${p.key.join(',')}] ${p.threshold.count}/${p.threshold.interval} ${p.action.type}`),
+        preload: 'kafkajs producer, acks -1, no compression, 8 records per request, 8 requests in flight',
+        ceiling: `bare kafkajs consumer in a fresh node process per run, fresh group, fromBeginning, eachBatch + RequestEventBatch decode, no commits, maxBytesPerPartition ${CEILING_FETCH.maxBytesPerPartition}, maxBytes ${CEILING_FETCH.maxBytes}, partitionsConsumedConcurrently ${CEILING_FETCH.partitionsConsumedConcurrently}`,
+        fetch_only: 'the ceiling consumer without the decode, counting records (events/s from the known total)',
+        service: SKIP_SERVICE
+          ? 'skipped (BENCH_AGG_SKIP_SERVICE=1)'
+          : `node ${SERVICE_ENTRY}, fresh AGGREGATOR_GROUP_ID per run; ${CONSUMED_METRIC} sampled every 50 ms; rate between the first sample above 0 and the first sample at the total`,
+        service_failures: service.flatMap((r, i) => (r.failure === undefined ? [] : [`run ${i + 1}: ${r.failure}`])),
+        run_order: SKIP_SERVICE ? 'per run: ceiling, fetch-only' : 'per run: aggregator, ceiling, fetch-only',
+        stack_started_by_bench: connection.startedStack,
+        // Other work on the machine skews every figure: the 1-minute load average before and after.
+        load_average_1m: [sig(loadAtStart, 3), sig(loadavg()[0]!, 3)],
+      },
+      figures,
+    );
+  } catch (error) {
+    await cleanUp(admin, prefix).catch((e: unknown) => note(`clean-up failed: ${(e as Error).message}`));
+    throw error;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+async function cleanUp(admin: Admin, prefix: string): Promise<void> {
+  const groups = await deleteGroups(admin, prefix);
+  const topics = await deleteTopics(admin, prefix);
+  note(`deleted ${topics.length} topics and ${groups.length} consumer groups under ${prefix}`);
+}

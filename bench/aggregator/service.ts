@@ -1,0 +1,193 @@
+/**
+ * Runs the built aggregator as its own process and times it through its Prometheus
+ * endpoint: the events-consumed counter is sampled every POLL_MS.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { note } from '../lib.js';
+
+export const CONSUMED_METRIC = 'banstream_aggregator_events_consumed_total';
+const POLL_MS = 50;
+
+export interface ServiceRun {
+  /** Counted events per second, see `timeService`. */
+  eventsPerS: number;
+  /** The counter's last value (the total when the run completed). */
+  reached: number;
+  /** The counter did not reach the total: it stalled, the process died or the timeout passed. */
+  timedOut: boolean;
+  /** Why a run ended early, when it did. */
+  failure?: string;
+  /** VmHWM of the process just before it was stopped, MiB; NaN when unreadable. */
+  peakRssMb: number;
+  /** ms from spawn to the first non-zero sample. */
+  startupMs: number;
+  exit: number | string;
+}
+
+export interface ServiceOptions {
+  repoRoot: string;
+  /** The service's entry point, relative to repoRoot (or absolute). */
+  entry: string;
+  env: Record<string, string>;
+  total: number;
+  timeoutMs: number;
+  /** A counter that stays below the total and unchanged this long ends the run. */
+  stallMs: number;
+  /** A counter still at zero (or absent) this long after the spawn ends the run. */
+  startMs: number;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Sum of every label set of `name` in a Prometheus text exposition; undefined when absent. */
+export function metricSum(text: string, name: string): number | undefined {
+  let sum: number | undefined;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const rest = line.charCodeAt(name.length);
+    if (rest !== 0x7b /* { */ && rest !== 0x20 /* space */) continue;
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Number.isFinite(value)) sum = (sum ?? 0) + value;
+  }
+  return sum;
+}
+
+function peakRssMb(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Spawns `node services/aggregator/dist/main.js` and samples the counter. The rate is
+ * measured between two samples, so the polling interval does not blur its start: from
+ * the first sample above zero (count c0 at t0) to the first sample at the total (t1),
+ * events/s = (total − c0) / (t1 − t0). A run that does not get there reports the rate
+ * up to the counter's last increase instead, with `timedOut`.
+ */
+export async function timeService(options: ServiceOptions): Promise<ServiceRun> {
+  const port = Number(options.env.HTTP_PORT);
+  const child = spawn(process.execPath, [resolve(options.repoRoot, options.entry)], {
+    cwd: options.repoRoot,
+    env: { PATH: process.env.PATH ?? '', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (d: Buffer) => {
+    output += d.toString();
+    if (output.length > 64_000) output = output.slice(-32_000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  let exit: number | string | undefined;
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve((exit = code ?? signal ?? 'unknown'))),
+  );
+
+  const spawnedAt = performance.now();
+  let first: { t: number; count: number } | undefined;
+  let last = { t: 0, count: 0 };
+  let sampled = false;
+  let lastIncrease = { t: 0, count: 0 };
+  let done: { t: number } | undefined;
+  let failure: string | undefined;
+  while (true) {
+    const now = performance.now();
+    if (exit !== undefined) {
+      failure = `aggregator exited (${exit}) before reaching the total`;
+      break;
+    }
+    if (now - spawnedAt > options.timeoutMs) {
+      failure = `timeout after ${options.timeoutMs} ms`;
+      break;
+    }
+    if (first === undefined && now - spawnedAt > options.startMs) {
+      failure = sampled
+        ? `${CONSUMED_METRIC} still 0 ${options.startMs} ms after the start`
+        : `no ${CONSUMED_METRIC} on /metrics (or no answer) within ${options.startMs} ms of the start`;
+      break;
+    }
+    if (first !== undefined && now - lastIncrease.t > options.stallMs) {
+      failure = `counter stalled at ${last.count} for ${options.stallMs} ms`;
+      break;
+    }
+    let count: number | undefined;
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(2_000) });
+      if (response.ok) count = metricSum(await response.text(), CONSUMED_METRIC);
+    } catch {
+      // Not listening yet, or busy: sample again.
+    }
+    const t = performance.now();
+    if (count !== undefined) {
+      sampled = true;
+      if (count > 0 && first === undefined) first = { t, count };
+      if (count > last.count) lastIncrease = { t, count };
+      last = { t, count };
+      if (count >= options.total) {
+        done = { t };
+        break;
+      }
+    }
+    await sleep(Math.max(0, POLL_MS - (performance.now() - now)));
+  }
+
+  if (failure !== undefined && exit === undefined) {
+    // What the service says about the events it did not count (late, dead-lettered, …).
+    try {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(2_000) })).text();
+      const totals = text.split('\n').filter((l) => /^banstream_aggregator_\w+_total[ {]/.test(l));
+      note(`aggregator counters at the end:\n${totals.join('\n')}`);
+    } catch {
+      // Diagnostics only.
+    }
+  }
+  const rss = peakRssMb(child.pid);
+  if (exit === undefined) child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const code = await Promise.race([
+    exited,
+    new Promise<string>((resolve) => (timer = setTimeout(() => resolve('kill'), 20_000))),
+  ]);
+  clearTimeout(timer);
+  if (code === 'kill') {
+    note('aggregator did not stop within 20 s of SIGTERM: SIGKILL');
+    child.kill('SIGKILL');
+    await exited;
+  }
+  if (failure !== undefined) note(`aggregator run: ${failure}; last output:\n${output.slice(-4_000)}`);
+
+  let eventsPerS = 0;
+  if (first !== undefined) {
+    const end = done ?? lastIncrease;
+    const counted = (done ? options.total : lastIncrease.count) - first.count;
+    eventsPerS = end.t > first.t ? (counted / (end.t - first.t)) * 1000 : Number.NaN;
+  }
+  return {
+    eventsPerS,
+    reached: last.count,
+    timedOut: done === undefined,
+    ...(failure === undefined ? {} : { failure }),
+    peakRssMb: rss,
+    startupMs: first === undefined ? Number.NaN : first.t - spawnedAt,
+    exit: exit ?? 'unknown',
+  };
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { parseIp } from '@banstream/core';
+import type { Ban } from '@banstream/schemas';
+import { BanCache } from './ban-cache.js';
+
+const ban = (subject: string, expiresAt = 10_000): Ban => ({
+  banId: subject, subject, policyId: 'p', reason: 'r', evidenceCount: 1, windowSeconds: 60, startedAt: 0, expiresAt,
+  preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
+});
+
+describe('BanCache', () => {
+  it('matches exact subjects and every banned network containing an address, until expiry', () => {
+    const cache = new BanCache();
+    cache.observe('ip:192.0.2.1', ban('ip:192.0.2.1'));
+    cache.observe('cidr:198.51.100.0/24', ban('cidr:198.51.100.0/24'));
+    cache.observe('cidr:198.51.0.0/16', ban('cidr:198.51.0.0/16', 500));
+    cache.observe('cidr:2001:db8::/48', ban('cidr:2001:db8::/48'));
+    expect(cache.subject('ip:192.0.2.1', 0)?.banId).toBe('ip:192.0.2.1');
+    const found: Ban[] = [];
+    cache.networksOf(parseIp('198.51.100.77'), 0, found);
+    expect(found.map((b) => b.subject).sort()).toEqual(['cidr:198.51.0.0/16', 'cidr:198.51.100.0/24']);
+    const later: Ban[] = [];
+    cache.networksOf(parseIp('198.51.100.77'), 600, later);
+    expect(later.map((b) => b.subject)).toEqual(['cidr:198.51.100.0/24']);
+    const v6: Ban[] = [];
+    cache.networksOf(parseIp('2001:db8:0:1::5'), 0, v6);
+    expect(v6).toHaveLength(1);
+    expect(cache.subject('ip:192.0.2.1', 10_000)).toBeUndefined();
+  });
+
+  it('lifts bans on tombstones and purges expired ones, keeping memory to live bans', () => {
+    const cache = new BanCache();
+    cache.observe('cidr:198.51.100.0/24', ban('cidr:198.51.100.0/24'));
+    cache.observe('user:7', ban('user:7', 100));
+    cache.observe('cidr:198.51.100.0/24', null);
+    const found: Ban[] = [];
+    cache.networksOf(parseIp('198.51.100.1'), 0, found);
+    expect(found).toEqual([]);
+    expect(cache.purgeExpired(200)).toBe(1);
+    expect(cache.size).toBe(0);
+  });
+
+  it('lists live bans by scope, paged by subject', () => {
+    const cache = new BanCache();
+    for (const s of ['ip:192.0.2.3', 'ip:192.0.2.1', 'user:9', 'cidr:10.0.0.0/8']) cache.observe(s, ban(s));
+    expect(cache.list(0, { scope: 'ip', limit: 10 }).map((b) => b.subject)).toEqual(['ip:192.0.2.1', 'ip:192.0.2.3']);
+    expect(cache.list(0, { after: 'ip:192.0.2.1', limit: 2 }).map((b) => b.subject)).toEqual(['ip:192.0.2.3', 'user:9']);
+  });
+});

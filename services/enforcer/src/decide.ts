@@ -1,0 +1,93 @@
+import { throttleDenyRatio, throttleRetryAfterSeconds, type Allowlist, type AllowlistEntry, type Candidate, type ExceedStatus, type RequestAttributes } from '@banstream/core';
+import type { PolicyBook, RequestPolicy } from '@banstream/platform';
+import type { Ban } from '@banstream/schemas';
+import type { BanCache } from './cache/ban-cache.js';
+import type { CountCache } from './cache/count-cache.js';
+
+export interface LocalState {
+  bans: BanCache;
+  counts: CountCache;
+  allowlist: Allowlist;
+  policies: PolicyBook;
+}
+
+/** A hard policy to check in Redis for this request. */
+export interface HardCheck {
+  policy: RequestPolicy;
+  subject: string;
+}
+
+/** The quota closest to running out, for the RateLimit headers of an allowed request. */
+export interface Quota {
+  policyId: string;
+  limit: number;
+  remaining: number;
+  windowSeconds: number;
+}
+
+export interface LocalDecision {
+  allowlisted?: AllowlistEntry;
+  candidates: Candidate[];
+  hard: HardCheck[];
+  quota?: Quota;
+}
+
+/**
+ * Everything the enforcer decides from its local caches, without I/O: the allowlist
+ * (which ends the decision), the bans on the request's address, networks, user, API
+ * key and on each applicable ban policy's subject, and the throttle share of each
+ * applicable throttle policy from its shared count. Hard policies are returned for
+ * the Redis check. `uniform` draws in [0, 1) for the throttle share.
+ */
+export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs: number, uniform: () => number): LocalDecision {
+  const allowlisted = state.allowlist.find(attrs, nowMs);
+  if (allowlisted) return { allowlisted, candidates: [], hard: [] };
+  const bans: Ban[] = [];
+  const seen = new Set<string>();
+  const bySubject = (subject: string) => {
+    if (seen.has(subject)) return;
+    seen.add(subject);
+    const ban = state.bans.subject(subject, nowMs);
+    if (ban) bans.push(ban);
+  };
+  bySubject(`ip:${attrs.ip}`);
+  if (attrs.userId !== undefined) bySubject(`user:${attrs.userId}`);
+  if (attrs.apiKeyHash !== undefined) bySubject(`apikey:${attrs.apiKeyHash}`);
+  if (attrs.ipAddress) state.bans.networksOf(attrs.ipAddress, nowMs, bans);
+  const decision: LocalDecision = { candidates: [], hard: [] };
+  for (const policy of state.policies.applicable(attrs)) {
+    const subject = policy.subjectOf(attrs);
+    if (subject === undefined) continue;
+    if (policy.enforcement.type === 'hard') decision.hard.push({ policy, subject });
+    else if (policy.action.type === 'ban') bySubject(subject);
+    else if (policy.action.type === 'throttle') throttle(state, policy, policy.action.status, subject, nowMs, uniform, decision);
+  }
+  for (const ban of bans) decision.candidates.push(banCandidate(ban, nowMs));
+  return decision;
+}
+
+function banCandidate(ban: Ban, nowMs: number): Candidate {
+  return {
+    source: 'ban', policyId: ban.policyId, deny: true, status: ban.httpStatus === 429 ? 429 : 403, preview: ban.preview,
+    reason: `${ban.subject} is banned until ${new Date(ban.expiresAt).toISOString()}: ${ban.reason}`,
+    retryAfterSeconds: Math.max(1, Math.ceil((ban.expiresAt - nowMs) / 1000)),
+  };
+}
+
+function throttle(
+  state: LocalState, policy: RequestPolicy, status: ExceedStatus, subject: string, nowMs: number, uniform: () => number, decision: LocalDecision,
+): void {
+  const limit = policy.threshold.count;
+  const windowSeconds = Math.round(policy.threshold.intervalMs / 1000);
+  const shared = state.counts.get(policy.id, subject, nowMs);
+  const count = shared?.count ?? 0;
+  const remaining = Math.max(0, Math.floor(limit - count));
+  if (!decision.quota || remaining < decision.quota.remaining) decision.quota = { policyId: policy.id, limit, remaining, windowSeconds };
+  const ratio = throttleDenyRatio(count, limit);
+  if (ratio === 0 || uniform() >= ratio) return;
+  decision.candidates.push({
+    source: 'throttle', policyId: policy.id, deny: true, status, preview: policy.mode === 'preview',
+    reason: `${subject} sends ${Math.round(count)} requests per ${windowSeconds}s, over the limit of ${limit}: ${Math.round(ratio * 100)}% are refused`,
+    retryAfterSeconds: throttleRetryAfterSeconds(count, limit, policy.threshold.intervalMs), limit, remaining,
+  });
+}

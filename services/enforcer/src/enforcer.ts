@@ -1,0 +1,150 @@
+import type { Admin, Kafka } from 'kafkajs';
+import {
+  Allowlist, attributesFromRequest, resolveVerdict, type AllowlistEntry, type Candidate, type RequestInput, type Verdict,
+} from '@banstream/core';
+import { CompactedFeed, PolicyBook, topicFullName, type Logger, type Registry } from '@banstream/platform';
+import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
+import { BanCache } from './cache/ban-cache.js';
+import { CountCache } from './cache/count-cache.js';
+import { decideLocally, type HardCheck, type LocalState, type Quota } from './decide.js';
+import { enforcerMetrics } from './metrics.js';
+
+/** Checks hard policies in Redis (services/enforcer/src/hard). */
+export interface HardLimiter {
+  check(items: readonly HardCheck[], nowMs: number): Promise<Candidate[]>;
+  close(): void;
+}
+
+export interface EnforcerOptions {
+  kafka: Kafka;
+  admin: Admin;
+  topicPrefix: string;
+  logger: Logger;
+  registry: Registry;
+  /** Unique per instance: every enforcer reads every record of the compacted topics. */
+  instanceId: string;
+  hardLimiter?: HardLimiter;
+  clock?: () => number;
+  /** Uniform draws in [0, 1) for the throttle share. */
+  random?: () => number;
+}
+
+/** The answer to "may this request pass?". */
+export interface Decision extends Verdict {
+  /** The quota closest to running out, for RateLimit headers. */
+  quota?: Quota;
+}
+
+export interface Enforcer {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** True once every cache has caught up with its topic. */
+  readonly ready: boolean;
+  check(request: Omit<RequestInput, 'timestamp'>): Promise<Decision>;
+  readonly bans: BanCache;
+  /** Drops expired bans, stale counts and allowlist entries; call periodically. */
+  purge(): void;
+}
+
+/**
+ * The enforcer as a library: local caches of bans, counts, policies and the
+ * allowlist, fed by the compacted topics (each read from the beginning, then
+ * tailed), and the hard-limit check. check() answers from memory, plus one Redis
+ * round trip when a hard policy applies.
+ */
+export function createEnforcer(options: EnforcerOptions): Enforcer {
+  const { kafka, admin, logger, registry } = options;
+  const clock = options.clock ?? Date.now;
+  const random = options.random ?? Math.random;
+  const metrics = enforcerMetrics(registry);
+  const catalog = loadSchemaCatalog();
+  const state: LocalState = { bans: new BanCache(), counts: new CountCache(), allowlist: new Allowlist(), policies: new PolicyBook() };
+  const topic = (name: 'bans' | 'counts' | 'policies' | 'allowlist') => topicFullName(options.topicPrefix, name);
+  const codecs = {
+    ban: catalog.codec(SCHEMA_NAMES.ban), count: catalog.codec(SCHEMA_NAMES.windowCount),
+    policy: catalog.codec(SCHEMA_NAMES.policy), allow: catalog.codec(SCHEMA_NAMES.allowEntry),
+  };
+  const feed = (name: 'bans' | 'counts' | 'policies' | 'allowlist', apply: (key: string, value: Buffer | null) => void) =>
+    new CompactedFeed({
+      kafka, admin, topic: topic(name), groupId: `banstream-enforcer.${name}.${options.instanceId}`, logger,
+      onRecord: (r) => {
+        apply(r.key, r.value);
+        metrics.feedLag.observe({ feed: name }, Math.max(0, clock() - r.timestamp) / 1000);
+      },
+    });
+  const feeds = [
+    feed('policies', (key, value) => {
+      const change = state.policies.apply(key, value === null ? null : codecs.policy.decode(value));
+      if (change.kind === 'rejected') {
+        metrics.rejectedPolicies.inc();
+        logger.warn({ policy: change.id, reason: change.reason }, 'policy rejected: not applied');
+      }
+    }),
+    feed('allowlist', (key, value) => {
+      if (value === null) state.allowlist.remove(key);
+      else state.allowlist.add(allowEntry(codecs.allow.decode(value)));
+    }),
+    feed('bans', (key, value) => state.bans.observe(key, value === null ? null : codecs.ban.decode(value))),
+    feed('counts', (key, value) => state.counts.observe(key, value === null ? null : codecs.count.decode(value))),
+  ];
+  let ready = false;
+
+  return {
+    get ready() {
+      return ready;
+    },
+    bans: state.bans,
+    async start() {
+      await Promise.all(feeds.map((f) => f.start()));
+      ready = true;
+      logger.info({ bans: state.bans.size, counts: state.counts.size, policies: state.policies.policies.length, allowlist: state.allowlist.size }, 'caches caught up');
+    },
+    async stop() {
+      ready = false;
+      await Promise.all(feeds.map((f) => f.stop()));
+      options.hardLimiter?.close();
+    },
+    purge() {
+      const now = clock();
+      state.bans.purgeExpired(now);
+      state.counts.purgeStale(now);
+      state.allowlist.purgeExpired(now);
+      metrics.cacheEntries.set({ cache: 'bans' }, state.bans.size);
+      metrics.cacheEntries.set({ cache: 'counts' }, state.counts.size);
+      metrics.cacheEntries.set({ cache: 'allowlist' }, state.allowlist.size);
+      metrics.cacheEntries.set({ cache: 'policies' }, state.policies.policies.length);
+    },
+    async check(request) {
+      const now = clock();
+      const attrs = attributesFromRequest({ ...request, timestamp: now });
+      const local = decideLocally(state, attrs, now, random);
+      let candidates = local.candidates;
+      let quota = local.quota;
+      if (local.hard.length > 0) {
+        if (!options.hardLimiter) throw new Error('a hard policy applies but this enforcer has no hard limiter (Redis) configured');
+        const hard = await options.hardLimiter.check(local.hard, now);
+        candidates = candidates.concat(hard);
+        quota = tightest(quota, hard, local.hard);
+      }
+      const verdict = resolveVerdict(local.allowlisted, candidates);
+      metrics.decisions.inc({ source: verdict.source, result: verdict.allowed ? 'allow' : 'deny' });
+      for (const c of verdict.previewDenies) metrics.previewDenies.inc({ policy: c.policyId });
+      return quota === undefined || local.allowlisted ? verdict : { ...verdict, quota };
+    },
+  };
+}
+
+function tightest(quota: Quota | undefined, results: readonly Candidate[], items: readonly HardCheck[]): Quota | undefined {
+  let best = quota;
+  results.forEach((c, i) => {
+    if (c.limit === undefined || c.remaining === undefined) return;
+    if (!best || c.remaining < best.remaining) {
+      best = { policyId: c.policyId, limit: c.limit, remaining: c.remaining, windowSeconds: Math.round(items[i]!.policy.threshold.intervalMs / 1000) };
+    }
+  });
+  return best;
+}
+
+function allowEntry(record: { entry: string; reason: string; addedBy: string; expiresAt: number | null }): AllowlistEntry {
+  return { entry: record.entry, reason: record.reason, addedBy: record.addedBy, ...(record.expiresAt === null ? {} : { expiresAt: record.expiresAt }) };
+}

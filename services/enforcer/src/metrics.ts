@@ -1,0 +1,17 @@
+import { counter, gauge, histogram, type Registry } from '@banstream/platform';
+
+export type EnforcerMetrics = ReturnType<typeof enforcerMetrics>;
+
+/** The enforcer's Prometheus metrics (the hard-limit module adds its own Redis metrics). */
+export function enforcerMetrics(registry: Registry) {
+  return {
+    decisions: counter(registry, { name: 'banstream_enforcer_decisions_total', help: 'Decisions by the source that decided and the result', labelNames: ['source', 'result'] }),
+    previewDenies: counter(registry, { name: 'banstream_enforcer_preview_denies_total', help: 'Requests a preview policy or ban would have denied, by policy', labelNames: ['policy'] }),
+    cacheEntries: gauge(registry, { name: 'banstream_enforcer_cache_entries', help: 'Entries in the local caches', labelNames: ['cache'] }),
+    feedLag: histogram(registry, {
+      name: 'banstream_enforcer_feed_lag_seconds', help: 'From a record being produced to it being applied here, per feed', labelNames: ['feed'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+    }),
+    rejectedPolicies: counter(registry, { name: 'banstream_enforcer_policy_rejected_total', help: 'Policy records that failed validation and were not applied', labelNames: [] }),
+  };
+}
