@@ -12,7 +12,6 @@ export class RepartitionBuffer {
   private readonly pending = new Map<number, SubjectCountEntry[]>();
   /** The open entry of each (policy, subject) in the current events record. */
   private readonly open = new Map<string, Map<string, SubjectCountEntry>>();
-  private readonly owners = new Map<string, number>();
   private offset = -1;
   private entries = 0;
 
@@ -62,18 +61,28 @@ export class RepartitionBuffer {
   }
 
   private queue(entry: SubjectCountEntry): void {
-    let partition = this.owners.get(entry.subject);
-    if (partition === undefined) {
-      // murmur2 per subject once; the cache is dropped whole when it grows large.
-      if (this.owners.size > 100_000) this.owners.clear();
-      partition = partitionFor(entry.subject, this.partitions);
-      this.owners.set(entry.subject, partition);
-    }
+    const partition = ownerPartition(entry.subject, this.partitions);
     let list = this.pending.get(partition);
     if (!list) this.pending.set(partition, (list = []));
     list.push(entry);
     this.entries++;
   }
+}
+
+/** murmur2 once per subject, shared by every events partition; dropped whole when large. */
+const ownersByCount = new Map<number, Map<string, number>>();
+const OWNERS_CACHED = 200_000;
+
+function ownerPartition(subject: string, partitions: number): number {
+  let owners = ownersByCount.get(partitions);
+  if (!owners) ownersByCount.set(partitions, (owners = new Map()));
+  let partition = owners.get(subject);
+  if (partition === undefined) {
+    if (owners.size >= OWNERS_CACHED) owners.clear();
+    partition = partitionFor(subject, partitions);
+    owners.set(subject, partition);
+  }
+  return partition;
 }
 
 /**

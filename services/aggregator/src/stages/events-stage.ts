@@ -6,13 +6,29 @@ import { countedEventsDecoder, type CountedEvent } from '../engine/counted-event
 import { checkEvent } from '../engine/event-check.js';
 import { GEO_POLICY_ID } from '../engine/geo-counts.js';
 import { PartitionState } from '../engine/partition-state.js';
-import type { RequestPolicy } from '@banstream/platform';
+import { policyIntervals, type RequestPolicy } from '@banstream/platform';
 import { RepartitionBuffer } from '../engine/repartition.js';
 import { isPartitionLocal } from '../engine/routing.js';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
 import { deadLetter, reasonOf, type StageContext } from './context.js';
 
 const PARTITIONS_AT_ONCE = 4;
+
+interface Route {
+  local: boolean;
+  /** Repartitioned events are counted at this time resolution (ms). */
+  resolutionMs: number;
+}
+
+/**
+ * Repartitioned events travel at a thousandth of their window (at most a second):
+ * a country seen every millisecond becomes one entry per 60 ms for a one-minute
+ * window instead of one per event, and the window's edge moves by at most that much.
+ */
+function routeOf(policy: RequestPolicy): Route {
+  const shortest = Math.min(...policyIntervals(policy));
+  return { local: isPartitionLocal(policy), resolutionMs: Math.min(1000, Math.max(1, Math.floor(shortest / 1000))) };
+}
 
 export interface EventsPartition {
   counts: PartitionState;
@@ -28,7 +44,7 @@ export interface EventsPartition {
 export class EventsStage {
   readonly consumer: Consumer;
   readonly assigned: AssignedPartitions<EventsPartition>;
-  private readonly locality = new WeakMap<RequestPolicy, boolean>();
+  private readonly routes = new WeakMap<RequestPolicy, Route>();
   private readonly decoder;
 
   constructor(private readonly ctx: StageContext) {
@@ -134,10 +150,11 @@ export class EventsStage {
     for (const policy of ctx.book.applicable(attrs)) {
       const subject = policy.subjectOf(attrs);
       if (subject === undefined) continue;
-      if (this.isLocal(policy)) {
+      const route = this.route(policy);
+      if (route.local) {
         if (observe(ctx.decider, owner.counts, policy, subject, t, 1, watermark, ctx.outbox) === 'late') ctx.metrics.late.inc();
       } else if (live) {
-        owner.repartition.add(policy.id, subject, t, 1);
+        owner.repartition.add(policy.id, subject, t - (t % route.resolutionMs), 1);
       }
     }
     if (!live) return;
@@ -147,10 +164,10 @@ export class EventsStage {
     if (attrs.region) owner.repartition.add(GEO_POLICY_ID, `region:${attrs.region}`, second, 1);
   }
 
-  private isLocal(policy: RequestPolicy): boolean {
-    let local = this.locality.get(policy);
-    if (local === undefined) this.locality.set(policy, (local = isPartitionLocal(policy)));
-    return local;
+  private route(policy: RequestPolicy): Route {
+    let route = this.routes.get(policy);
+    if (!route) this.routes.set(policy, (route = routeOf(policy)));
+    return route;
   }
 
   /**
