@@ -1,0 +1,116 @@
+/**
+ * npm run bench -- ban-latency
+ *
+ * How soon a ban is published after the event that crosses a ban threshold reaches
+ * Kafka: an aggregator runs against topics of its own; attackers send, one after
+ * another, a record whose events cross a per-IP ban threshold; a consumer tailing
+ * the bans topic notes when each ban arrives. The ceiling, measured in the same run
+ * with the same client settings, is a bare produce-then-consume round trip through
+ * the broker: the part of the delay no aggregator can remove.
+ */
+import { spawn } from 'node:child_process';
+import type { Consumer } from 'kafkajs';
+import { eventPartitionKey } from '@banstream/core';
+import { ensureTopics, parseBrokers, topicFullName, topicSpecs } from '@banstream/platform';
+import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { median, note, percentile, report, sig } from './lib.js';
+import { benchKafka } from './aggregator/kafka.js';
+import { freePort } from './aggregator/service.js';
+
+const ATTACKERS = 60;
+const THRESHOLD = 50;
+const GAP_MS = 150;
+const BROKERS = process.env.KAFKA_BROKERS ?? '127.0.0.1:19092';
+
+async function tail(consumer: Consumer, topic: string, onKey: (key: string) => void): Promise<void> {
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({ eachMessage: async ({ message }) => onKey(message.key?.toString() ?? '') });
+}
+
+async function main(): Promise<void> {
+  const runId = `${Date.now()}-${process.pid}`;
+  const prefix = `bench-banlat-${runId}.`;
+  const kafka = benchKafka(parseBrokers(BROKERS), `bench-ban-latency-${runId}`);
+  const admin = kafka.admin();
+  await admin.connect();
+  const catalog = loadSchemaCatalog();
+  await ensureTopics(admin, topicSpecs({ prefix, partitions: 6, replicationFactor: 1 }));
+  const producer = kafka.producer({ idempotent: true });
+  await producer.connect();
+  const policy = { id: 'flood', key: ['ip'], threshold: { count: THRESHOLD, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } };
+  await producer.send({
+    topic: topicFullName(prefix, 'policies'), acks: -1,
+    messages: [{ key: 'flood', value: catalog.codec(SCHEMA_NAMES.policy).encode({ id: 'flood', version: 1, description: 'bench', owner: 'bench', mode: 'enforce', enabled: true, definition: JSON.stringify(policy), updatedBy: 'bench', updatedAt: Date.now() }) }],
+  });
+  const port = await freePort();
+  const child = spawn(process.execPath, ['services/aggregator/dist/main.js'], {
+    env: { PATH: process.env.PATH ?? '', KAFKA_BROKERS: BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '6', HTTP_PORT: String(port), LOG_LEVEL: 'warn', AGGREGATOR_GROUP_ID: `${prefix}aggregator` },
+    stdio: 'inherit',
+  });
+  const consumers: Consumer[] = [];
+  try {
+    for (let i = 0; ; i++) {
+      if (i > 600) throw new Error('aggregator not ready after 60 s');
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
+      if (ready) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const arrived = new Map<string, number>();
+    const bans = kafka.consumer({ groupId: `${prefix}tail`, maxWaitTimeInMs: 10 });
+    consumers.push(bans);
+    await tail(bans, topicFullName(prefix, 'bans'), (key) => arrived.set(key, performance.now()));
+    const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
+    const sent = new Map<string, number>();
+    note(`${ATTACKERS} attackers, ${GAP_MS} ms apart`);
+    for (let a = 0; a < ATTACKERS; a++) {
+      const ip = `198.18.${a}.9`;
+      const events: RequestEvent[] = Array.from({ length: THRESHOLD + 1 }, (_, i) => ({
+        eventId: `${a}-${i}`, timestamp: Date.now(), ip, country: null, region: null, asn: null, method: 'GET', host: 'h', path: '/',
+        route: null, status: 200, userId: null, apiKeyHash: null, headers: {}, edgeId: 'bench', latencyMs: null,
+      }));
+      sent.set(`ip:${ip}`, performance.now());
+      await producer.send({ topic: topicFullName(prefix, 'events'), acks: -1, messages: [{ key: eventPartitionKey(ip), value: codec.encode({ events }) }] });
+      await new Promise((r) => setTimeout(r, GAP_MS));
+    }
+    const deadline = performance.now() + 10_000;
+    while (arrived.size < ATTACKERS && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const delays = [...sent].filter(([k]) => arrived.has(k)).map(([k, t]) => arrived.get(k)! - t);
+
+    // Ceiling: the same produce and the same tailing consumer, without an aggregator in between.
+    const echoTopic = topicFullName(prefix, 'alerts');
+    const echoed = new Map<string, number>();
+    const echo = kafka.consumer({ groupId: `${prefix}echo`, maxWaitTimeInMs: 10 });
+    consumers.push(echo);
+    await tail(echo, echoTopic, (key) => echoed.set(key, performance.now()));
+    const echoSent = new Map<string, number>();
+    for (let a = 0; a < ATTACKERS; a++) {
+      echoSent.set(`k${a}`, performance.now());
+      await producer.send({ topic: echoTopic, acks: -1, messages: [{ key: `k${a}`, value: Buffer.alloc(200) }] });
+      await new Promise((r) => setTimeout(r, GAP_MS));
+    }
+    while (echoed.size < ATTACKERS && performance.now() < deadline + 20_000) await new Promise((r) => setTimeout(r, 50));
+    const roundTrips = [...echoSent].filter(([k]) => echoed.has(k)).map(([k, t]) => echoed.get(k)! - t);
+    report('ban-latency', {
+      attackers: ATTACKERS, ban_threshold: THRESHOLD, gap_ms: GAP_MS, partitions: 6,
+      measure: 'from just before sending the record whose events cross the threshold to the ban arriving at a consumer of the bans topic (maxWaitTimeInMs 10)',
+      ceiling: 'produce (acks -1) then consume of a bare record, same producer and consumer settings',
+    }, {
+      bans_seen: delays.length,
+      ban_delay_p50_ms: sig(median(delays), 3),
+      ban_delay_p99_ms: sig(percentile(delays, 99), 3),
+      ceiling_roundtrip_p50_ms: sig(median(roundTrips), 3),
+      ceiling_roundtrip_p99_ms: sig(percentile(roundTrips, 99), 3),
+      ratio_p50: sig(median(roundTrips) / median(delays), 3),
+    });
+  } finally {
+    child.kill('SIGTERM');
+    for (const c of consumers) await c.disconnect();
+    await producer.disconnect();
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
+    await admin.deleteTopics({ topics }).catch(() => undefined);
+    await admin.disconnect();
+  }
+}
+
+await main();
