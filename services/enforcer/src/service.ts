@@ -1,30 +1,42 @@
-import { baseEnv, ensureTopicsFromConfig, httpPort, kafkaEnv, kafkaFromConfig, kafkaReachable, redisEnv, redisFromConfig, redisReachable } from '@banstream/platform';
-import type { ConfigOf, Service, ServiceDeps } from '@banstream/platform';
+import { randomBytes } from 'node:crypto';
+import { ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, redisFromConfig, redisReachable } from '@banstream/platform';
+import type { Service, ServiceDeps } from '@banstream/platform';
+import { enforcerEnv, type EnforcerConfig } from './config.js';
+import { createEnforcer } from './enforcer.js';
+import { parseTrustedProxies } from './http/forwarded.js';
+import { sidecarRoutes } from './http/sidecar-routes.js';
 
-export const enforcerEnv = { ...baseEnv, ...kafkaEnv, ...redisEnv, HTTP_PORT: httpPort(8082) };
-export type EnforcerConfig = ConfigOf<typeof enforcerEnv>;
+export { enforcerEnv, type EnforcerConfig };
 
 /**
- * The enforcer sidecar. At this stage it checks that Kafka and Redis answer; the
- * local ban cache and the hard-limit checks arrive with the enforcer issue.
+ * The enforcer sidecar: the enforcer library behind HTTP (http/sidecar-routes.ts),
+ * ready once its caches have caught up with the topics.
  */
 export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Service {
-  const { config, logger, readiness } = deps;
-  const admin = kafkaFromConfig(config, logger, 'banstream-enforcer').admin();
+  const { config, logger, readiness, registry, http } = deps;
+  const kafka = kafkaFromConfig(config, logger, 'banstream-enforcer');
+  const admin = kafka.admin();
   const redis = redisFromConfig(config, logger);
-  let started = false;
-  readiness.add('started', () => started);
+  const instanceId = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  const enforcer = createEnforcer({ kafka, admin, topicPrefix: config.TOPIC_PREFIX, logger, registry, instanceId });
+  const trustedProxies = parseTrustedProxies(config.ENFORCER_TRUSTED_PROXIES);
+  let purge: NodeJS.Timeout | undefined;
+  readiness.add('caches caught up', () => enforcer.ready);
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
   readiness.add('redis', redisReachable(redis, 500));
+  void http.register(sidecarRoutes, { enforcer, trustedProxies });
 
   return {
     async start() {
       await Promise.all([admin.connect(), redis.connect()]);
       await ensureTopicsFromConfig(admin, config);
-      started = true;
+      await enforcer.start();
+      purge = setInterval(() => enforcer.purge(), config.ENFORCER_PURGE_MS);
+      purge.unref();
     },
     async stop() {
-      started = false;
+      clearInterval(purge);
+      await enforcer.stop();
       await admin.disconnect();
       redis.disconnect();
     },

@@ -1,0 +1,115 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { BanstreamError, type Cidr } from '@banstream/core';
+import type { Decision, Enforcer } from '../enforcer.js';
+import { clientIp } from './forwarded.js';
+import { decisionHeaders, problemBody } from './rate-limit-headers.js';
+
+const CheckBody = Type.Object(
+  {
+    ip: Type.String({ minLength: 1, maxLength: 64 }),
+    method: Type.String({ minLength: 1, maxLength: 16 }),
+    host: Type.String({ minLength: 1, maxLength: 253 }),
+    path: Type.String({ minLength: 1, maxLength: 8192 }),
+    route: Type.Optional(Type.String({ maxLength: 512 })),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 8192 }))),
+    userId: Type.Optional(Type.String({ maxLength: 256 })),
+    apiKey: Type.Optional(Type.String({ maxLength: 512 })),
+    country: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2}$' })),
+    region: Type.Optional(Type.String({ maxLength: 16 })),
+    asn: Type.Optional(Type.Integer({ minimum: 0, maximum: 4294967295 })),
+  },
+  { additionalProperties: false },
+);
+type CheckBody = Static<typeof CheckBody>;
+
+const BansQuery = Type.Object(
+  {
+    scope: Type.Optional(Type.String({ pattern: '^[a-z_.-]+$' })),
+    after: Type.Optional(Type.String({ maxLength: 1024 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+export interface SidecarOptions {
+  enforcer: Enforcer;
+  trustedProxies: readonly Cidr[];
+}
+
+/**
+ * The sidecar's API for edges that cannot embed the library:
+ * - POST /v1/check: a request described in JSON; the decision in JSON.
+ * - GET /v1/auth: nginx `auth_request` and Envoy HTTP ext_authz. The original request
+ *   is read from the forwarded headers (X-Forwarded-For through trusted proxies,
+ *   X-Original-Method, X-Original-URI, X-Forwarded-Host); the answer is 204, or the
+ *   denial status with the RateLimit headers, Retry-After and a problem+json body.
+ * - GET /v1/bans: live bans, paged by subject, filterable by scope.
+ */
+export async function sidecarRoutes(app: FastifyInstance, options: SidecarOptions): Promise<void> {
+  const { enforcer, trustedProxies } = options;
+
+  app.post<{ Body: CheckBody }>('/v1/check', { schema: { body: CheckBody } }, async (request, reply) => {
+    const decision = await decide(reply, () => enforcer.check(request.body));
+    if (!decision) return reply;
+    return reply.headers(decisionHeaders(decision)).send(decisionBody(decision));
+  });
+
+  app.get('/v1/auth', async (request, reply) => {
+    const original = originalRequest(request, trustedProxies);
+    const decision = await decide(reply, () => enforcer.check(original));
+    if (!decision) return reply;
+    reply.headers(decisionHeaders(decision));
+    if (decision.allowed) return reply.code(204).send();
+    return reply.code(decision.status).type('application/problem+json').send(problemBody(decision));
+  });
+
+  app.get<{ Querystring: Static<typeof BansQuery> }>('/v1/bans', { schema: { querystring: BansQuery } }, async (request) => {
+    const limit = request.query.limit ?? 100;
+    const bans = enforcer.bans.list(Date.now(), { limit, ...request.query });
+    return { bans, next: bans.length === limit ? bans[bans.length - 1]!.subject : null };
+  });
+}
+
+/** A request the enforcer cannot read (a bad address, say) is the caller's error: 400 naming it. */
+async function decide(reply: FastifyReply, check: () => Promise<Decision>): Promise<Decision | undefined> {
+  try {
+    return await check();
+  } catch (error) {
+    if (error instanceof BanstreamError && error.code.startsWith('SUBJECT_')) {
+      await reply.code(400).type('application/problem+json').send({ type: 'about:blank', title: 'Bad request', status: 400, detail: error.message, code: error.code });
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+function decisionBody(d: Decision): Record<string, unknown> {
+  return {
+    allowed: d.allowed, status: d.status, source: d.source, reason: d.reason,
+    ...(d.policyId ? { policyId: d.policyId } : {}),
+    ...(d.retryAfterSeconds !== undefined ? { retryAfterSeconds: d.retryAfterSeconds } : {}),
+    ...(d.limit !== undefined ? { limit: d.limit } : d.quota ? { limit: d.quota.limit } : {}),
+    ...(d.remaining !== undefined ? { remaining: d.remaining } : d.quota ? { remaining: d.quota.remaining } : {}),
+    ...(d.previewDenies.length > 0 ? { previewDenies: d.previewDenies.map((c) => ({ policyId: c.policyId, source: c.source, reason: c.reason })) } : {}),
+  };
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+/** The request nginx or Envoy is asking about, from the headers they forward. */
+function originalRequest(request: FastifyRequest, trusted: readonly Cidr[]) {
+  const uri = header(request, 'x-original-uri') ?? header(request, 'x-envoy-original-path') ?? '/';
+  return {
+    ip: clientIp(request.socket.remoteAddress ?? '', header(request, 'x-forwarded-for') ?? header(request, 'x-real-ip'), trusted),
+    method: header(request, 'x-original-method') ?? header(request, 'x-forwarded-method') ?? 'GET',
+    host: header(request, 'x-forwarded-host') ?? header(request, 'host') ?? '',
+    path: uri,
+    headers: request.headers,
+    ...(header(request, 'x-user-id') ? { userId: header(request, 'x-user-id')! } : {}),
+    ...(header(request, 'x-api-key') ? { apiKey: header(request, 'x-api-key')! } : {}),
+  };
+}
