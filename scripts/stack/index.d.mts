@@ -15,3 +15,4 @@ export declare function stackUp(settings?: StackSettings, log?: (line: string) =
 export declare function stackDown(settings?: StackSettings): Promise<{ kafka: string; redis: string }>;
 export declare function stackStatus(settings?: StackSettings): { kafka: string; redis: string };
 export declare function fetchKafka(settings: StackSettings, log?: (line: string) => void): void;
+export declare function ensureDebianPackage(binary: string, pkg: string, log?: (line: string) => void): void;

@@ -8,6 +8,7 @@ import { redisStatus, startRedis, stopRedis } from './redis.mjs';
 
 export { stackSettings } from './settings.mjs';
 export { StackError } from './processes.mjs';
+export { ensureDebianPackage } from './debian.mjs';
 export { fetchKafka };
 
 /** Starts Kafka and Redis (idempotent), waits until both answer, returns connection strings. */

@@ -1,6 +1,7 @@
 // Our own redis-server (Debian's package) on our own port and data folder. A Redis
 // that is not ours (for example the machine's on 6379) is never touched.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { ensureDebianPackage } from './debian.mjs';
 import { mkdirSync, openSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
@@ -10,18 +11,7 @@ const pidFile = (s) => join(s.dir, 'redis.pid');
 
 /** Installs Debian's redis-server when missing and we may (root with apt-get). */
 export function ensureRedisInstalled(log = console.log) {
-  if (which('redis-server')) return;
-  const isRoot = process.getuid?.() === 0;
-  if (!isRoot || !which('apt-get')) {
-    throw new StackError('redis-server not found: install it (Debian: sudo apt-get install redis-server), then run this again.');
-  }
-  log('redis-server not found: installing Debian package redis-server ...');
-  try {
-    execFileSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null'], { stdio: 'inherit' });
-  } catch (cause) {
-    throw new StackError(`could not install redis-server with apt-get: ${cause.message}`);
-  }
-  if (!which('redis-server')) throw new StackError('apt-get finished but redis-server is still not on PATH');
+  ensureDebianPackage('redis-server', 'redis-server', log);
 }
 
 export async function startRedis(s, log = console.log) {
