@@ -1,0 +1,78 @@
+/**
+ * In-process checks with 1,000,000 active bans: the enforcer's own local decision
+ * (attributes of the request, allowlist, bans on the address, its networks and each
+ * applicable ban policy's subject, throttle from shared counts) over a stream of
+ * requests of which 10% come from banned addresses. Ceiling: a bare Map lookup loop
+ * over the same addresses, the least a ban lookup can cost.
+ */
+import { Allowlist, attributesFromRequest, compilePolicy } from '@banstream/core';
+import { PolicyBook } from '@banstream/platform';
+import type { Ban, Policy } from '@banstream/schemas';
+import { BanCache } from '../../services/enforcer/src/cache/ban-cache.js';
+import { CountCache } from '../../services/enforcer/src/cache/count-cache.js';
+import { decideLocally } from '../../services/enforcer/src/decide.js';
+import { median, note, prng } from '../lib.js';
+
+const BANS = 1_000_000;
+const CHECKS = 2_000_000;
+const RUNS = 5;
+
+const ipOf = (i: number) => `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`;
+
+function policy(id: string, spec: Record<string, unknown>): Policy {
+  return { id, version: 1, description: '', owner: 'bench', mode: 'enforce', enabled: true, definition: JSON.stringify(spec), updatedBy: 'bench', updatedAt: 0 };
+}
+
+export interface LocalFigures {
+  local_checks_per_s: number;
+  ceiling_lookups_per_s: number;
+  local_ratio: number;
+  active_bans: number;
+}
+
+export function measureLocal(): LocalFigures {
+  note(`local: ${BANS} bans`);
+  const now = Date.now();
+  const bans = new BanCache();
+  const ceilingMap = new Map<string, Ban>();
+  for (let i = 0; i < BANS; i++) {
+    const subject = `ip:${ipOf(i * 2)}`; // every other address is banned
+    const ban: Ban = {
+      banId: `b${i}`, subject, policyId: 'login-flood', reason: 'bench', evidenceCount: 100, windowSeconds: 60, startedAt: now, expiresAt: now + 3_600_000,
+      preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
+    };
+    bans.observe(subject, ban);
+    ceilingMap.set(subject, ban);
+  }
+  const policies = new PolicyBook();
+  policies.apply('login-flood', policy('login-flood', { key: ['ip'], match: { paths: ['/login'] }, threshold: { count: 20, interval: '1m' }, action: { type: 'ban', banDuration: '1h' } }));
+  policies.apply('api', policy('api', { key: ['ip'], match: { pathPrefixes: ['/api/'] }, threshold: { count: 100, interval: '1m' }, action: { type: 'throttle' } }));
+  void compilePolicy;
+  const state = { bans, counts: new CountCache(), allowlist: new Allowlist(), policies };
+  const random = prng(7);
+  const ips: string[] = [];
+  for (let i = 0; i < 65_536; i++) ips.push(ipOf(Math.floor(random() * BANS * 2 * 1.1))); // ~45% banned
+  const paths = ['/', '/api/items', '/login', '/products/1'];
+  const headers = { 'user-agent': 'bench' };
+  const uniform = () => 0.5;
+
+  const localRuns: number[] = [];
+  const ceilingRuns: number[] = [];
+  let sink = 0;
+  for (let run = 0; run < RUNS; run++) {
+    let t = performance.now();
+    for (let i = 0; i < CHECKS; i++) {
+      const attrs = attributesFromRequest({ ip: ips[i & 65_535]!, method: 'GET', host: 'shop.example', path: paths[i & 3]!, headers, timestamp: now });
+      sink += decideLocally(state, attrs, now, uniform).candidates.length;
+    }
+    localRuns.push((CHECKS / (performance.now() - t)) * 1000);
+    t = performance.now();
+    for (let i = 0; i < CHECKS; i++) if (ceilingMap.get(`ip:${ips[i & 65_535]!}`) !== undefined) sink++;
+    ceilingRuns.push((CHECKS / (performance.now() - t)) * 1000);
+    note(`local run ${run + 1}: ${Math.round(localRuns[run]!)} checks/s, ceiling ${Math.round(ceilingRuns[run]!)} lookups/s`);
+  }
+  if (sink < 0) throw new Error('unreachable');
+  const local = median(localRuns);
+  const ceiling = median(ceilingRuns);
+  return { local_checks_per_s: Math.round(local), ceiling_lookups_per_s: Math.round(ceiling), local_ratio: Number((local / ceiling).toFixed(3)), active_bans: bans.size };
+}
