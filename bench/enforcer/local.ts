@@ -3,14 +3,15 @@
  * (attributes of the request, allowlist, bans on the address, its networks and each
  * applicable ban policy's subject, throttle from shared counts) over a stream of
  * requests of which 10% come from banned addresses. Ceiling: a bare Map lookup loop
- * over the same addresses, the least a ban lookup can cost.
+ * over the same addresses, the least a ban lookup can cost. The enforcer code is the
+ * compiled build (dist), as services run it, not the TypeScript through tsx.
  */
 import { Allowlist, attributesFromRequest, compilePolicy } from '@banstream/core';
 import { PolicyBook } from '@banstream/platform';
 import type { Ban, Policy } from '@banstream/schemas';
-import { BanCache } from '../../services/enforcer/src/cache/ban-cache.js';
-import { CountCache } from '../../services/enforcer/src/cache/count-cache.js';
-import { decideLocally } from '../../services/enforcer/src/decide.js';
+import { BanCache } from '../../services/enforcer/dist/cache/ban-cache.js';
+import { CountCache } from '../../services/enforcer/dist/cache/count-cache.js';
+import { decideLocally } from '../../services/enforcer/dist/decide.js';
 import { median, note, prng } from '../lib.js';
 
 const BANS = 1_000_000;

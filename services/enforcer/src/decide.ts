@@ -43,27 +43,29 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
   const allowlisted = state.allowlist.find(attrs, nowMs);
   if (allowlisted) return { allowlisted, candidates: [], hard: [] };
   const bans: Ban[] = [];
-  const seen = new Set<string>();
-  const bySubject = (subject: string) => {
-    if (seen.has(subject)) return;
-    seen.add(subject);
-    const ban = state.bans.subject(subject, nowMs);
-    if (ban) bans.push(ban);
-  };
-  bySubject(`ip:${attrs.ip}`);
-  if (attrs.userId !== undefined) bySubject(`user:${attrs.userId}`);
-  if (attrs.apiKeyHash !== undefined) bySubject(`apikey:${attrs.apiKeyHash}`);
+  // Subjects already looked up: a handful per request, so an array beats a Set.
+  const seen: string[] = [];
+  lookUp(state, `ip:${attrs.ip}`, nowMs, seen, bans);
+  if (attrs.userId !== undefined) lookUp(state, `user:${attrs.userId}`, nowMs, seen, bans);
+  if (attrs.apiKeyHash !== undefined) lookUp(state, `apikey:${attrs.apiKeyHash}`, nowMs, seen, bans);
   if (attrs.ipAddress) state.bans.networksOf(attrs.ipAddress, nowMs, bans);
   const decision: LocalDecision = { candidates: [], hard: [] };
   for (const policy of state.policies.applicable(attrs)) {
     const subject = policy.subjectOf(attrs);
     if (subject === undefined) continue;
     if (policy.enforcement.type === 'hard') decision.hard.push({ policy, subject });
-    else if (policy.action.type === 'ban') bySubject(subject);
+    else if (policy.action.type === 'ban') lookUp(state, subject, nowMs, seen, bans);
     else if (policy.action.type === 'throttle') throttle(state, policy, policy.action.status, subject, nowMs, uniform, decision);
   }
   for (const ban of bans) decision.candidates.push(banCandidate(ban, nowMs));
   return decision;
+}
+
+function lookUp(state: LocalState, subject: string, nowMs: number, seen: string[], out: Ban[]): void {
+  if (seen.includes(subject)) return;
+  seen.push(subject);
+  const ban = state.bans.subject(subject, nowMs);
+  if (ban) out.push(ban);
 }
 
 function banCandidate(ban: Ban, nowMs: number): Candidate {
