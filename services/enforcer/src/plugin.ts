@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { hashApiKey } from '@banstream/core';
+import type { RequestEvent } from '@banstream/schemas';
+import type { Decision, Enforcer } from './enforcer.js';
+import { decisionHeaders, problemBody } from './http/rate-limit-headers.js';
+
+/** Where request events go: the EdgePublisher (@banstream/edge) or anything with its publish(). */
+export interface EventSink {
+  publish(event: RequestEvent): void;
+}
+
+export interface BanstreamPluginOptions {
+  enforcer: Enforcer;
+  /** Publishes one event per request after the response, with its status. */
+  publisher?: EventSink;
+  /** Names this edge in its events. */
+  edgeId: string;
+  /** The client address; default request.ip (set Fastify's trustProxy to read X-Forwarded-For). */
+  clientIp?: (request: FastifyRequest) => string;
+  userId?: (request: FastifyRequest) => string | undefined;
+  /** The clear API key, hashed before it is checked or published. */
+  apiKey?: (request: FastifyRequest) => string | undefined;
+  /** Request headers copied into events, for policies keyed on them (lower case; never credentials). */
+  eventHeaders?: readonly string[];
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    banstream?: Decision;
+  }
+}
+
+/**
+ * Fastify plugin for edge services: every request is checked before its handler runs.
+ * A denied request is answered here (429 or 403, problem+json, Retry-After with jitter,
+ * RateLimit headers); an allowed one gets the RateLimit headers of its tightest quota.
+ * After the response, its event (with the status) goes to the publisher.
+ */
+export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async (app: FastifyInstance, options) => {
+  const { enforcer, publisher } = options;
+  const ipOf = options.clientIp ?? ((r: FastifyRequest) => r.ip);
+  const headerNames = options.eventHeaders ?? [];
+
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const apiKey = options.apiKey?.(request);
+    const userId = options.userId?.(request);
+    const decision = await enforcer.check({
+      ip: ipOf(request), method: request.method, host: request.host, path: request.url, headers: request.headers,
+      ...(apiKey ? { apiKey } : {}), ...(userId ? { userId } : {}),
+    });
+    request.banstream = decision;
+    reply.headers(decisionHeaders(decision));
+    if (!decision.allowed) return reply.code(decision.status).type('application/problem+json').send(problemBody(decision));
+    return undefined;
+  });
+
+  if (!publisher) return;
+  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    const apiKey = options.apiKey?.(request);
+    const headers: Record<string, string> = {};
+    for (const name of headerNames) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    publisher.publish({
+      eventId: randomUUID(), timestamp: Date.now() - Math.round(reply.elapsedTime), ip: ipOf(request), country: null, region: null, asn: null,
+      method: request.method, host: request.host, path: request.url.split('?')[0]!, route: request.routeOptions.url ?? null,
+      status: reply.statusCode, userId: options.userId?.(request) ?? null, apiKeyHash: apiKey ? hashApiKey(apiKey) : null,
+      headers, edgeId: options.edgeId, latencyMs: reply.elapsedTime,
+    });
+  });
+};
+// Hooks apply to the whole application, not only to routes registered inside the plugin.
+(banstreamPlugin as unknown as Record<symbol, boolean>)[Symbol.for('skip-override')] = true;
