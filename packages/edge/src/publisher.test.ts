@@ -1,0 +1,204 @@
+import { describe, expect, it, vi } from 'vitest';
+import { Writable } from 'node:stream';
+import { eventPartitionKey } from '@banstream/core';
+import { createLogger } from '@banstream/platform';
+import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { DROP_REASONS, type BufferStats } from './engine/event-buffer.js';
+import { createEdgePublisher, type EdgePublisher } from './publisher.js';
+import type { KeyedRecord, RecordSink } from './sink.js';
+import type { EdgePublisherOptions } from './options.js';
+
+const catalog = loadSchemaCatalog();
+const batchCodec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
+
+/** A sink whose behaviour the test switches: acknowledge, hang (Kafka away), fail, refuse for good. */
+class FakeSink implements RecordSink {
+  readonly sent: KeyedRecord[] = [];
+  mode: 'ok' | 'hang' | 'fail' | 'permanent' = 'ok';
+  private readonly hanging: { resolve: () => void; reject: (e: Error) => void }[] = [];
+
+  async send(records: readonly KeyedRecord[]): Promise<void> {
+    if (this.mode === 'fail') throw new Error('connect ECONNREFUSED');
+    if (this.mode === 'permanent') throw Object.assign(new Error('MESSAGE_TOO_LARGE'), { permanent: true });
+    if (this.mode === 'hang') await new Promise<void>((resolve, reject) => this.hanging.push({ resolve, reject }));
+    this.sent.push(...records);
+  }
+
+  release(): void {
+    this.mode = 'ok';
+    for (const h of this.hanging.splice(0)) h.resolve();
+  }
+
+  async close(): Promise<void> {
+    for (const h of this.hanging.splice(0)) h.reject(new Error('producer disconnected'));
+  }
+
+  events(): RequestEvent[] {
+    return this.sent.flatMap((r) => batchCodec.decode(r.value).events);
+  }
+}
+
+function logCapture() {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString().split('\n')) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: createLogger({ service: 'test', level: 'debug', destination }), lines };
+}
+
+let seq = 0;
+function event(ip: string, extra: Partial<RequestEvent> = {}): RequestEvent {
+  return {
+    eventId: `e${++seq}`, timestamp: 1_700_000_000_000, ip, country: null, region: null, asn: null, method: 'GET', host: 'shop.example',
+    path: '/', route: null, status: 200, userId: null, apiKeyHash: null, headers: {}, edgeId: 'edge-1', latencyMs: null, ...extra,
+  };
+}
+
+function publisherWith(sink: FakeSink, options: Partial<EdgePublisherOptions> = {}) {
+  const { logger, lines } = logCapture();
+  const publisher = createEdgePublisher({ sink, logger, catalog, lingerMs: 1, retryBackoffMs: 5, ...options });
+  return { publisher, lines };
+}
+
+const droppedTotal = (s: BufferStats) => DROP_REASONS.reduce((n, r) => n + s.dropped[r], 0);
+const accountedFor = (s: BufferStats) => s.delivered + droppedTotal(s) + s.pendingEvents + s.inFlightEvents;
+const settled = (p: EdgePublisher) => vi.waitFor(() => expect(p.stats().pendingEvents + p.stats().inFlightEvents).toBe(0), { timeout: 5_000 });
+
+describe('EdgePublisher', () => {
+  it('delivers every event in records keyed by the client /24 or /48, at most maxEventsPerRecord each', async () => {
+    const sink = new FakeSink();
+    const { publisher } = publisherWith(sink, { maxEventsPerRecord: 3 });
+    const ips = ['203.0.113.7', '203.0.113.200', '198.51.100.1', '2001:db8:1:2::1', '2001:db8:1:ffff::9', '203.0.113.8', '203.0.113.9'];
+    for (const ip of ips) publisher.publish(event(ip));
+    await settled(publisher);
+
+    expect(publisher.stats()).toMatchObject({ published: 7, delivered: 7 });
+    for (const record of sink.sent) {
+      const events = batchCodec.decode(record.value).events;
+      expect(events.length).toBeLessThanOrEqual(3);
+      for (const e of events) expect(eventPartitionKey(e.ip)).toBe(record.key);
+    }
+    expect(new Set(sink.sent.map((r) => r.key))).toEqual(new Set(['203.0.113.0/24', '198.51.100.0/24', '2001:db8:1::/48']));
+    expect(sink.events().map((e) => e.ip).sort()).toEqual([...ips].sort());
+    await publisher.close();
+  });
+
+  it('while Kafka is away, buffers up to the budget, then drops the oldest with a counter and one log line', async () => {
+    const sink = new FakeSink();
+    sink.mode = 'hang';
+    const budgetBytes = 20_000;
+    const { publisher, lines } = publisherWith(sink, { budgetBytes, maxInFlight: 1 });
+    const ids: string[] = [];
+    let peak = 0;
+    for (let i = 0; i < 400; i++) {
+      const e = event(`10.0.${i % 4}.1`);
+      ids.push(e.eventId);
+      publisher.publish(e);
+      const s = publisher.stats();
+      peak = Math.max(peak, s.pendingBytes + s.inFlightBytes);
+      expect(accountedFor(s)).toBe(s.published);
+      if (i === 10) await vi.waitFor(() => expect(publisher.stats().inFlightEvents).toBeGreaterThan(0));
+    }
+    const during = publisher.stats();
+    expect(peak).toBeLessThanOrEqual(budgetBytes);
+    expect(during.dropped.buffer_full).toBeGreaterThan(0);
+    const inFlight = during.inFlightEvents;
+
+    sink.release();
+    await settled(publisher);
+    const after = publisher.stats();
+    expect(after.delivered + after.dropped.buffer_full).toBe(400);
+    // What reached Kafka: the first send (in flight when the outage began), then the newest events.
+    const delivered = new Set(sink.events().map((e) => e.eventId));
+    expect(delivered).toEqual(new Set([...ids.slice(0, inFlight), ...ids.slice(400 - (after.delivered - inFlight))]));
+    const dropLines = lines.filter((l) => String(l.msg).startsWith('edge publisher dropped events'));
+    expect(dropLines).toHaveLength(1);
+    expect(dropLines[0]!.dropped).toEqual({ buffer_full: 1 });
+    await publisher.close();
+  });
+
+  it('keeps and retries events after a failed send, and drops them as rejected when Kafka refuses them for good', async () => {
+    const sink = new FakeSink();
+    sink.mode = 'fail';
+    const { publisher, lines } = publisherWith(sink);
+    for (let i = 0; i < 10; i++) publisher.publish(event('192.0.2.1'));
+    await vi.waitFor(() => expect(lines.some((l) => l.msg === 'kafka send failed: events kept in the buffer and retried')).toBe(true));
+    expect(publisher.stats().pendingEvents + publisher.stats().inFlightEvents).toBe(10);
+    sink.mode = 'ok';
+    await settled(publisher);
+    expect(publisher.stats().delivered).toBe(10);
+
+    sink.mode = 'permanent';
+    for (let i = 0; i < 5; i++) publisher.publish(event('192.0.2.1'));
+    await settled(publisher);
+    expect(publisher.stats()).toMatchObject({ published: 15, delivered: 10, dropped: { rejected: 5 } });
+    await publisher.close();
+  });
+
+  it('never throws into the caller: unusable events are dropped as invalid, late ones as closed', async () => {
+    const sink = new FakeSink();
+    const { publisher } = publisherWith(sink);
+    expect(() => publisher.publish(null as unknown as RequestEvent)).not.toThrow();
+    publisher.publish(event('not-an-ip'));
+    publisher.publish(event('192.0.2.1', { status: 1.5 }));
+    publisher.publish(event('192.0.2.1'));
+    await settled(publisher);
+    expect(publisher.stats()).toMatchObject({ published: 4, delivered: 1, dropped: { invalid: 3 } });
+    await publisher.close();
+    publisher.publish(event('192.0.2.1'));
+    expect(publisher.stats().dropped.closed).toBe(1);
+    expect(publisher.offer([event('192.0.2.1')])).toBe(false);
+  });
+
+  it('close() flushes what is buffered before resolving', async () => {
+    const sink = new FakeSink();
+    const { publisher } = publisherWith(sink, { lingerMs: 60_000 });
+    for (let i = 0; i < 50; i++) publisher.publish(event('192.0.2.1'));
+    const stats = await publisher.close(5_000);
+    expect(stats).toMatchObject({ published: 50, delivered: 50, pendingEvents: 0, inFlightEvents: 0 });
+    expect(sink.events()).toHaveLength(50);
+  });
+
+  it('close() gives up at its deadline when Kafka does not answer, counting the rest as shutdown', async () => {
+    const sink = new FakeSink();
+    sink.mode = 'hang';
+    const { publisher, lines } = publisherWith(sink, { maxInFlight: 1, maxEventsPerSend: 10 });
+    for (let i = 0; i < 30; i++) publisher.publish(event('192.0.2.1'));
+    const started = Date.now();
+    const stats = await publisher.close(200);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(stats).toMatchObject({ published: 30, delivered: 0, pendingEvents: 0, inFlightEvents: 0, dropped: { shutdown: 30 } });
+    expect(lines.some((l) => l.level === 50 && l.dropped === 30)).toBe(true);
+  });
+
+  it('offer() takes a whole batch or nothing, so a caller can push back instead of losing accepted events', async () => {
+    const sink = new FakeSink();
+    sink.mode = 'hang';
+    const { publisher } = publisherWith(sink, { budgetBytes: 10_000 });
+    let accepted = 0;
+    while (publisher.offer([event('192.0.2.1'), event('192.0.2.2')])) accepted += 2;
+    expect(publisher.stats()).toMatchObject({ published: accepted, refused: 2 });
+    expect(droppedTotal(publisher.stats())).toBe(0);
+    expect(publisher.fill()).toBeGreaterThan(0.9);
+    sink.release();
+    await settled(publisher);
+    expect(publisher.stats().delivered).toBe(accepted);
+    await publisher.close();
+  });
+
+  it('reports its counts as Prometheus metrics', async () => {
+    const sink = new FakeSink();
+    const { publisher } = publisherWith(sink);
+    for (let i = 0; i < 3; i++) publisher.publish(event('192.0.2.1'));
+    await publisher.close();
+    const text = await publisher.registry.metrics();
+    expect(text).toContain('banstream_edge_events_published_total 3');
+    expect(text).toContain('banstream_edge_events_delivered_total 3');
+    expect(text).toContain('banstream_edge_events_dropped_total{reason="buffer_full"} 0');
+    expect(text).toMatch(/banstream_edge_record_events_count \d/);
+    expect(text).toMatch(/banstream_edge_produce_seconds_count \d/);
+  });
+});

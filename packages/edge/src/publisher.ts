@@ -1,0 +1,266 @@
+import { eventPartitionKey, tryParseIp } from '@banstream/core';
+import { Registry, type Logger } from '@banstream/platform';
+import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { DropLog } from './engine/drop-log.js';
+import { EventBuffer, type BufferStats, type DropReason, type Pending } from './engine/event-buffer.js';
+import { estimateEventBytes } from './engine/event-size.js';
+import { encodeGroups, groupByKey, type EncodedRecord } from './engine/records.js';
+import { createKafkaSink } from './kafka-sink.js';
+import { edgeMetrics, type EdgeMetrics } from './metrics.js';
+import { resolveOptions, type EdgePublisherOptions, type ResolvedOptions } from './options.js';
+import { isPermanentFailure, type RecordSink } from './sink.js';
+
+export interface EdgePublisher {
+  /**
+   * Buffers one event for Kafka and returns at once. Never throws and never waits:
+   * an event it cannot keep is dropped and counted (see `stats().dropped`).
+   */
+  publish(event: RequestEvent): void;
+  /**
+   * Buffers every event, or none when they do not all fit in the room left (false):
+   * for callers that can push back instead of losing events already accepted.
+   */
+  offer(events: readonly RequestEvent[]): boolean;
+  /** Share of the budget in use, 0 to 1. */
+  fill(): number;
+  stats(): BufferStats;
+  /**
+   * Sends what is buffered and waits for the acknowledgements, at most `timeoutMs`;
+   * what is left then is dropped as `shutdown`. Later events are dropped as `closed`.
+   */
+  close(timeoutMs?: number): Promise<BufferStats>;
+  readonly registry: Registry;
+}
+
+interface ActiveSend {
+  items: Pending<RequestEvent>[];
+  /** Set when close() gave up on it, so its late outcome is not counted twice. */
+  abandoned: boolean;
+}
+
+const METRICS_SYNC_MS = 1_000;
+
+export function createEdgePublisher(options: EdgePublisherOptions): EdgePublisher {
+  return new Publisher(options);
+}
+
+/**
+ * The publisher's moving parts around the pure EventBuffer: when to send (size or
+ * linger), how many sends at once, what a failed send means for its events, and an
+ * orderly close. Runs on the caller's event loop; publish() only appends.
+ */
+class Publisher implements EdgePublisher {
+  readonly registry: Registry;
+  private readonly config: ResolvedOptions;
+  private readonly buffer: EventBuffer<RequestEvent>;
+  private readonly sink: RecordSink;
+  private readonly logger: Logger;
+  private readonly metrics: EdgeMetrics;
+  private readonly dropLog: DropLog;
+  private readonly now: () => number;
+  private readonly encodeBatch: (events: RequestEvent[]) => Buffer;
+  private readonly isValidEvent: (event: RequestEvent) => boolean;
+  private readonly active = new Set<ActiveSend>();
+  private state: 'open' | 'closing' | 'closed' = 'open';
+  private flushQueued = false;
+  private lingerTimer: NodeJS.Timeout | undefined;
+  private retryAt = 0;
+  private lastFailureLogAt = Number.NEGATIVE_INFINITY;
+  private readonly syncTimer: NodeJS.Timeout;
+  private onSettled: (() => void) | undefined;
+  private closing: Promise<BufferStats> | undefined;
+
+  constructor(options: EdgePublisherOptions) {
+    this.config = resolveOptions(options);
+    this.logger = options.logger.child({ component: 'edge-publisher' });
+    this.registry = options.registry ?? new Registry();
+    this.metrics = edgeMetrics(this.registry);
+    this.buffer = new EventBuffer(this.config.budgetBytes);
+    this.dropLog = new DropLog(this.config.dropLogIntervalMs);
+    this.now = options.now ?? (() => performance.now());
+    const catalog = options.catalog ?? loadSchemaCatalog();
+    const batchCodec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
+    const eventType = catalog.latest(SCHEMA_NAMES.requestEvent).type;
+    this.encodeBatch = (events) => batchCodec.encode({ events });
+    this.isValidEvent = (event) => eventType.isValid(event);
+    this.sink = options.sink ?? createKafkaSink({ kafka: options.kafka!, topic: options.topic!, logger: this.logger, reconnectMs: this.config.retryBackoffMs });
+    this.syncTimer = setInterval(() => this.sync(), METRICS_SYNC_MS).unref();
+    this.sync();
+  }
+
+  publish(event: RequestEvent): void {
+    try {
+      if (this.state !== 'open') return this.noteDrop('closed', 1, () => this.buffer.reject('closed'));
+      const evicted = this.buffer.push(event, estimateEventBytes(event));
+      if (evicted > 0) this.noteDrop('buffer_full', evicted);
+      this.scheduleFlush();
+    } catch (error) {
+      // Only a malformed event (not an object) gets here; the caller must not see it.
+      this.noteDrop('invalid', 1, () => this.buffer.reject('invalid'));
+      this.logger.debug({ err: error }, 'unusable event dropped');
+    }
+  }
+
+  offer(events: readonly RequestEvent[]): boolean {
+    if (this.state !== 'open') return false;
+    const sizes = events.map(estimateEventBytes);
+    if (!this.buffer.offer(events, sizes)) return false;
+    this.scheduleFlush();
+    return true;
+  }
+
+  fill(): number {
+    return this.buffer.usedBytes / this.buffer.budgetBytes;
+  }
+
+  stats(): BufferStats {
+    return this.buffer.stats();
+  }
+
+  close(timeoutMs = 5_000): Promise<BufferStats> {
+    this.closing ??= this.shutdown(timeoutMs);
+    return this.closing;
+  }
+
+  private async shutdown(timeoutMs: number): Promise<BufferStats> {
+    this.state = 'closing';
+    const deadline = this.now() + timeoutMs;
+    this.retryAt = 0;
+    this.flushNow();
+    while (this.buffer.pendingEvents + this.active.size > 0 && this.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        this.onSettled = resolve;
+        setTimeout(resolve, Math.max(1, Math.min(50, deadline - this.now())));
+      });
+      this.flushNow();
+    }
+    this.state = 'closed';
+    const left = this.buffer.pendingEvents + this.buffer.inFlightEvents;
+    this.buffer.dropPending('shutdown');
+    for (const send of this.active) {
+      send.abandoned = true;
+      this.buffer.settle(send.items, 'shutdown');
+    }
+    this.active.clear();
+    clearTimeout(this.lingerTimer);
+    clearInterval(this.syncTimer);
+    await this.sink.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the Kafka producer failed'));
+    const stats = this.buffer.stats();
+    this.metrics.sync(stats);
+    if (left > 0) this.logger.error({ dropped: left, timeoutMs }, 'closed before every event was acknowledged: the rest is dropped as shutdown');
+    else this.logger.info({ delivered: stats.delivered }, 'edge publisher closed: every buffered event was acknowledged');
+    return stats;
+  }
+
+  /**
+   * Sends at once when a send's worth is buffered (or on close), else after the
+   * linger; never while every send slot is taken (the next settled send calls
+   * again) or before the back-off after a failure has passed.
+   */
+  private scheduleFlush(): void {
+    if (this.flushQueued || this.state === 'closed' || this.active.size >= this.config.maxInFlight) return;
+    const b = this.buffer;
+    if (b.pendingEvents === 0) return;
+    const wait = this.retryAt === 0 ? 0 : this.retryAt - this.now();
+    const full = this.state === 'closing' || b.pendingEvents >= this.config.maxEventsPerSend || b.pendingBytes >= this.config.maxBytesPerSend;
+    if (full && wait <= 0) {
+      this.flushQueued = true;
+      setImmediate(this.flushNow);
+    } else if (this.lingerTimer === undefined) {
+      this.lingerTimer = setTimeout(this.flushNow, full ? wait : Math.max(this.config.lingerMs, wait));
+      this.lingerTimer.unref();
+    }
+  }
+
+  private readonly flushNow = (): void => {
+    this.flushQueued = false;
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = undefined;
+    if (this.state === 'closed') return;
+    if (this.retryAt !== 0) {
+      if (this.now() < this.retryAt) return this.scheduleFlush();
+      this.retryAt = 0;
+    }
+    while (this.active.size < this.config.maxInFlight && this.buffer.pendingEvents > 0) {
+      void this.send(this.buffer.take(this.config.maxEventsPerSend, this.config.maxBytesPerSend));
+    }
+  };
+
+  private async send(taken: Pending<RequestEvent>[]): Promise<void> {
+    const send: ActiveSend = { items: taken, abandoned: false };
+    this.active.add(send);
+    const started = this.now();
+    try {
+      const records = this.encode(send);
+      if (records.length === 0) return;
+      try {
+        await this.sink.send(records.map((r) => ({ key: r.key, value: r.value })));
+      } catch (error) {
+        if (!send.abandoned) this.failed(send.items, error);
+        return;
+      }
+      if (send.abandoned) return;
+      this.buffer.settle(send.items, 'delivered');
+      this.metrics.produceSeconds.observe((this.now() - started) / 1000);
+      for (const r of records) this.metrics.recordEvents.observe(r.items.length);
+    } finally {
+      this.active.delete(send);
+      this.onSettled?.();
+      this.scheduleFlush();
+    }
+  }
+
+  /** Records of one send, keyed by client network; events that cannot be sent are dropped as invalid. */
+  private encode(send: ActiveSend): EncodedRecord<RequestEvent>[] {
+    let records: EncodedRecord<RequestEvent>[] = [];
+    let unusable: Pending<RequestEvent>[];
+    try {
+      const { groups, invalid: keyless } = groupByKey(send.items, partitionKeyOf, this.config.maxEventsPerRecord);
+      const encoded = encodeGroups(groups, this.encodeBatch, this.isValidEvent);
+      records = encoded.records;
+      unusable = keyless.concat(encoded.invalid);
+    } catch (error) {
+      this.logger.error({ err: error, events: send.items.length }, 'events could not be grouped or encoded: dropped');
+      unusable = send.items;
+    }
+    if (unusable.length > 0) this.noteDrop('invalid', unusable.length, () => this.buffer.settle(unusable, 'invalid'));
+    send.items = records.flatMap((r) => r.items);
+    return records;
+  }
+
+  /** A send that failed: put back to retry, or dropped when Kafka refuses it for good. */
+  private failed(items: Pending<RequestEvent>[], error: unknown): void {
+    if (isPermanentFailure(error)) {
+      this.logger.error({ err: error, events: items.length }, 'kafka refused the records for good: dropped');
+      return this.noteDrop('rejected', items.length, () => this.buffer.settle(items, 'rejected'));
+    }
+    this.buffer.requeue(items);
+    this.retryAt = this.now() + this.config.retryBackoffMs;
+    if (this.now() - this.lastFailureLogAt >= this.config.dropLogIntervalMs) {
+      this.lastFailureLogAt = this.now();
+      this.logger.warn({ err: error, events: items.length }, 'kafka send failed: events kept in the buffer and retried');
+    }
+  }
+
+  private noteDrop(reason: DropReason, count: number, apply?: () => void): void {
+    apply?.();
+    const line = this.dropLog.note(reason, count, this.now());
+    if (line) this.logDrops(line);
+  }
+
+  private sync(): void {
+    const line = this.dropLog.due(this.now());
+    if (line) this.logDrops(line);
+    this.metrics.sync(this.buffer.stats());
+  }
+
+  private logDrops(dropped: Partial<Record<DropReason, number>>): void {
+    const s = this.buffer.stats();
+    this.logger.warn({ dropped, bufferBytes: s.pendingBytes + s.inFlightBytes, budgetBytes: s.budgetBytes }, 'edge publisher dropped events (Kafka slow or unreachable, or events unusable)');
+  }
+}
+
+function partitionKeyOf(event: RequestEvent): string | undefined {
+  const ip = typeof event.ip === 'string' ? tryParseIp(event.ip) : undefined;
+  return ip === undefined ? undefined : eventPartitionKey(ip);
+}

@@ -1,0 +1,115 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { createHttpServer, createLogger, createMetricsRegistry } from '@banstream/platform';
+import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { EVENT_RULES } from '../events/event-rules.js';
+import { EventValidator } from '../events/validate.js';
+import { ingestMetrics } from '../metrics.js';
+import { parseEdgeTokens } from './edge-auth.js';
+import { eventsRoute, type EventsRouteOptions } from './events-route.js';
+
+const catalog = loadSchemaCatalog();
+const batchCodec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
+const TOKEN = 'edge-token-0123456789abcdef';
+const event = { eventId: 'e1', timestamp: 1_700_000_000_000, ip: '203.0.113.7', method: 'GET', host: 'shop.example', path: '/', status: 200, edgeId: 'edge-1' };
+const full = (e: typeof event): RequestEvent => ({ country: null, region: null, asn: null, route: null, userId: null, apiKeyHash: null, headers: {}, latencyMs: null, ...e });
+
+let app: FastifyInstance | undefined;
+afterEach(async () => app?.close());
+
+/** The route on a real Fastify server, driven by inject(); the publisher is a stand-in that keeps what it is offered. */
+async function gateway(overrides: Partial<EventsRouteOptions> = {}) {
+  const offered: RequestEvent[][] = [];
+  let room = true;
+  app = createHttpServer(createLogger({ service: 'test', level: 'silent' }));
+  await app.register(eventsRoute, {
+    publisher: { offer: (events) => (room ? (offered.push([...events]), true) : false) },
+    validator: new EventValidator(catalog.latest(SCHEMA_NAMES.requestEvent).schema, EVENT_RULES),
+    batchCodec, geo: () => ({ lookup: (ip) => (ip.startsWith('203.') ? { country: 'AU', region: null, asn: null } : undefined) }),
+    tokens: undefined, bodyLimit: 64 * 1024, retryAfterSeconds: 2, unavailable: () => undefined,
+    metrics: ingestMetrics(createMetricsRegistry('test', { defaultMetrics: false })), ...overrides,
+  });
+  const post = (payload: string | Buffer, contentType?: string, headers: Record<string, string> = {}) =>
+    app!.inject({ method: 'POST', url: '/v1/events', payload, headers: { ...(contentType ? { 'content-type': contentType } : {}), ...headers } });
+  return { offered, post, full: () => (room = false) };
+}
+
+describe('POST /v1/events', () => {
+  it('accepts a JSON array with 202, normalised and with the country filled in, an edge-supplied country kept', async () => {
+    const { offered, post } = await gateway();
+    const res = await post(JSON.stringify([event, { ...event, eventId: 'e2', country: 'nz' }]), 'application/json; charset=utf-8');
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toEqual({ accepted: 2 });
+    expect(offered[0]!.map((e) => e.country)).toEqual(['AU', 'NZ']);
+  });
+
+  it('accepts an Avro RequestEventBatch (single-object encoding) with 202', async () => {
+    const { offered, post } = await gateway();
+    const res = await post(batchCodec.encode({ events: [full(event), full({ ...event, ip: '2001:DB8::1' })] }), 'application/avro');
+    expect(res.statusCode).toBe(202);
+    expect(offered[0]!.map((e) => e.ip)).toEqual(['203.0.113.7', '2001:db8::1']);
+  });
+
+  it('answers 400 naming each invalid event, and accepts none of the batch', async () => {
+    const { offered, post } = await gateway();
+    const res = await post(JSON.stringify([event, { ...event, ip: 'nope' }]), 'application/json');
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      statusCode: 400, code: 'INVALID_EVENTS', message: '1 of 2 events are invalid; none of the batch was accepted',
+      errors: [{ index: 1, path: '/ip', message: 'not an IP address: "nope" (unexpected "n" at position 0)' }],
+    });
+    expect(offered).toEqual([]);
+  });
+
+  it('answers 400 for a body that is not JSON, not an array, or not Avro', async () => {
+    const { post } = await gateway();
+    const notJson = await post('[{', 'application/json');
+    expect([notJson.statusCode, notJson.json().code]).toEqual([400, 'BAD_JSON']);
+    expect(notJson.json().message).toMatch(/^the body is not JSON: /);
+    const notArray = await post('{"events":[]}', 'application/json');
+    expect(notArray.json()).toMatchObject({ statusCode: 400, code: 'BAD_JSON', message: 'the body must be a JSON array of events, not object' });
+    const notAvro = await post(Buffer.from('not avro'), 'application/avro');
+    expect(notAvro.json()).toMatchObject({ statusCode: 400, code: 'BAD_AVRO' });
+    expect(notAvro.json().message).toContain('SCHEMA_BAD_MAGIC');
+    const truncated = await post(batchCodec.encode({ events: [full(event)] }).subarray(0, 20), 'application/avro');
+    expect(truncated.json().message).toContain('SCHEMA_TRUNCATED');
+  });
+
+  it('answers 413 over the body limit and 415 for other content types', async () => {
+    const { post } = await gateway({ bodyLimit: 1024 });
+    const large = await post(JSON.stringify(Array.from({ length: 20 }, () => event)), 'application/json');
+    expect(large.json()).toEqual({ statusCode: 413, code: 'BODY_TOO_LARGE', message: 'the body is larger than the limit of 1024 bytes (INGEST_BODY_LIMIT_BYTES): send smaller batches' });
+    const text = await post('hello', 'text/plain');
+    expect([text.statusCode, text.json().code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    expect(text.json().message).toContain('application/json');
+    const none = await post('[]');
+    expect(none.statusCode).toBe(415);
+  });
+
+  it('answers 401 without a valid edge token when tokens are configured', async () => {
+    const { post } = await gateway({ tokens: parseEdgeTokens(TOKEN) });
+    const missing = await post('[]', 'application/json');
+    expect([missing.statusCode, missing.json().code, missing.headers['www-authenticate']]).toEqual([401, 'UNAUTHORIZED', 'Bearer realm="banstream-ingest"']);
+    const wrong = await post('[]', 'application/json', { authorization: `Bearer ${TOKEN}x` });
+    expect(wrong.statusCode).toBe(401);
+    const right = await post('[]', 'application/json', { authorization: `Bearer ${TOKEN}` });
+    expect(right.statusCode).toBe(202);
+  });
+
+  it('answers 503 with Retry-After when the publisher has no room, and while starting or stopping', async () => {
+    const { post, full: fillUp } = await gateway();
+    fillUp();
+    const res = await post(JSON.stringify([event]), 'application/json');
+    expect([res.statusCode, res.json().code, res.headers['retry-after']]).toEqual([503, 'BUFFER_FULL', '2']);
+    await app!.close();
+    const stopping = await gateway({ unavailable: () => 'the gateway is shutting down' });
+    const res2 = await stopping.post(JSON.stringify([event]), 'application/json');
+    expect([res2.statusCode, res2.json().code, res2.json().message, res2.headers['retry-after']]).toEqual([503, 'UNAVAILABLE', 'the gateway is shutting down', '2']);
+  });
+
+  it('serves the JSON Schema it validates with', async () => {
+    await gateway();
+    const res = await app!.inject({ method: 'GET', url: '/v1/events/schema' });
+    expect(res.json()).toMatchObject({ title: 'RequestEvent', additionalProperties: false, properties: { ip: { type: 'string', maxLength: 64 } } });
+  });
+});

@@ -1,0 +1,97 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { EdgePublisher } from '@banstream/edge';
+import type { Codec, RequestEventBatch } from '@banstream/schemas';
+import { enrichGeo, type GeoLookup, type GeoOutcome } from '../geo/enrich.js';
+import type { EventValidator } from '../events/validate.js';
+import type { IngestMetrics } from '../metrics.js';
+import { decodeAvroBody, decodeJsonBody } from './body.js';
+import type { EdgeTokens } from './edge-auth.js';
+import { fromFastifyError, sendError, UNSUPPORTED_MEDIA_TYPE } from './errors.js';
+
+export interface EventsRouteOptions {
+  publisher: Pick<EdgePublisher, 'offer'>;
+  validator: EventValidator;
+  batchCodec: Codec<RequestEventBatch>;
+  /** Undefined while there is no database (none configured, or not opened yet). */
+  geo: () => GeoLookup | undefined;
+  tokens: EdgeTokens | undefined;
+  bodyLimit: number;
+  retryAfterSeconds: number;
+  /** Why events are not taken now (starting, shutting down), or undefined when they are. */
+  unavailable: () => string | undefined;
+  metrics: IngestMetrics;
+}
+
+type Format = 'json' | 'avro';
+const AVRO = 'application/avro';
+
+/**
+ * POST /v1/events: a JSON array of RequestEvent, or one Avro RequestEventBatch.
+ * 202 once every event is in the publisher's buffer (then delivered, or counted if
+ * ever dropped); 400 naming each invalid event and nothing accepted; 401, 413, 415;
+ * 503 with Retry-After when the buffer has no room, so edges back off instead of
+ * events being lost. GET /v1/events/schema serves the JSON Schema the array must match.
+ */
+export async function eventsRoute(app: FastifyInstance, options: EventsRouteOptions): Promise<void> {
+  const { publisher, validator, batchCodec, tokens, bodyLimit, metrics } = options;
+  const retryAfter = String(options.retryAfterSeconds);
+
+  // Bodies stay raw buffers: decoding is the handler's, with the gateway's messages.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(['application/json', AVRO], { parseAs: 'buffer', bodyLimit }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((error: { code?: string; statusCode?: number; message: string }, _req, reply) => {
+    const mapped = fromFastifyError(error, bodyLimit);
+    if (mapped.code === 'BAD_REQUEST' && (error.statusCode ?? 500) >= 500) app.log.error({ err: error }, 'ingest request failed');
+    return sendError(reply, mapped.code, mapped.message);
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    const reason = options.unavailable();
+    if (reason !== undefined) return sendError(reply.header('retry-after', retryAfter), 'UNAVAILABLE', reason);
+    if (tokens !== undefined && !tokens.allows(request.headers.authorization)) {
+      return sendError(reply.header('www-authenticate', 'Bearer realm="banstream-ingest"'), 'UNAUTHORIZED', 'a valid edge token is required: Authorization: Bearer <token>');
+    }
+    return undefined;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.method === 'POST') metrics.requests.inc({ status: String(reply.statusCode), format: formatOf(request) });
+  });
+
+  app.get('/v1/events/schema', async () => validator.schema);
+
+  app.post('/v1/events', { bodyLimit }, async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!Buffer.isBuffer(request.body)) return sendError(reply, 'UNSUPPORTED_MEDIA_TYPE', UNSUPPORTED_MEDIA_TYPE);
+    const format = formatOf(request);
+    const decoded = format === 'avro' ? decodeAvroBody(request.body, batchCodec) : decodeJsonBody(request.body);
+    if (!decoded.ok) return sendError(reply, decoded.code, decoded.message);
+
+    const checked = validator.validate(decoded.events);
+    if (!checked.ok) {
+      metrics.events.inc({ format, outcome: 'invalid' }, decoded.events.length);
+      const { invalidEvents, problems, truncated } = checked;
+      return sendError(reply, 'INVALID_EVENTS', `${invalidEvents} of ${decoded.events.length} events are invalid; none of the batch was accepted`, { errors: problems, ...(truncated ? { truncated } : {}) });
+    }
+    const geo = options.geo();
+    if (geo !== undefined) countGeo(metrics, checked.events.map((event) => enrichGeo(event, geo)));
+
+    if (!publisher.offer(checked.events)) {
+      metrics.events.inc({ format, outcome: 'refused' }, checked.events.length);
+      return sendError(reply.header('retry-after', retryAfter), 'BUFFER_FULL', `the gateway's buffer is full (Kafka slow or unreachable); nothing of this batch was accepted: retry after ${retryAfter} s`);
+    }
+    metrics.events.inc({ format, outcome: 'accepted' }, checked.events.length);
+    return reply.code(202).send({ accepted: checked.events.length });
+  });
+}
+
+/** One metric update per outcome and request, not per event. */
+function countGeo(metrics: IngestMetrics, outcomes: readonly GeoOutcome[]): void {
+  const counts: Record<GeoOutcome, number> = { kept: 0, filled: 0, unknown: 0 };
+  for (const o of outcomes) counts[o]++;
+  for (const result of Object.keys(counts) as GeoOutcome[]) if (counts[result] > 0) metrics.geo.inc({ result }, counts[result]);
+}
+
+function formatOf(request: FastifyRequest): Format {
+  return (request.headers['content-type'] ?? '').toLowerCase().startsWith(AVRO) ? 'avro' : 'json';
+}
