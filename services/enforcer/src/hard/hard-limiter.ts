@@ -182,6 +182,10 @@ export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
         items.forEach((item: HardLimitItem, index) => coalescer.add({ request, index, policy: item.policy, spec: specs[index]!, key: keys[index]! }));
       });
     },
+    async warmUp() {
+      const algorithms = Object.keys(ALGORITHM_GROUP) as HardAlgorithm[];
+      await withDeadline(Promise.all(algorithms.map((a) => runScript(a, [], []))), Math.max(1_000, timeoutMs), 'hard-limit scripts warm-up', 'REDIS_TIMEOUT');
+    },
     close() {
       closed = true;
       coalescer.flush();

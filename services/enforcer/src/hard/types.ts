@@ -20,6 +20,13 @@ export interface LimitReply {
 export interface HardLimiter {
   /** One Candidate per item, in order; never rejects: when Redis cannot answer, each policy's failure mode does. */
   check(items: readonly HardLimitItem[], nowMs: number): Promise<Candidate[]>;
-  /** Sends what is queued and stops the breaker's gauge; later checks are decided by the failure modes. */
+  /**
+   * Runs each script once with no keys, so the first real checks do not pay for
+   * loading scripts and warming code paths within their few milliseconds. Call it
+   * before reporting ready; it rejects when Redis does not answer (checks still
+   * work then, by failure mode, and recover on their own).
+   */
+  warmUp(): Promise<void>;
+  /** Sends what is queued; later checks are decided by the failure modes. */
   close(): void;
 }
