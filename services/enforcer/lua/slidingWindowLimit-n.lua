@@ -1,11 +1,13 @@
 --[[
   slidingWindowLimit: hard limits by a sliding-window counter, for a batch of checks.
-  A key is a hash of fixed windows' counts, each field named by its window number
-  floor(now / interval). The count over the sliding window is the current window's
-  count plus the previous one's, weighted by how much of it the sliding window
-  still covers (the two-window approximation Cloudflare measured at 0.003% wrong
-  decisions). Only admitted requests are counted. Checks run in order, so two
-  checks of one key in one batch see each other.
+  A key holds the counts of two fixed windows as "<window>:<current>:<previous>",
+  the window numbered floor(now / interval). The count over the sliding window is
+  the current window's count plus the previous one's, weighted by how much of it
+  the sliding window still covers (the two-window approximation Cloudflare
+  measured at 0.003% wrong decisions). Only admitted requests are counted, and
+  each admit rewrites the key with its expiry: the end of the next window, which
+  still reads this one. One string, one read and one write per check. Checks run
+  in order, so two checks of one key in one batch see each other.
 
   KEYS[i]     counter of check i (<prefix>hl:<policy>:sw:{<subject>})
   ARGV[1]     now in ms, or 0 to read the Redis server clock (the limiter always
@@ -18,19 +20,21 @@
 ]]
 local function hit(key, limit, interval, now)
   local w = math.floor(now / interval)
-  local counts = redis.call('HMGET', key, w, w - 1)
-  local current = tonumber(counts[1]) or 0
-  local previous = tonumber(counts[2]) or 0
+  local current, previous = 0, 0
+  local held = redis.call('GET', key)
+  if held then
+    local hw, hc, hp = string.match(held, '^(%d+):(%d+):(%d+)$')
+    hw = tonumber(hw)
+    if hw == w then
+      current, previous = tonumber(hc), tonumber(hp)
+    elseif hw == w - 1 then
+      previous = tonumber(hc)
+    end
+  end
   local into = now - w * interval
   local estimate = previous * (interval - into) / interval + current
   if estimate + 1 <= limit then
-    redis.call('HINCRBY', key, w, 1)
-    if current == 0 then
-      -- First admit of this window: drop the window before the previous one, and
-      -- keep the key until the next window (which still reads this one) ends.
-      redis.call('HDEL', key, w - 2)
-      redis.call('PEXPIRE', key, (w + 2) * interval - now)
-    end
+    redis.call('SET', key, string.format('%d:%d:%d', w, current + 1, previous), 'PX', (w + 2) * interval - now)
     return 1, math.floor(limit - estimate - 1), 0
   end
   local wait
