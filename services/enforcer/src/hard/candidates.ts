@@ -13,17 +13,35 @@ function denies(policy: HardLimitPolicy, reply: LimitReply): boolean {
   return !reply.allowed && policy.action.type !== 'alert';
 }
 
+interface Reasons {
+  within: string;
+  reached: string;
+}
+
+// Built once per limit and source: the hot path hands out the same strings.
+const reasonCache = { 'hard-limit': new WeakMap<LimitShape, Reasons>(), 'fail-mode': new WeakMap<LimitShape, Reasons>() };
+
+function reasonsFor(policy: HardLimitPolicy, spec: LimitShape, source: 'hard-limit' | 'fail-mode'): Reasons {
+  let reasons = reasonCache[source].get(spec);
+  if (reasons === undefined) {
+    const where = source === 'fail-mode' ? `${UNAVAILABLE}; local limit` : 'hard limit';
+    reasons = { within: `within the ${where} of ${spec.description}`, reached: `${where} of ${spec.description} reached (policy ${policy.id})` };
+    reasonCache[source].set(spec, reasons);
+  }
+  return reasons;
+}
+
 /** A decision by the limit itself: Redis's (`hard-limit`), or the in-process one of the `local` failure mode (`fail-mode`). */
 export function limitCandidate(policy: HardLimitPolicy, spec: LimitShape, reply: LimitReply, source: 'hard-limit' | 'fail-mode'): Candidate {
   const deny = denies(policy, reply);
-  const where = source === 'fail-mode' ? `${UNAVAILABLE}; local limit` : 'hard limit';
+  const reasons = reasonsFor(policy, spec, source);
   const candidate: Candidate = {
     source,
     policyId: policy.id,
     deny,
     status: statusOf(policy),
     preview: policy.mode === 'preview',
-    reason: reply.allowed ? `within the ${where} of ${spec.description}` : `${where} of ${spec.description} reached (policy ${policy.id})`,
+    reason: reply.allowed ? reasons.within : reasons.reached,
     limit: spec.limit,
     remaining: reply.remaining,
   };

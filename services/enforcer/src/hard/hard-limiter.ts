@@ -11,7 +11,7 @@ import { LocalLimiter } from './local-limiter.js';
 import { BREAKER_STATE_VALUE, hardLimitMetrics } from './metrics.js';
 import { defineHardLimitScripts, type ScriptReply } from './scripts.js';
 import { hashSlot } from './slot.js';
-import type { HardLimitItem, HardLimitPolicy, HardLimiter } from './types.js';
+import type { HardLimitPolicy, HardLimiter } from './types.js';
 
 export interface HardLimiterOptions {
   /** The caller's client (createRedis: no offline queue, auto-pipelining); the limiter registers its scripts on it. */
@@ -165,21 +165,26 @@ export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
 
   return {
     check(items, nowMs) {
-      if (items.length === 0) return Promise.resolve([]);
-      let specs: LimitSpec[];
+      const n = items.length;
+      if (n === 0) return Promise.resolve([]);
+      const specs = new Array<LimitSpec>(n);
+      const keys = new Array<string>(n);
       try {
         // Every spec first: a policy that is not hard is the caller's bug, reported before anything is counted.
-        specs = items.map((item) => limitSpecOf(item.policy));
+        for (let i = 0; i < n; i++) {
+          const { policy, subject } = items[i]!;
+          specs[i] = limitSpecOf(policy);
+          keys[i] = hardLimitKey(keyPrefix, policy.id, specs[i]!.algorithm, subject);
+        }
       } catch (error) {
         return Promise.reject(error as Error);
       }
-      const keys = items.map((item, i) => hardLimitKey(keyPrefix, item.policy.id, specs[i]!.algorithm, item.subject));
       if (closed || breaker.refusing()) {
         return Promise.resolve(items.map((item, i) => failureDecision(item.policy, specs[i]!, keys[i]!, nowMs)));
       }
       return new Promise<Candidate[]>((resolve) => {
-        const request: PendingRequest = { results: new Array<Candidate>(items.length), left: items.length, nowMs, resolve };
-        items.forEach((item: HardLimitItem, index) => coalescer.add({ request, index, policy: item.policy, spec: specs[index]!, key: keys[index]! }));
+        const request: PendingRequest = { results: new Array<Candidate>(n), left: n, nowMs, resolve };
+        for (let i = 0; i < n; i++) coalescer.add({ request, index: i, policy: items[i]!.policy, spec: specs[i]!, key: keys[i]! });
       });
     },
     async warmUp() {
