@@ -22,7 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createLogger, createMetricsRegistry, createRedis, type Redis } from '@banstream/platform';
-import { createHardLimiter, hardLimitKey, hardLimitScript, type HardLimitPolicy } from '../services/enforcer/src/hard/index.js';
+import { ALGORITHM_TAG, createHardLimiter, hardLimitKey, hardLimitScript, type HardLimitPolicy } from '../services/enforcer/src/hard/index.js';
 import { startPrivateRedis } from '../test/support/private-redis.js';
 import { median, note, percentile, prng, report, sig, type Figures } from './lib.js';
 
@@ -92,11 +92,11 @@ async function runLoad(redis: Redis, params: EnforcerRedisParams, concurrency: n
   return { checksPerSecond: (decided / elapsed) * 1000, failMode, latenciesMs };
 }
 
-/** redis-benchmark's own figure for EVALSHA of the sliding-window script, one check per call, pipelined 16 deep. */
+/** redis-benchmark's own figure for EVALSHA of the script, one sliding-window check per call, pipelined 16 deep. */
 function runCeiling(port: number, sha: string, params: EnforcerRedisParams): number {
   const key = hardLimitKey(KEY_PREFIX, POLICY.id, 'sliding-window', 'ip:__rand_int__');
   const args = ['-p', String(port), '-P', '16', '-n', String(params.ceilingRequests), '-r', String(params.keys), '--csv'];
-  const command = ['evalsha', sha, '1', key, '0', String(POLICY.threshold.count), String(POLICY.threshold.intervalMs)];
+  const command = ['evalsha', sha, '1', key, '0', ALGORITHM_TAG['sliding-window'], String(POLICY.threshold.count), String(POLICY.threshold.intervalMs)];
   const csv = execFileSync('redis-benchmark', [...args, ...command], { encoding: 'utf8' });
   // "test","rps",... then one row per test.
   const row = csv.trim().split('\n').at(-1)!.split('","');
@@ -111,7 +111,7 @@ export async function measureEnforcerRedis(overrides: Partial<EnforcerRedisParam
   const redis = createRedis({ url: server.url, logger: createLogger({ service: 'bench', level: 'warn' }) });
   try {
     await redis.connect();
-    const sha = (await redis.script('LOAD', hardLimitScript('sliding-window').source)) as string;
+    const sha = (await redis.script('LOAD', hardLimitScript().source)) as string;
     const coalesced: LoadRun[] = [];
     const uncoalesced: LoadRun[] = [];
     const ceiling: number[] = [];

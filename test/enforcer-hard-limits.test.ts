@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createRedis, type Redis } from '@banstream/platform';
 import type { HardAlgorithm } from '@banstream/core';
-import { hardLimitScript, type HardLimitPolicy } from '../services/enforcer/src/hard/index.js';
+import { ALGORITHM_TAG, hardLimitScript, type HardLimitPolicy } from '../services/enforcer/src/hard/index.js';
 import { emptyCounts, slidingWindowHit } from '../services/enforcer/src/hard/window-math.js';
 import { captureLogger, testInfra, uniqueName } from './support/infra.js';
 import { REPO_ROOT } from './support/processes.js';
@@ -24,10 +24,10 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-/** Runs one batch script at a fixed time (ARGV[1]); returns one [allowed, remaining, retryAfterMs] per check. */
+/** Runs one batch at a fixed time (ARGV[1]); returns one [allowed, remaining, retryAfterMs] per check. */
 async function runAt(algorithm: HardAlgorithm, nowMs: number, checks: [key: string, a: number, b: number][]): Promise<(number | string)[][]> {
-  const args = checks.flatMap(([, a, b]) => [a, b]);
-  const flat = (await redis.eval(hardLimitScript(algorithm).source, checks.length, ...checks.map(([k]) => k), nowMs, ...args)) as (number | string)[];
+  const args = checks.flatMap(([, a, b]) => [ALGORITHM_TAG[algorithm], a, b]);
+  const flat = (await redis.eval(hardLimitScript().source, checks.length, ...checks.map(([k]) => k), nowMs, ...args)) as (number | string)[];
   return checks.map((_, i) => flat.slice(3 * i, 3 * i + 3));
 }
 
@@ -77,6 +77,13 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
     // Idle long enough to refill completely: the key is gone and the bucket full.
     expect(await redis.pttl(key)).toBeLessThanOrEqual(300);
     expect(await runAt('token-bucket', T0 + 10_000, [[key, 3, 100]])).toEqual([[1, 2, 0]]);
+  });
+
+  it('runs checks of different algorithms in one batch; an unknown algorithm fails its own check', async () => {
+    const keys = ['sw', 'sl', 'tb', 'xx'].map((tag) => `${prefix}mixed:${tag}:{user:9}`);
+    const flat = (await redis.eval(hardLimitScript().source, 4, ...keys, T0, 'sw', 2, 1_000, 'sl', 2, 1_000, 'tb', 2, 500, 'xx', 1, 1)) as (number | string)[];
+    expect(flat.slice(0, 9)).toEqual([1, 1, 0, 1, 1, 0, 1, 1, 0]);
+    expect(flat.slice(9)).toEqual([-1, expect.stringMatching(/unknown algorithm xx/), 0]);
   });
 
   it('a key of the wrong type fails its own check only, with the error text', async () => {

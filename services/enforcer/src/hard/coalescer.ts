@@ -1,6 +1,6 @@
 /**
  * Gathers the checks that arrive in one turn of the event loop and hands them out
- * in batches, one per group (script × hash slot), so Redis runs one script call
+ * in batches, one per group (a hash slot in a Cluster), so Redis runs one script call
  * for many checks instead of one each. A batch goes as soon as it is full, the
  * rest when the turn ends (setImmediate: after the I/O callbacks of this turn, so
  * the requests read from many sockets at once share a call). I/O-free: `send` and
@@ -9,7 +9,7 @@
 export interface CoalescerOptions<T> {
   /** Most checks in one script call: bounds how long one call holds Redis. */
   maxBatch: number;
-  /** Checks of different groups never share a call (different script, or different slot in a Cluster). */
+  /** Checks of different groups never share a call (different slots in a Cluster). */
   groupOf(item: T): number;
   send(items: T[]): void;
   schedule?(flush: () => void): void;

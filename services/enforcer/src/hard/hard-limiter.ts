@@ -1,15 +1,15 @@
 import { performance } from 'node:perf_hooks';
-import type { Candidate, HardAlgorithm } from '@banstream/core';
+import type { Candidate } from '@banstream/core';
 import { isBanstreamError } from '@banstream/core';
 import { withDeadline, type Logger, type Redis, type Registry } from '@banstream/platform';
 import { CircuitBreaker, type BreakerOptions, type BreakerState } from './breaker.js';
 import { failureModeCandidate, limitCandidate } from './candidates.js';
 import { Coalescer } from './coalescer.js';
-import { hardLimitKey } from './keys.js';
+import { ALGORITHM_TAG, hardLimitKey } from './keys.js';
 import { limitSpecOf, type LimitSpec } from './limit-spec.js';
 import { LocalLimiter } from './local-limiter.js';
 import { BREAKER_STATE_VALUE, hardLimitMetrics } from './metrics.js';
-import { defineHardLimitScripts, type ScriptReply } from './scripts.js';
+import { defineHardLimitScript, type ScriptReply } from './scripts.js';
 import { hashSlot } from './slot.js';
 import type { HardLimitPolicy, HardLimiter } from './types.js';
 
@@ -47,13 +47,10 @@ interface PendingCheck {
   readonly key: string;
 }
 
-const ALGORITHM_GROUP: Record<HardAlgorithm, number> = { 'sliding-window': 0, 'sliding-log': 1, 'token-bucket': 2 };
-const SLOTS = 16_384;
-
 /**
  * Hard limits decided atomically in Redis, one round trip per request: the checks
- * that arrive in one event-loop turn are coalesced into one script call per
- * algorithm (and per hash slot in a Cluster). When a call errors, exceeds
+ * that arrive in one event-loop turn are coalesced into one script call (one per
+ * hash slot in a Cluster). When a call errors, exceeds
  * `timeoutMs`, or the circuit breaker is open, each policy's failure mode decides.
  */
 export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
@@ -61,7 +58,7 @@ export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
   const metrics = hardLimitMetrics(options.registry);
   const timeoutMs = options.timeoutMs ?? 5;
   const keyPrefix = options.keyPrefix ?? 'bs:';
-  const runScript = defineHardLimitScripts(options.redis);
+  const runScript = defineHardLimitScript(options.redis);
   const local = new LocalLimiter(options.localMaxEntries ?? 100_000);
   const clock = options.clock ?? Date.now;
   const breaker = new CircuitBreaker(options.breaker ?? {}, clock, breakerMoved);
@@ -69,7 +66,7 @@ export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
   const perSlot = options.redis.isCluster;
   const coalescer = new Coalescer<PendingCheck>({
     maxBatch: options.maxBatch ?? 128,
-    groupOf: (c) => ALGORITHM_GROUP[c.spec.algorithm] * SLOTS + (perSlot ? hashSlot(c.key) : 0),
+    groupOf: perSlot ? (c) => hashSlot(c.key) : () => 0,
     send,
   });
   let closed = false;
@@ -139,15 +136,16 @@ export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
       return;
     }
     const keys = new Array<string>(batch.length);
-    const args = new Array<number>(2 * batch.length);
+    const args = new Array<string | number>(3 * batch.length);
     for (let i = 0; i < batch.length; i++) {
       const c = batch[i]!;
       keys[i] = c.key;
-      args[2 * i] = c.spec.args[0];
-      args[2 * i + 1] = c.spec.args[1];
+      args[3 * i] = ALGORITHM_TAG[c.spec.algorithm];
+      args[3 * i + 1] = c.spec.args[0];
+      args[3 * i + 2] = c.spec.args[1];
     }
     const started = performance.now();
-    withDeadline(runScript(batch[0]!.spec.algorithm, keys, args), timeoutMs, 'hard-limit check', 'REDIS_TIMEOUT').then(
+    withDeadline(runScript(keys, args), timeoutMs, 'hard-limit check', 'REDIS_TIMEOUT').then(
       (reply) => {
         breaker.recordSuccess();
         metrics.latency.observe((performance.now() - started) / 1000);
@@ -188,8 +186,7 @@ export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
       });
     },
     async warmUp() {
-      const algorithms = Object.keys(ALGORITHM_GROUP) as HardAlgorithm[];
-      await withDeadline(Promise.all(algorithms.map((a) => runScript(a, [], []))), Math.max(1_000, timeoutMs), 'hard-limit scripts warm-up', 'REDIS_TIMEOUT');
+      await withDeadline(runScript([], []), Math.max(1_000, timeoutMs), 'hard-limit script warm-up', 'REDIS_TIMEOUT');
     },
     close() {
       closed = true;

@@ -1,7 +1,10 @@
 import type { HardAlgorithm } from '@banstream/core';
 
-/** Part of the key naming the algorithm, so a policy that changes algorithm never meets a key of the wrong type. */
-const ALGORITHM_TAG: Record<HardAlgorithm, string> = { 'sliding-window': 'sw', 'sliding-log': 'sl', 'token-bucket': 'tb' };
+/**
+ * Short name of each algorithm: in keys, so a policy that changes algorithm never
+ * meets a key of the wrong type, and in script arguments (lua/hardLimit-n.lua).
+ */
+export const ALGORITHM_TAG: Record<HardAlgorithm, string> = { 'sliding-window': 'sw', 'sliding-log': 'sl', 'token-bucket': 'tb' };
 
 /**
  * `<prefix>hl:<policy>:<algorithm>:{<subject>}`. The subject is the hash tag, so in

@@ -21,8 +21,8 @@ export interface HardLimiter {
   /** One Candidate per item, in order; never rejects: when Redis cannot answer, each policy's failure mode does. */
   check(items: readonly HardLimitItem[], nowMs: number): Promise<Candidate[]>;
   /**
-   * Runs each script once with no keys, so the first real checks do not pay for
-   * loading scripts and warming code paths within their few milliseconds. Call it
+   * Runs the script once with no keys, so the first real checks do not pay for
+   * loading it and warming code paths within their few milliseconds. Call it
    * before reporting ready; it rejects when Redis does not answer (checks still
    * work then, by failure mode, and recover on their own).
    */
