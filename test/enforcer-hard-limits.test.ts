@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { createRedis, type Redis } from '@banstream/platform';
+import { createMetricsRegistry, createRedis, type Redis } from '@banstream/platform';
 import type { HardAlgorithm } from '@banstream/core';
-import { ALGORITHM_TAG, hardLimitScript, type HardLimitPolicy } from '../services/enforcer/src/hard/index.js';
+import { ALGORITHM_TAG, createHardLimiter, hardLimitKey, hardLimitScript, type HardLimitPolicy } from '../services/enforcer/src/hard/index.js';
 import { emptyCounts, slidingWindowHit } from '../services/enforcer/src/hard/window-math.js';
 import { captureLogger, testInfra, uniqueName } from './support/infra.js';
 import { REPO_ROOT } from './support/processes.js';
@@ -122,6 +122,35 @@ function policy(algorithm: HardAlgorithm): HardLimitPolicy {
     enforcement: { type: 'hard', failureMode: 'closed', algorithm },
   };
 }
+
+describe('the hard limiter on the real Redis', () => {
+  it('sends one request\'s checks of the three algorithms as one script call, and a broken key fails only its own check', async () => {
+    const registry = createMetricsRegistry('hard-limits-test', { defaultMetrics: false });
+    const logged = captureLogger();
+    const limiter = createHardLimiter({ redis, logger: logged.logger, registry, keyPrefix: prefix, timeoutMs: 1_000 });
+    await limiter.warmUp();
+    const subject = 'user:77';
+    const policies = (Object.keys(POLICIES) as HardAlgorithm[]).map((algorithm) => ({ ...POLICIES[algorithm], id: `batch-${algorithm}` }));
+    const items = policies.map((policy) => ({ policy, subject }));
+    const first = await limiter.check(items, Date.now());
+    expect(first.map((c) => [c.source, c.deny, c.remaining])).toEqual([['hard-limit', false, N - 1], ['hard-limit', false, N - 1], ['hard-limit', false, N - 1]]);
+    const perCall = await registry.getSingleMetricAsString('banstream_enforcer_redis_checks_per_call');
+    expect(perCall).toMatch(/^banstream_enforcer_redis_checks_per_call_count\{[^}]*\} 1$/m);
+    expect(perCall).toMatch(/^banstream_enforcer_redis_checks_per_call_sum\{[^}]*\} 3$/m);
+
+    // Someone wrote a list where the sliding log lives: that check alone goes to its failure mode (closed).
+    const broken = hardLimitKey(prefix, 'batch-sliding-log', 'sliding-log', 'user:78');
+    await redis.rpush(broken, 'not a log');
+    const mixed = await limiter.check(items.map((item) => ({ ...item, subject: 'user:78' })), Date.now());
+    expect(mixed.map((c) => [c.source, c.deny])).toEqual([['hard-limit', false], ['fail-mode', true], ['hard-limit', false]]);
+    const errors = (await registry.getSingleMetric('banstream_enforcer_redis_errors_total')!.get()).values;
+    expect(errors.find((v) => v.labels.reason === 'script')?.value).toBe(1);
+    expect(logged.lines().some((l) => l.msg === 'hard-limit script failed for a key; its failure mode decided' && /WRONGTYPE/.test(String(l.err)))).toBe(true);
+    // Redis itself answered: the breaker stays closed.
+    expect((await registry.getSingleMetric('banstream_enforcer_redis_breaker_state')!.get()).values[0]?.value).toBe(0);
+    limiter.close();
+  });
+});
 
 interface Worker {
   child: ChildProcess;

@@ -50,8 +50,8 @@ interface PendingCheck {
 /**
  * Hard limits decided atomically in Redis, one round trip per request: the checks
  * that arrive in one event-loop turn are coalesced into one script call (one per
- * hash slot in a Cluster). When a call errors, exceeds
- * `timeoutMs`, or the circuit breaker is open, each policy's failure mode decides.
+ * hash slot in a Cluster). When a call errors, exceeds `timeoutMs`, or the circuit
+ * breaker is open, each policy's failure mode decides.
  */
 export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
   const log = options.logger.child({ component: 'hard-limits' });
