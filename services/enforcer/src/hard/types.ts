@@ -18,7 +18,12 @@ export interface LimitReply {
 }
 
 export interface HardLimiter {
-  /** One Candidate per item, in order; never rejects: when Redis cannot answer, each policy's failure mode does. */
+  /**
+   * One Candidate per item, in order. When Redis cannot answer, each policy's
+   * failure mode decides; it rejects only for a policy that is not hard. Redis
+   * decides on its own clock (one clock per key, whatever the skew between
+   * enforcers); `nowMs` is the time of the `local` failure mode's window.
+   */
   check(items: readonly HardLimitItem[], nowMs: number): Promise<Candidate[]>;
   /**
    * Runs the script once with no keys, so the first real checks do not pay for
