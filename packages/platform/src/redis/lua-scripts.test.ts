@@ -16,6 +16,12 @@ describe('readLuaScripts', () => {
   it('rejects a file whose name does not say how many keys it takes', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lua-'));
     writeFileSync(join(dir, 'slidingWindow.lua'), 'return 1');
-    expect(() => readLuaScripts(dir)).toThrow(/must be <command>-<numberOfKeys>\.lua: .*slidingWindow\.lua/);
+    expect(() => readLuaScripts(dir)).toThrow(/must be <command>-<numberOfKeys>\.lua or <command>-n\.lua: .*slidingWindow\.lua/);
+  });
+
+  it('reads a batch script (`-n`) as taking its key count from the caller', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lua-'));
+    writeFileSync(join(dir, 'limitBatch-n.lua'), 'return #KEYS');
+    expect(readLuaScripts(dir)).toEqual([{ command: 'limitBatch', numberOfKeys: undefined, source: 'return #KEYS' }]);
   });
 });

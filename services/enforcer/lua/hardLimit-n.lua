@@ -1,0 +1,109 @@
+--[[
+  hardLimit: a batch of hard-limit checks, atomically. Each check names its
+  algorithm; all three count only admitted requests and give their keys a TTL so
+  idle keys disappear. Checks run in order, so two checks of one key in one batch
+  see each other. One bad key (wrong type, bad argument) fails its own check, not
+  the batch.
+
+  sw  sliding-window counter (the default). The key holds two fixed windows'
+      counts as "<window>:<current>:<previous>", windows numbered
+      floor(now / interval). The count over the sliding window is the current
+      window's count plus the previous one's, weighted by how much of it the
+      sliding window still covers (the two-window approximation Cloudflare
+      measured at 0.003% wrong decisions). One read and one write per check.
+  sl  exact sliding log: a sorted set of admitted requests scored by time. Memory
+      grows with the limit: for small limits, such as 5 failed payments per
+      device per day.
+  tb  token bucket by GCRA (the generic cell rate algorithm): the key holds the
+      theoretical arrival time (TAT), when the bucket would be full again; a
+      request is admitted when it would not push the TAT more than `size`
+      emission intervals ahead of now.
+
+  KEYS[i]     key of check i (<prefix>hl:<policy>:<algorithm>:{<subject>})
+  ARGV[1]     now in ms, or 0 to read the Redis server clock (the limiter always
+              sends 0: one clock per key keeps enforcers with skewed clocks exact)
+  ARGV[3i-1]  algorithm of check i: sw, sl or tb
+  ARGV[3i]    sw, sl: limit (requests per interval); tb: bucket size (the burst)
+  ARGV[3i+1]  sw, sl: interval, ms; tb: emission interval, ms (1000 / refill per second)
+
+  Returns  three values per check, flat: allowed (1 or 0; -1 when the check
+           failed, the error text follows), remaining, retry after in ms (0 if allowed)
+]]
+local function slidingWindow(key, limit, interval, now)
+  local w = math.floor(now / interval)
+  local current, previous = 0, 0
+  local held = redis.call('GET', key)
+  if held then
+    local hw, hc, hp = string.match(held, '^(%d+):(%d+):(%d+)$')
+    hw = tonumber(hw)
+    if hw == w then
+      current, previous = tonumber(hc), tonumber(hp)
+    elseif hw == w - 1 then
+      previous = tonumber(hc)
+    end
+  end
+  local into = now - w * interval
+  local estimate = previous * (interval - into) / interval + current
+  if estimate + 1 <= limit then
+    -- Kept until the next window, which still reads this one, ends.
+    redis.call('SET', key, string.format('%d:%d:%d', w, current + 1, previous), 'PX', (w + 2) * interval - now)
+    return 1, math.floor(limit - estimate - 1), 0
+  end
+  local wait
+  if current + 1 > limit then
+    -- Only the next window can admit, once this window's weight has fallen enough.
+    wait = (w + 1) * interval - now + interval * (1 - (limit - 1) / current)
+  else
+    wait = interval * (1 - (limit - 1 - current) / previous) - into
+  end
+  return 0, 0, math.max(1, math.ceil(wait))
+end
+
+local function slidingLog(key, limit, interval, now)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - interval)
+  local n = redis.call('ZCARD', key)
+  if n < limit then
+    -- Members must be unique: the time and the count so far, bumped if taken.
+    local seq = n
+    while redis.call('ZADD', key, 'NX', now, now .. '-' .. seq) == 0 do seq = seq + 1 end
+    redis.call('PEXPIRE', key, interval)
+    return 1, limit - n - 1, 0
+  end
+  -- Admitting needs the log to shrink below the limit: wait for that entry to age out.
+  local blocking = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
+  return 0, 0, math.max(1, tonumber(blocking[2]) + interval - now)
+end
+
+local function tokenBucket(key, size, emission, now)
+  local tat = tonumber(redis.call('GET', key)) or now
+  if tat < now then tat = now end
+  local allowAt = tat + emission - size * emission
+  if now < allowAt then
+    return 0, 0, math.max(1, math.ceil(allowAt - now))
+  end
+  local newTat = tat + emission
+  -- %.17g keeps the TAT exact; the key goes once the bucket is full again.
+  redis.call('SET', key, string.format('%.17g', newTat), 'PX', math.ceil(newTat - now))
+  return 1, math.floor((now - allowAt) / emission + 1e-9), 0
+end
+
+local algorithms = { sw = slidingWindow, sl = slidingLog, tb = tokenBucket }
+
+local function check(key, algorithm, a, b, now)
+  local hit = algorithms[algorithm]
+  if hit == nil then error('unknown algorithm ' .. tostring(algorithm)) end
+  return hit(key, a, b, now)
+end
+
+local now = tonumber(ARGV[1])
+if now == 0 then
+  local t = redis.call('TIME')
+  now = t[1] * 1000 + math.floor(t[2] / 1000)
+end
+local out = {}
+for i = 1, #KEYS do
+  local ok, allowed, remaining, wait = pcall(check, KEYS[i], ARGV[3 * i - 1], tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1]), now)
+  if not ok then allowed, remaining, wait = -1, type(allowed) == 'table' and allowed.err or tostring(allowed), 0 end
+  out[3 * i - 2], out[3 * i - 1], out[3 * i] = allowed, remaining, wait
+end
+return out

@@ -1,0 +1,35 @@
+import { fileURLToPath } from 'node:url';
+import { defineLuaScripts, readLuaScripts, type LuaScript, type Redis } from '@banstream/platform';
+
+/** services/enforcer/lua, from src/hard or dist/hard alike. */
+export const HARD_LIMIT_LUA_DIR = new URL('../../lua/', import.meta.url);
+
+const COMMAND = 'hardLimit';
+
+let loaded: LuaScript | undefined;
+
+/** The batch script (lua/hardLimit-n.lua), read from disk once per process. */
+export function hardLimitScript(): LuaScript {
+  loaded ??= readLuaScripts(fileURLToPath(HARD_LIMIT_LUA_DIR)).find((s) => s.command === COMMAND);
+  if (loaded === undefined) throw new Error(`${COMMAND}-n.lua is missing from ${fileURLToPath(HARD_LIMIT_LUA_DIR)}`);
+  return loaded;
+}
+
+/** Flat, three values per check: allowed (1, 0, or -1 with an error text next), remaining, retry after ms. */
+export type ScriptReply = readonly (number | string)[];
+
+/** Runs one batch: a key per check, and three arguments per check (algorithm tag, then its two numbers). */
+export type RunLimitScript = (keys: readonly string[], args: readonly (string | number)[]) => Promise<ScriptReply>;
+
+type ScriptCommand = (...args: (string | number)[]) => Promise<ScriptReply>;
+
+/**
+ * Registers the script on the client (EVALSHA, EVAL after a restart emptied the
+ * script cache) and returns how to run one batch: ARGV[1] is 0, so the script
+ * reads its Redis server's clock.
+ */
+export function defineHardLimitScript(redis: Redis): RunLimitScript {
+  defineLuaScripts(redis, [hardLimitScript()]);
+  const command = (redis as unknown as Record<string, ScriptCommand>)[COMMAND]!;
+  return (keys, args) => command.call(redis, keys.length, ...keys, 0, ...args);
+}
