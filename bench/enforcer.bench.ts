@@ -4,7 +4,8 @@
  * The enforcer on this machine, each part against a ceiling measured in the same run:
  * - local checks/s with a million active bans vs a bare Map lookup loop (enforcer/local.ts);
  * - sidecar HTTP checks/s vs a Fastify hello-world (enforcer/http.ts);
- * - ban feed lag, ban sent to the enforcer denying (enforcer/feed-lag.ts).
+ * - ban feed lag, ban sent to the enforcer denying (enforcer/feed-lag.ts);
+ * - Redis hard-limit checks/s vs redis-benchmark -P 16 EVALSHA of the same script (enforcer-redis.ts).
  * Uses the local stack's Kafka and Redis (or KAFKA_BROKERS / REDIS_URL).
  */
 import { execFileSync } from 'node:child_process';
@@ -14,6 +15,7 @@ import { benchKafka } from './aggregator/kafka.js';
 import { measureFeedLag } from './enforcer/feed-lag.js';
 import { measureHttp } from './enforcer/http.js';
 import { measureLocal } from './enforcer/local.js';
+import { measureEnforcerRedis } from './enforcer-redis.js';
 
 const BROKERS = process.env.KAFKA_BROKERS ?? '127.0.0.1:19092';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:16379';
@@ -29,12 +31,14 @@ async function main(): Promise<void> {
     await ensureTopics(admin, topicSpecs({ prefix, partitions: 3, replicationFactor: 1 }));
     const http = await measureHttp({ KAFKA_BROKERS: BROKERS, REDIS_URL, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '3' });
     const feed = await measureFeedLag(kafka, prefix);
+    const redis = await measureEnforcerRedis();
     report('enforcer', {
+      redis_part: redis.params,
       kafka: BROKERS, redis: REDIS_URL,
       local: '1,000,000 ip bans, two policies (a ban policy on /login, a throttle on /api/), 45% of checks from banned addresses',
       http: 'autocannon, 32 keep-alive connections, 8 s per server, POST /v1/check with a JSON request',
       feed: 'library enforcer in the bench process; 100 bans 50 ms apart; check() polled every ms',
-    }, { ...local, ...http, ...feed });
+    }, { ...local, ...http, ...feed, ...redis.figures });
   } finally {
     const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
     await admin.deleteTopics({ topics }).catch(() => undefined);

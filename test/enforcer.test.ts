@@ -22,7 +22,10 @@ describe('enforcer sidecar', () => {
 
   async function startSidecar(): Promise<Sidecar> {
     const port = await freePort();
-    const proc = spawnService('enforcer', { KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: '3', HTTP_PORT: String(port), LOG_LEVEL: 'warn' });
+    const proc = spawnService('enforcer', { KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: '3', HTTP_PORT: String(port), LOG_LEVEL: 'warn',
+      // Keys of this run only; a generous timeout, as the failure modes have tests of their own.
+      ENFORCER_REDIS_KEY_PREFIX: topics.prefix, ENFORCER_REDIS_TIMEOUT_MS: '200',
+    });
     const url = `http://127.0.0.1:${port}`;
     await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, `enforcer ready\n${proc.output()}`, 60_000, 50);
     const sidecar = { proc, url };
@@ -112,6 +115,20 @@ describe('enforcer sidecar', () => {
     expect((await check(fresh, '198.51.100.20')).body.source).toBe('allowlist');
     const page = (await (await fetch(`${fresh.url}/v1/bans?scope=cidr`)).json()) as { bans: Ban[] };
     expect(page.bans.map((b) => b.subject)).toEqual(['cidr:198.51.100.0/24']);
+  });
+
+  it('decides hard policies in Redis: exactly the limit passes, then 429 from the hard limit', async () => {
+    const s = sidecars[0]!;
+    await publishPolicy(producer, topics.name('policies'), {
+      id: 'signup-per-ip', key: ['ip'], match: { paths: ['/signup'] }, threshold: { count: 5, interval: '1m' },
+      action: { type: 'throttle', status: 429 }, enforcement: { type: 'hard', failureMode: 'closed' }, mode: 'enforce',
+    });
+    await waitUntil(async () => (await check(s, '192.0.2.150', '/signup')).body.limit === 5, 'the hard policy to apply', 10_000, 50);
+    const results = [];
+    for (let i = 0; i < 10; i++) results.push(await check(s, '192.0.2.151', '/signup'));
+    expect(results.map((r) => r.body.source), JSON.stringify(results.map((r) => r.body.reason))).toEqual([...Array(5).fill('none'), ...Array(5).fill('hard-limit')]);
+    expect(results.at(-1)!.body).toMatchObject({ allowed: false, status: 429, source: 'hard-limit', policyId: 'signup-per-ip', remaining: 0 });
+    expect(results.at(-1)!.headers.get('ratelimit-policy')).toBe('"signup-per-ip";q=5;w=60');
   });
 
   it('answers 400 naming the problem for a request it cannot read', async () => {

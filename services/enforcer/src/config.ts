@@ -1,11 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import { baseEnv, httpPort, kafkaEnv, redisEnv, type ConfigOf } from '@banstream/platform';
+import { hardLimitEnv } from './hard/config.js';
 
 /** Every variable the enforcer sidecar reads; README "Configuration" lists them. */
 export const enforcerEnv = {
   ...baseEnv,
   ...kafkaEnv,
   ...redisEnv,
+  ...hardLimitEnv,
   HTTP_PORT: httpPort(8082),
   ENFORCER_TRUSTED_PROXIES: Type.String({
     default: '127.0.0.1,::1', pattern: '^[0-9A-Fa-f:./, ]*$',

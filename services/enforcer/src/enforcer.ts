@@ -7,13 +7,11 @@ import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
 import { decideLocally, type HardCheck, type LocalState, type Quota } from './decide.js';
+import type { HardLimiter as RedisHardLimiter } from './hard/index.js';
 import { enforcerMetrics } from './metrics.js';
 
-/** Checks hard policies in Redis (services/enforcer/src/hard). */
-export interface HardLimiter {
-  check(items: readonly HardCheck[], nowMs: number): Promise<Candidate[]>;
-  close(): void;
-}
+/** Checks hard policies in Redis: createHardLimiter (hard/). */
+export type HardLimiter = Pick<RedisHardLimiter, 'check' | 'close'>;
 
 export interface EnforcerOptions {
   kafka: Kafka;

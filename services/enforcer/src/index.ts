@@ -2,3 +2,4 @@ export { createEnforcerService, enforcerEnv, type EnforcerConfig } from './servi
 export { createEnforcer, type Enforcer, type EnforcerOptions, type Decision, type HardLimiter } from './enforcer.js';
 export { decisionHeaders, problemBody } from './http/rate-limit-headers.js';
 export { banstreamPlugin, type BanstreamPluginOptions, type EventSink } from './plugin.js';
+export { createHardLimiter, hardLimitEnv, hardLimiterSettings, type HardLimiterOptions } from './hard/index.js';

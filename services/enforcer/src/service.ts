@@ -3,6 +3,7 @@ import { ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, redisFromConfi
 import type { Service, ServiceDeps } from '@banstream/platform';
 import { enforcerEnv, type EnforcerConfig } from './config.js';
 import { createEnforcer } from './enforcer.js';
+import { createHardLimiter, hardLimiterSettings } from './hard/index.js';
 import { parseTrustedProxies } from './http/forwarded.js';
 import { sidecarRoutes } from './http/sidecar-routes.js';
 
@@ -10,7 +11,7 @@ export { enforcerEnv, type EnforcerConfig };
 
 /**
  * The enforcer sidecar: the enforcer library behind HTTP (http/sidecar-routes.ts),
- * ready once its caches have caught up with the topics.
+ * with hard limits in Redis (hard/), ready once its caches have caught up with the topics.
  */
 export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Service {
   const { config, logger, readiness, registry, http } = deps;
@@ -18,7 +19,8 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
   const admin = kafka.admin();
   const redis = redisFromConfig(config, logger);
   const instanceId = `${process.pid}-${randomBytes(4).toString('hex')}`;
-  const enforcer = createEnforcer({ kafka, admin, topicPrefix: config.TOPIC_PREFIX, logger, registry, instanceId });
+  const hardLimiter = createHardLimiter({ redis, logger, registry, ...hardLimiterSettings(config) });
+  const enforcer = createEnforcer({ kafka, admin, topicPrefix: config.TOPIC_PREFIX, logger, registry, instanceId, hardLimiter });
   const trustedProxies = parseTrustedProxies(config.ENFORCER_TRUSTED_PROXIES);
   let purge: NodeJS.Timeout | undefined;
   readiness.add('caches caught up', () => enforcer.ready);
@@ -30,6 +32,8 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
     async start() {
       await Promise.all([admin.connect(), redis.connect()]);
       await ensureTopicsFromConfig(admin, config);
+      // Scripts loaded before the first check, so it is not the one that times out.
+      await hardLimiter.warmUp();
       await enforcer.start();
       purge = setInterval(() => enforcer.purge(), config.ENFORCER_PURGE_MS);
       purge.unref();
