@@ -72,6 +72,8 @@ function parse(text: string): IpAddress | string {
     if (c === COLON) colons = true;
     else if (c === PERCENT) end = i;
   }
+  // A zone id is letters, digits, '-', '.' and ':' (what node:net and RFC 4007 interfaces allow).
+  if (end < text.length && !/^[0-9A-Za-z.:-]*$/.test(text.slice(end + 1))) return 'bad zone id';
   if (!colons) {
     if (end !== text.length) return 'a zone id is only valid on IPv6';
     const bytes = new Uint8Array(4);
