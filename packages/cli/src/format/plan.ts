@@ -1,0 +1,36 @@
+/** A planned policy change as the API returns it (control's PlannedChange). */
+export type PlannedChange =
+  | { id: string; action: 'create'; after: Record<string, unknown> }
+  | { id: string; action: 'update'; version: number; fields: { path: string; before?: unknown; after?: unknown }[] }
+  | { id: string; action: 'unchanged'; version: number }
+  | { id: string; action: 'delete'; version: number };
+
+const SIGN = { create: '+', update: '~', unchanged: '=', delete: '-' } as const;
+
+/** The plan as a diff people read: one block per policy, the changed fields under it, a summary line. */
+export function renderPlan(changes: readonly PlannedChange[], applied: boolean): string {
+  const lines: string[] = [];
+  for (const c of changes) {
+    if (c.action === 'create') {
+      lines.push(`${SIGN.create} ${c.id}  (new, version 1)`);
+      for (const field of ['mode', 'key', 'threshold', 'action', 'enforcement', 'match']) {
+        if (c.after[field] !== undefined) lines.push(`    ${field}: ${show(c.after[field])}`);
+      }
+    } else if (c.action === 'update') {
+      lines.push(`${SIGN.update} ${c.id}  (version ${c.version} → ${c.version + 1})`);
+      for (const f of c.fields) lines.push(`    ${f.path}: ${f.before === undefined ? '(none)' : show(f.before)} → ${f.after === undefined ? '(none)' : show(f.after)}`);
+    } else if (c.action === 'delete') {
+      lines.push(`${SIGN.delete} ${c.id}  (delete version ${c.version})`);
+    } else {
+      lines.push(`${SIGN.unchanged} ${c.id}  (unchanged, version ${c.version})`);
+    }
+  }
+  const n = (a: PlannedChange['action']) => changes.filter((c) => c.action === a).length;
+  const summary = `${n('create')} to create, ${n('update')} to update, ${n('delete')} to delete, ${n('unchanged')} unchanged`;
+  lines.push('', applied ? `Applied: ${summary.replaceAll(' to ', ' ')}.` : `Plan: ${summary}. Dry run: nothing was changed.`);
+  return lines.join('\n');
+}
+
+function show(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
