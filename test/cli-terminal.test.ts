@@ -3,12 +3,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Admin } from 'kafkajs';
 import { ensureDebianPackage } from '../scripts/stack/index.mjs';
-import { captureLogger, testInfra, uniqueName, waitUntil } from './support/infra.js';
-import { testKafka } from './support/kafka.js';
+import { testInfra, uniqueName, waitUntil } from './support/infra.js';
 import { REPO_ROOT } from './support/processes.js';
-import { testTopics } from './support/aggregator.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { startControl, testTokens, type Control } from './support/control.js';
 
 /** `npx banstream` typed into a real terminal (tmux): what a person sees, and the exit codes. */
@@ -17,7 +15,7 @@ describe('banstream CLI in a terminal', () => {
   const tokens = testTokens();
   const socket = uniqueName('banstream-cli');
   const dir = mkdtempSync(join(tmpdir(), 'banstream-cli-'));
-  let admin: Admin;
+  let broker: TestBroker;
   let control: Control;
 
   const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
@@ -35,10 +33,8 @@ describe('banstream CLI in a terminal', () => {
 
   beforeAll(async () => {
     ensureDebianPackage('tmux', 'tmux', (line) => console.log(`[tmux] ${line}`));
-    admin = testKafka(kafkaBrokers, captureLogger().logger).admin();
-    await admin.connect();
-    const topics = await testTopics(admin, 3);
-    control = await startControl({ KAFKA_BROKERS: kafkaBrokers, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: '3', CONTROL_TOKENS: tokens.entries });
+    broker = await connectTestBroker(kafkaBrokers);
+    control = await startControl({ ...broker.env, CONTROL_TOKENS: tokens.entries });
     const policy = { id: 'login-rate', key: ['ip'], threshold: { count: 20, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } };
     expect((await control.call('POST', '/v1/policies', { token: tokens.admin, body: policy })).status).toBe(201);
     for (const [subject, reason] of [['203.0.113.7', 'credential stuffing'], ['user:42', 'card testing']]) {
@@ -69,7 +65,7 @@ describe('banstream CLI in a terminal', () => {
       // already gone
     }
     await control?.stop();
-    await admin?.disconnect();
+    await broker?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -1,19 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Admin, Kafka, Producer } from 'kafkajs';
 import { SCHEMA_NAMES, type AuditRecord, type Ban, type Policy } from '@banstream/schemas';
-import { captureLogger, testInfra, waitUntil } from './support/infra.js';
-import { produceOrFail, testKafka } from './support/kafka.js';
-import { catalog, decodeBan, testTopics, TopicTail } from './support/aggregator.js';
+import { testInfra, waitUntil } from './support/infra.js';
+import { produceOrFail } from './support/kafka.js';
+import { catalog, decodeBan, TopicTail } from './support/aggregator.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { decodeAudit, startControl, testTokens, type Control, type Role } from './support/control.js';
 
 /** The control API as a process against the real broker: every endpoint, the role matrix, audit, rate limit, secrecy of tokens. */
 describe('control API', () => {
   const { kafkaBrokers } = testInfra();
   const tokens = testTokens();
-  let kafka: Kafka;
-  let admin: Admin;
-  let producer: Producer;
-  let topics: Awaited<ReturnType<typeof testTopics>>;
+  let broker: TestBroker;
   let control: Control;
   let audit: TopicTail<AuditRecord>;
   let policies: TopicTail<Policy>;
@@ -21,18 +18,14 @@ describe('control API', () => {
   /** Every change the tests make, to find its audit record at the end. */
   const changes: { action: string; target: string; actor: string }[] = [];
 
-  const env = () => ({ KAFKA_BROKERS: kafkaBrokers, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: '3', CONTROL_TOKENS: tokens.entries, CONTROL_RATE_LIMIT: '100000', CONTROL_BAN_SWEEP_MS: '200' });
+  const env = () => ({ ...broker.env, CONTROL_TOKENS: tokens.entries, CONTROL_RATE_LIMIT: '100000', CONTROL_BAN_SWEEP_MS: '200' });
   const as = (role: Role) => ({ token: tokens[role] });
   const policy = (id: string, over: Record<string, unknown> = {}) => ({ id, key: ['ip'], threshold: { count: 20, interval: '1m' }, action: { type: 'ban', banDuration: '10m' }, ...over });
 
   beforeAll(async () => {
-    kafka = testKafka(kafkaBrokers, captureLogger().logger);
-    admin = kafka.admin();
-    await admin.connect();
-    producer = kafka.producer({ idempotent: true });
-    await producer.connect();
-    topics = await testTopics(admin, 3);
+    broker = await connectTestBroker(kafkaBrokers);
     control = await startControl(env());
+    const { kafka, topics } = broker;
     audit = await new TopicTail(kafka, topics.name('audit'), decodeAudit).start();
     policies = await new TopicTail(kafka, topics.name('policies'), (b) => catalog.codec(SCHEMA_NAMES.policy).decode(b)).start();
     bans = await new TopicTail(kafka, topics.name('bans'), decodeBan).start();
@@ -41,8 +34,7 @@ describe('control API', () => {
   afterAll(async () => {
     await control?.stop();
     await Promise.all([audit?.stop(), policies?.stop(), bans?.stop()]);
-    await producer?.disconnect();
-    await admin?.disconnect();
+    await broker?.close();
   });
 
   describe('policies', () => {
@@ -127,7 +119,7 @@ describe('control API', () => {
         banId: 'agg-1', subject: 'ip:192.0.2.9', policyId: 'login-rate', reason: '25 requests in 1m', evidenceCount: 25, windowSeconds: 60, startedAt: Date.now(),
         expiresAt: Date.now() + 600_000, preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
       };
-      await produceOrFail(producer, topics.name('bans'), [{ key: policyBan.subject, value: catalog.codec(SCHEMA_NAMES.ban).encode(policyBan) }]);
+      await produceOrFail(broker.producer, broker.topics.name('bans'), [{ key: policyBan.subject, value: catalog.codec(SCHEMA_NAMES.ban).encode(policyBan) }]);
       const subjects = async (query: string) => (await control.call('GET', `/v1/bans${query}`, as('viewer'))).body.bans.map((b: Ban) => b.subject);
       await waitUntil(async () => (await subjects('')).length === 4, 'four bans');
       expect(await subjects('?scope=ip')).toEqual(['ip:192.0.2.9', 'ip:203.0.113.7']);
@@ -184,7 +176,7 @@ describe('control API', () => {
         key: code, value: catalog.codec(SCHEMA_NAMES.geoAlert).encode({ alertId: `a-${code}`, scope: 'country', code, state, currentRate: 900, baselineRate: 100, zScore: 12, ratio: 9, hourOfWeek: 10, at }),
       });
       const now = Date.now();
-      await produceOrFail(producer, topics.name('alerts'), [alert('FR', 'fired', now - 2000), alert('DE', 'fired', now - 1000), alert('FR', 'resolved', now)]);
+      await produceOrFail(broker.producer, broker.topics.name('alerts'), [alert('FR', 'fired', now - 2000), alert('DE', 'fired', now - 1000), alert('FR', 'resolved', now)]);
       const all = await waitUntil(async () => {
         const r = await control.call('GET', '/v1/alerts', as('viewer'));
         return r.body.alerts.length === 3 ? r.body.alerts : undefined;

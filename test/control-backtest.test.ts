@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { Ban, RequestEvent } from '@banstream/schemas';
-import { captureLogger, testInfra, waitUntil } from './support/infra.js';
-import { testKafka } from './support/kafka.js';
+import { testInfra, waitUntil } from './support/infra.js';
 import { exitWithin, REPO_ROOT } from './support/processes.js';
-import { decodeBan, event, publishEvents, publishPolicy, startAggregator, testTopics, TopicTail, type Aggregator } from './support/aggregator.js';
+import { decodeBan, event, publishEvents, publishPolicy, startAggregator, TopicTail, type Aggregator } from './support/aggregator.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { startControl, testTokens, type Control } from './support/control.js';
 
 const run = promisify(execFile);
@@ -15,10 +14,7 @@ const run = promisify(execFile);
 describe('backtest against the live aggregator', () => {
   const { kafkaBrokers } = testInfra();
   const tokens = testTokens();
-  let kafka: Kafka;
-  let admin: Admin;
-  let producer: Producer;
-  let topics: Awaited<ReturnType<typeof testTopics>>;
+  let broker: TestBroker;
   let aggregator: Aggregator;
   let control: Control;
   let bans: TopicTail<Ban>;
@@ -47,17 +43,12 @@ describe('backtest against the live aggregator', () => {
   }
 
   beforeAll(async () => {
-    kafka = testKafka(kafkaBrokers, captureLogger().logger);
-    admin = kafka.admin();
-    await admin.connect();
-    producer = kafka.producer({ idempotent: true });
-    await producer.connect();
-    topics = await testTopics(admin, 3);
+    broker = await connectTestBroker(kafkaBrokers);
+    const { kafka, producer, topics } = broker;
     for (const p of POLICIES) await publishPolicy(producer, topics.name('policies'), p);
-    const common = { KAFKA_BROKERS: kafkaBrokers, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: '3' };
     [aggregator, control] = await Promise.all([
-      startAggregator({ ...common, AGGREGATOR_TICK_MS: '20', AGGREGATOR_GROUP_ID: `${topics.prefix}aggregator` }),
-      startControl({ ...common, CONTROL_TOKENS: tokens.entries }),
+      startAggregator({ ...broker.env, AGGREGATOR_TICK_MS: '20', AGGREGATOR_GROUP_ID: `${topics.prefix}aggregator` }),
+      startControl({ ...broker.env, CONTROL_TOKENS: tokens.entries }),
     ]);
     bans = await new TopicTail(kafka, topics.name('bans'), decodeBan).start();
     from = Date.now() - 1000;
@@ -81,8 +72,7 @@ describe('backtest against the live aggregator', () => {
     aggregator?.proc.child.kill('SIGTERM');
     if (aggregator) await exitWithin(aggregator.proc, 15_000);
     await bans?.stop();
-    await producer?.disconnect();
-    await admin?.disconnect();
+    await broker?.close();
   });
 
   async function backtest(body: Record<string, unknown>) {

@@ -1,36 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Admin, Kafka } from 'kafkajs';
 import type { AuditRecord } from '@banstream/schemas';
-import { captureLogger, testInfra, waitUntil } from './support/infra.js';
-import { testKafka } from './support/kafka.js';
+import { testInfra, waitUntil } from './support/infra.js';
 import { exitWithin, freePort, spawnService, type RunningProcess } from './support/processes.js';
-import { testTopics, TopicTail } from './support/aggregator.js';
+import { TopicTail } from './support/aggregator.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { decodeAudit, startControl, testTokens, type Control } from './support/control.js';
 
 /** A ban placed through the control API reaches a running enforcer sidecar, and lifting it there lifts it at the edge. */
 describe('control API → enforcer', () => {
   const { kafkaBrokers, redisUrl } = testInfra();
   const tokens = testTokens();
-  let kafka: Kafka;
-  let admin: Admin;
-  let topics: Awaited<ReturnType<typeof testTopics>>;
+  let broker: TestBroker;
   let control: Control;
   let enforcer: RunningProcess;
   let enforcerUrl = '';
   let audit: TopicTail<AuditRecord>;
 
   beforeAll(async () => {
-    kafka = testKafka(kafkaBrokers, captureLogger().logger);
-    admin = kafka.admin();
-    await admin.connect();
-    topics = await testTopics(admin, 3);
-    const common = { KAFKA_BROKERS: kafkaBrokers, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: '3' };
-    control = await startControl({ ...common, CONTROL_TOKENS: tokens.entries });
+    broker = await connectTestBroker(kafkaBrokers);
+    control = await startControl({ ...broker.env, CONTROL_TOKENS: tokens.entries });
     const port = await freePort();
-    enforcer = spawnService('enforcer', { ...common, REDIS_URL: redisUrl, HTTP_PORT: String(port), LOG_LEVEL: 'warn' });
+    enforcer = spawnService('enforcer', { ...broker.env, REDIS_URL: redisUrl, HTTP_PORT: String(port), LOG_LEVEL: 'warn' });
     enforcerUrl = `http://127.0.0.1:${port}`;
     await waitUntil(async () => (await fetch(`${enforcerUrl}/readyz`)).status === 200, `enforcer ready\n${enforcer.output()}`, 60_000, 50);
-    audit = await new TopicTail(kafka, topics.name('audit'), decodeAudit).start();
+    audit = await new TopicTail(broker.kafka, broker.topics.name('audit'), decodeAudit).start();
   }, 120_000);
 
   afterAll(async () => {
@@ -40,7 +33,7 @@ describe('control API → enforcer', () => {
       await exitWithin(enforcer, 15_000).catch(() => enforcer.child.kill('SIGKILL'));
     }
     await audit?.stop();
-    await admin?.disconnect();
+    await broker?.close();
   });
 
   const check = async (ip: string) => {

@@ -1,5 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import type { ApiClient } from './client.js';
+import type { Column } from './format/table.js';
+import { table } from './format/table.js';
 import type { ExitCode } from './exit-codes.js';
 
 export interface Io {
@@ -37,4 +39,15 @@ export interface Command {
 export function text(values: Values, name: string): string | undefined {
   const v = values[name];
   return typeof v === 'string' ? v : undefined;
+}
+
+/** A command that lists what one API path returns: a table, or the JSON with --json. */
+export function listCommand<T>(spec: { name: string; summary: string; path: string; field: string; columns(io: Io): Column<T>[] }): Command {
+  return {
+    name: spec.name, usage: `banstream ${spec.name} [--json]`, summary: spec.summary,
+    async run({ api, json, print, io }) {
+      const items = (await api().get<Record<string, T[]>>(spec.path))[spec.field] ?? [];
+      print(json ? JSON.stringify(items, null, 2) : table(items, spec.columns(io)));
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import type { Command } from '../command.js';
-import { text } from '../command.js';
+import { listCommand, text } from '../command.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { isoSeconds, relative, table } from '../format/table.js';
+import { isoSeconds, relative } from '../format/table.js';
 
 interface AllowView {
   entry: string;
@@ -13,19 +13,15 @@ interface AllowView {
 }
 
 export const allowCommands: Command[] = [
-  {
-    name: 'allow list', usage: 'banstream allow list [--json]', summary: 'list the allowlist',
-    async run({ api, json, print, io }) {
-      const { entries } = await api().get<{ entries: AllowView[] }>('/v1/allowlist');
-      if (json) return print(JSON.stringify(entries, null, 2));
-      print(table(entries, [
-        { header: 'ENTRY', value: (e) => e.entry },
-        { header: 'EXPIRES', value: (e) => (e.expiresAt === null ? 'never' : e.expired ? 'expired' : relative(e.expiresAt, io.now())) },
-        { header: 'ADDED', value: (e) => `${isoSeconds(e.addedAt)} by ${e.addedBy}` },
-        { header: 'REASON', value: (e) => e.reason, max: 60 },
-      ]));
-    },
-  },
+  listCommand<AllowView>({
+    name: 'allow list', summary: 'list the allowlist', path: '/v1/allowlist', field: 'entries',
+    columns: (io) => [
+      { header: 'ENTRY', value: (e) => e.entry },
+      { header: 'EXPIRES', value: (e) => (e.expiresAt === null ? 'never' : e.expired ? 'expired' : relative(e.expiresAt, io.now())) },
+      { header: 'ADDED', value: (e) => `${isoSeconds(e.addedAt)} by ${e.addedBy}` },
+      { header: 'REASON', value: (e) => e.reason, max: 60 },
+    ],
+  }),
   {
     name: 'allow add', usage: 'banstream allow add ENTRY --reason TEXT [--ttl 7d | --expires ISO-TIME] [--json]',
     summary: 'allow an address, a network, user:<id> or apikey:<hash> over every ban and limit', args: 1,

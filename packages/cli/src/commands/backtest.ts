@@ -1,3 +1,4 @@
+import type { BacktestReport, PolicyOutcome } from '@banstream/control';
 import type { Command } from '../command.js';
 import { text } from '../command.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -5,29 +6,8 @@ import { ProgressBar } from '../format/progress.js';
 import { isoSeconds, table } from '../format/table.js';
 import { readPolicies } from './policies.js';
 
-interface Outcome {
-  policyId: string;
-  version?: number;
-  mode: string;
-  action: string;
-  matched: number;
-  bans: { total: number; subjects: number; list: { subject: string; startedAt: number; expiresAt: number; evidenceCount: number; escalationLevel: number; refused: number }[] };
-  overThreshold: { total: number; list: { subject: string; firstAt: number; peakCount: number; requestsOver: number; refused: number }[] };
-  affected: { requests: number; requestShare: number; clients: number; clientShare: number };
-  topCountries: { name: string; requests: number }[];
-  topPrefixes: { name: string; requests: number }[];
-}
-
-export interface Report {
-  range: { from: number; to: number };
-  records: number;
-  events: number;
-  invalidEvents: number;
-  clients: number;
-  candidate: Outcome;
-  active?: Outcome;
-  comparison?: { bannedOnlyByCandidate: string[]; bannedOnlyByActive: string[]; bannedByBoth: number; affectedRequestsDelta: number };
-}
+type Outcome = PolicyOutcome;
+type Report = BacktestReport;
 
 interface Job {
   id: string;

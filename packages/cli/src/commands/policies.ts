@@ -1,10 +1,10 @@
 import { loadPolicyFiles } from '@banstream/platform';
 import { isBanstreamError, type PolicySpec } from '@banstream/core';
 import type { Command } from '../command.js';
-import { text } from '../command.js';
+import { listCommand, text } from '../command.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { renderPlan, type PlannedChange } from '../format/plan.js';
-import { isoSeconds, table } from '../format/table.js';
+import { isoSeconds } from '../format/table.js';
 
 interface PolicyView {
   id: string;
@@ -29,23 +29,18 @@ export function readPolicies(path: string): PolicySpec[] {
 }
 
 export const policyCommands: Command[] = [
-  {
-    name: 'policies list', usage: 'banstream policies list [--json]', summary: 'list the policies on the policies topic',
-    async run({ api, json, print, io }) {
-      const { policies } = await api().get<{ policies: PolicyView[] }>('/v1/policies');
-      if (json) return print(JSON.stringify(policies, null, 2));
-      print(table(policies, [
-        { header: 'ID', value: (p) => p.id },
-        { header: 'VER', value: (p) => String(p.version), right: true },
-        { header: 'MODE', value: (p) => (p.enabled ? p.mode : `${p.mode} (disabled)`) },
-        { header: 'ACTION', value: (p) => (p.spec ? String((p.spec.action as { type: string }).type) : 'INVALID') },
-        { header: 'KEY', value: (p) => p.spec?.key.join('+') ?? '' },
-        { header: 'THRESHOLD', value: (p) => (p.spec ? `${p.spec.threshold.count}/${p.spec.threshold.interval}` : '') },
-        { header: 'UPDATED', value: (p) => `${isoSeconds(p.updatedAt)} by ${p.updatedBy}` },
-      ]));
-      void io;
-    },
-  },
+  listCommand<PolicyView>({
+    name: 'policies list', summary: 'list the policies on the policies topic', path: '/v1/policies', field: 'policies',
+    columns: () => [
+      { header: 'ID', value: (p) => p.id },
+      { header: 'VER', value: (p) => String(p.version), right: true },
+      { header: 'MODE', value: (p) => (p.enabled ? p.mode : `${p.mode} (disabled)`) },
+      { header: 'ACTION', value: (p) => (p.spec ? p.spec.action.type : 'INVALID') },
+      { header: 'KEY', value: (p) => p.spec?.key.join('+') ?? '' },
+      { header: 'THRESHOLD', value: (p) => (p.spec ? `${p.spec.threshold.count}/${p.spec.threshold.interval}` : '') },
+      { header: 'UPDATED', value: (p) => `${isoSeconds(p.updatedAt)} by ${p.updatedBy}` },
+    ],
+  }),
   {
     name: 'policies get', usage: 'banstream policies get ID [--json]', summary: 'show one policy', args: 1,
     async run({ api, args, print }) {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import type { PolicySpec } from '@banstream/core';
 import { renderPlan } from './plan.js';
 
 describe('renderPlan', () => {
   it('shows what each policy gains or loses and sums it up', () => {
     const text = renderPlan([
-      { id: 'api', action: 'create', after: { id: 'api', mode: 'preview', key: ['apikey'], threshold: { count: 100, interval: '1m' }, action: { type: 'throttle' } } },
-      { id: 'login', action: 'update', version: 3, fields: [{ path: 'threshold.count', before: 20, after: 30 }, { path: 'description', after: 'x' }] },
+      { id: 'api', action: 'create', after: { id: 'api', mode: 'preview', key: ['apikey'], threshold: { count: 100, interval: '1m' }, action: { type: 'throttle' } } as PolicySpec },
+      { id: 'login', action: 'update', version: 3, fields: [{ path: 'threshold.count', before: 20, after: 30 }, { path: 'description', after: 'x' }], after: {} as PolicySpec },
       { id: 'old', action: 'delete', version: 2 },
       { id: 'same', action: 'unchanged', version: 1 },
     ], false);

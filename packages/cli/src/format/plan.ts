@@ -1,9 +1,6 @@
-/** A planned policy change as the API returns it (control's PlannedChange). */
-export type PlannedChange =
-  | { id: string; action: 'create'; after: Record<string, unknown> }
-  | { id: string; action: 'update'; version: number; fields: { path: string; before?: unknown; after?: unknown }[] }
-  | { id: string; action: 'unchanged'; version: number }
-  | { id: string; action: 'delete'; version: number };
+import type { PlannedChange } from '@banstream/control';
+
+export type { PlannedChange };
 
 const SIGN = { create: '+', update: '~', unchanged: '=', delete: '-' } as const;
 
@@ -14,7 +11,8 @@ export function renderPlan(changes: readonly PlannedChange[], applied: boolean):
     if (c.action === 'create') {
       lines.push(`${SIGN.create} ${c.id}  (new, version 1)`);
       for (const field of ['mode', 'key', 'threshold', 'action', 'enforcement', 'match']) {
-        if (c.after[field] !== undefined) lines.push(`    ${field}: ${show(c.after[field])}`);
+        const value = (c.after as Record<string, unknown>)[field];
+        if (value !== undefined) lines.push(`    ${field}: ${show(value)}`);
       }
     } else if (c.action === 'update') {
       lines.push(`${SIGN.update} ${c.id}  (version ${c.version} → ${c.version + 1})`);

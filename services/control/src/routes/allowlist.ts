@@ -7,6 +7,7 @@ import { ApiError } from '../http/problem.js';
 import { AllowView, DurationText, errorResponses } from '../http/schemas.js';
 import type { ChangeWriter } from '../state/change-writer.js';
 import type { ControlState } from '../state/control-state.js';
+import { listRoute } from './list-route.js';
 
 export interface AllowRoutesOptions {
   state: ControlState;
@@ -31,10 +32,10 @@ export async function allowRoutes(app: FastifyInstance, options: AllowRoutesOpti
   const { state, writer, clock } = options;
   const view = (e: AllowEntry) => ({ ...e, expired: e.expiresAt !== null && e.expiresAt <= clock() });
 
-  app.get('/v1/allowlist', {
-    config: { permission: 'read' },
-    schema: { tags, summary: 'List allowlist entries', response: { 200: Type.Object({ entries: Type.Array(AllowView) }), ...errorResponses } },
-  }, async () => ({ entries: [...state.allowlist.values()].sort((a, b) => (a.entry < b.entry ? -1 : 1)).map(view) }));
+  listRoute(app, {
+    path: '/v1/allowlist', tags, summary: 'List allowlist entries', field: 'entries', item: AllowView,
+    items: () => [...state.allowlist.values()].map(view), key: (e) => e.entry,
+  });
 
   app.post<{ Body: Static<typeof AddBody> }>('/v1/allowlist', {
     config: { permission: 'allowlist:write' },

@@ -8,6 +8,7 @@ import { planApply, type PlannedChange } from '../policies/plan.js';
 import { checkPolicy, describeErrors, nextRecord, policyView } from '../policies/records.js';
 import type { ChangeWriter } from '../state/change-writer.js';
 import type { ControlState } from '../state/control-state.js';
+import { listRoute } from './list-route.js';
 
 export interface PolicyRoutesOptions {
   state: ControlState;
@@ -35,10 +36,10 @@ export async function policyRoutes(app: FastifyInstance, options: PolicyRoutesOp
   const { state, writer, clock } = options;
   const ctx = (request: FastifyRequest) => ({ actor: actorOf(request).name, requestId: request.id });
 
-  app.get('/v1/policies', {
-    config: { permission: 'read' },
-    schema: { tags, summary: 'List policies', response: { 200: Type.Object({ policies: Type.Array(PolicyView) }), ...errorResponses } },
-  }, async () => ({ policies: [...state.policies.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map(policyView) }));
+  listRoute(app, {
+    path: '/v1/policies', tags, summary: 'List policies', field: 'policies', item: PolicyView,
+    items: () => [...state.policies.values()].map(policyView), key: (p) => p.id,
+  });
 
   app.get<{ Params: Static<typeof IdParams> }>('/v1/policies/:id', {
     config: { permission: 'read' },
