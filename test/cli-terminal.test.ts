@@ -7,6 +7,7 @@ import { ensureDebianPackage } from '../scripts/stack/index.mjs';
 import { testInfra, uniqueName, waitUntil } from './support/infra.js';
 import { REPO_ROOT } from './support/processes.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
+import { event, publishEvents } from './support/aggregator.js';
 import { startControl, testTokens, type Control } from './support/control.js';
 
 /** `npx banstream` typed into a real terminal (tmux): what a person sees, and the exit codes. */
@@ -40,6 +41,9 @@ describe('banstream CLI in a terminal', () => {
     for (const [subject, reason] of [['203.0.113.7', 'credential stuffing'], ['user:42', 'card testing']]) {
       expect((await control.call('POST', '/v1/bans', { token: tokens.operator, body: { subject, duration: '2h', reason } })).status).toBe(201);
     }
+    // Some retained traffic for the backtest: one client over the threshold.
+    const now = Date.now();
+    await publishEvents(broker.producer, broker.topics.name('events'), Array.from({ length: 300 }, (_, i) => event(i < 100 ? '203.0.113.50' : `198.51.100.${i % 50}`, now - 1000 + i)), 20);
     writeFileSync(join(dir, 'token'), tokens.operator, { mode: 0o600 });
     writeFileSync(join(dir, 'policies.yaml'), [
       'policies:',
@@ -97,5 +101,13 @@ describe('banstream CLI in a terminal', () => {
     const forbidden = await type(`npx banstream policies apply -f ${join(dir, 'policies.yaml')}`);
     expect(forbidden).toContain('operator-user has the role operator; POST /v1/policies/apply needs admin');
     expect(forbidden).toMatch(/^exit=5$/m);
+  });
+
+  it('`npx banstream backtest` draws a progress bar, then the report', async () => {
+    const text = await type('npx banstream backtest --policy login-rate --from 10m');
+    expect(text).toMatch(/^\[#{30}\] 100%  \d+\/\d+ records$/m);
+    expect(text).toContain('Candidate: login-rate (ban, preview)');
+    expect(text).toMatch(/^\s+ip:203\.0\.113\.50\s+\S+Z\s+\S+Z\s+21\s+0\s+79$/m);
+    expect(text).toMatch(/^exit=0$/m);
   });
 });
