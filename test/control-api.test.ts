@@ -292,6 +292,13 @@ describe('control API', () => {
       expect(lift.after).toBeNull();
     });
 
+    it('counts changes and refusals in its metrics', async () => {
+      const metrics = await (await fetch(`${control.url}/metrics`)).text();
+      expect(metrics).toMatch(/banstream_control_changes_total\{action="policy\.create",service="control"\} 2/);
+      expect(metrics).toMatch(/banstream_control_requests_denied_total\{status="403",service="control"\} \d+/);
+      expect(metrics).toMatch(/banstream_control_requests_denied_total\{status="401",service="control"\} \d+/);
+    });
+
     it('never writes a token to its log', async () => {
       const output = control.proc.output();
       expect(output).toContain('"msg":"topics read; API open"');

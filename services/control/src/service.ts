@@ -12,6 +12,7 @@ import { adminApi } from './http/admin-api.js';
 import { expiredManualBans } from './routes/bans.js';
 import { ChangeWriter, type ControlTopics } from './state/change-writer.js';
 import { ControlState } from './state/control-state.js';
+import { controlMetrics } from './metrics.js';
 
 export { controlEnv, type ControlConfig };
 
@@ -37,10 +38,11 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
   const clock = Date.now;
   const state = new ControlState(config.CONTROL_ALERTS_KEPT);
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER } });
-  const writer = new ChangeWriter(producer, topics, catalog, state, clock, 3 * config.KAFKA_REQUEST_TIMEOUT_MS);
+  const metrics = controlMetrics(deps.registry);
+  const writer = new ChangeWriter(producer, topics, catalog, state, clock, 3 * config.KAFKA_REQUEST_TIMEOUT_MS, (action) => metrics.changes.inc({ action }));
   const jobs = new BacktestJobs({
     kafka, admin, logger: logger.child({ component: 'backtest' }), catalog, topics, state, clock,
-    graceMs: config.AGGREGATOR_GRACE_MS, maxFutureMs: config.AGGREGATOR_MAX_FUTURE_MS,
+    graceMs: config.AGGREGATOR_GRACE_MS, maxFutureMs: config.AGGREGATOR_MAX_FUTURE_MS, onFinished: (s) => metrics.backtests.inc({ state: s }),
   });
   const instance = `${process.pid}-${randomBytes(4).toString('hex')}`;
   const codecs = {
@@ -59,7 +61,10 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
   let sweep: NodeJS.Timeout | undefined;
   readiness.add('topics read', () => started);
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
-  void http.register(adminApi, { tokens, state, writer, jobs, logger, clock, rateLimit: config.CONTROL_RATE_LIMIT, ready: () => started });
+  void http.register(adminApi, {
+    tokens, state, writer, jobs, logger, clock, rateLimit: config.CONTROL_RATE_LIMIT, ready: () => started,
+    onDenied: (status) => metrics.denied.inc({ status: String(status) }),
+  });
   if (tokens.size === 0) logger.warn('no API tokens configured (CONTROL_TOKENS or CONTROL_TOKENS_FILE): every API request will be refused with 401');
 
   async function liftExpiredManualBans(): Promise<void> {

@@ -22,6 +22,7 @@ export interface BacktestJobsOptions {
   clock: () => number;
   /** Backtests running at once; more are refused with 429 (each takes a core while it runs). */
   concurrency?: number;
+  onFinished?(state: 'done' | 'failed'): void;
 }
 
 export interface BacktestRequest {
@@ -80,7 +81,10 @@ export class BacktestJobs {
         this.options.logger.warn({ err: error, backtest: job.id }, 'backtest failed');
         Object.assign(job, { state: 'failed', error: error instanceof Error ? error.message : String(error) });
       })
-      .finally(() => this.aborts.delete(job.id));
+      .finally(() => {
+        this.aborts.delete(job.id);
+        this.options.onFinished?.(job.state === 'failed' ? 'failed' : 'done');
+      });
     return job;
   }
 

@@ -27,6 +27,8 @@ export interface AdminApiOptions {
   rateLimit: number;
   /** Answers 503 while false (the topics are not read to the end yet). */
   ready: () => boolean;
+  /** Told of each request refused with 401, 403 or 429. */
+  onDenied?(status: number): void;
 }
 
 /**
@@ -60,7 +62,7 @@ export async function adminApi(app: FastifyInstance, options: AdminApiOptions): 
   guard(app, options.tokens);
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.permission !== undefined && !options.ready()) {
-      throw Object.assign(new ApiError('KAFKA_UNAVAILABLE', 'still reading the topics; retry in a moment'), {});
+      throw new ApiError('KAFKA_UNAVAILABLE', 'still reading the topics; retry in a moment');
     }
   });
   await app.register(policyRoutes, options);
@@ -68,6 +70,9 @@ export async function adminApi(app: FastifyInstance, options: AdminApiOptions): 
   await app.register(allowRoutes, options);
   await app.register(alertRoutes, options);
   await app.register(backtestRoutes, options);
+  app.addHook('onResponse', async (_request, reply) => {
+    if (reply.statusCode === 401 || reply.statusCode === 403 || reply.statusCode === 429) options.onDenied?.(reply.statusCode);
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   // An unknown route under the API is a problem too, not Fastify's default body.
   app.setNotFoundHandler((request, reply) => reply.code(404).type('application/problem+json').send(problemBody(404, 'NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)));

@@ -45,6 +45,7 @@ export class ChangeWriter {
   constructor(
     private readonly producer: Producer, private readonly topics: ControlTopics, catalog: SchemaCatalog,
     private readonly state: ControlState, private readonly clock: () => number, private readonly timeoutMs: number,
+    private readonly onWritten: (action: string) => void = () => undefined,
   ) {
     this.codecs = {
       policy: catalog.codec(SCHEMA_NAMES.policy), ban: catalog.codec(SCHEMA_NAMES.ban),
@@ -79,6 +80,7 @@ export class ChangeWriter {
     if (change.kind === 'policy') this.state.applyPolicy(change.key, change.value);
     else if (change.kind === 'ban') this.state.applyBan(change.key, change.value);
     else this.state.applyAllow(change.key, change.value);
+    this.onWritten(action);
     return audit;
   }
 
