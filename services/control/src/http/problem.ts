@@ -50,12 +50,12 @@ export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply 
 
 /** `/threshold/count` → `threshold.count`; `/key/0` → `key[0]`. */
 export function jsonPointerToPath(pointer: string, prefix = ''): string {
-  let out = prefix;
+  let out = '';
   for (const seg of pointer.split('/').slice(1)) {
     const s = seg.replaceAll('~1', '/').replaceAll('~0', '~');
     out += /^\d+$/.test(s) ? `[${s}]` : out === '' ? s : `.${s}`;
   }
-  return out;
+  return out === '' ? '' : `${prefix}${out}`;
 }
 
 /**
