@@ -75,7 +75,10 @@ export async function policyRoutes(app: FastifyInstance, options: PolicyRoutesOp
   }, async (request, reply) => {
     if (request.validationError?.validationContext === 'params') throw request.validationError;
     const body = request.body;
-    if (body && typeof body === 'object' && body.id !== undefined && body.id !== request.params.id) {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new ApiError('POLICY_INVALID', 'the body must be one policy, as a JSON object', [{ path: '(body)', message: 'must be an object' }]);
+    }
+    if (body.id !== undefined && body.id !== request.params.id) {
       throw new ApiError('INVALID_REQUEST', `id: ${JSON.stringify(body.id)} differs from the id in the path (${request.params.id})`, [{ path: 'id', message: 'differs from the id in the path' }]);
     }
     const spec = validSpec({ ...body, id: request.params.id });
