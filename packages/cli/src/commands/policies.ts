@@ -19,9 +19,12 @@ interface PolicyView {
 }
 
 /** Policies from a file or a folder, validated here with the core's own validator (paths and lines in errors). */
-export function readPolicies(path: string): PolicySpec[] {
+export function readPolicies(path: string, warn?: (line: string) => void): PolicySpec[] {
   try {
-    return loadPolicyFiles(path).policies;
+    const document = loadPolicyFiles(path);
+    const entries = document.allowlist?.length ?? 0;
+    if (entries > 0) warn?.(`note: ${path} also lists ${entries} allowlist entr${entries === 1 ? 'y' : 'ies'}; apply does not change the allowlist (banstream allow add)`);
+    return document.policies;
   } catch (error) {
     if (isBanstreamError(error, 'POLICY_INVALID')) throw new CliError(error.message, EXIT.invalid);
     throw new CliError(`cannot read ${path}: ${(error as Error).message}`, EXIT.usage);
@@ -52,10 +55,10 @@ export const policyCommands: Command[] = [
     name: 'policies apply', usage: 'banstream policies apply -f FILE|DIR [--dry-run] [--prune] [--json]',
     summary: 'create or update the policies of a file or folder (YAML or JSON), showing what changes',
     options: { file: { type: 'string', short: 'f' }, 'dry-run': { type: 'boolean' }, prune: { type: 'boolean' } },
-    async run({ api, values, json, print }) {
+    async run({ api, values, json, print, io }) {
       const path = text(values, 'file');
       if (!path) throw new CliError('policies apply needs -f FILE|DIR', EXIT.usage);
-      const policies = readPolicies(path);
+      const policies = readPolicies(path, (line) => io.stderr.write(`${line}\n`));
       const dryRun = values['dry-run'] === true;
       const result = await api().post<{ applied: boolean; changes: PlannedChange[] }>(dryRun ? '/v1/policies/plan' : '/v1/policies/apply', { policies, prune: values.prune === true });
       print(json ? JSON.stringify(result, null, 2) : renderPlan(result.changes, result.applied));

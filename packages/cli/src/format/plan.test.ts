@@ -16,5 +16,6 @@ describe('renderPlan', () => {
       '- old  (delete version 2)', '= same  (unchanged, version 1)', '',
       'Plan: 1 to create, 1 to update, 1 to delete, 1 unchanged. Dry run: nothing was changed.',
     ].join('\n'));
+    expect(renderPlan([{ id: 'same', action: 'unchanged', version: 1 }], true)).toContain('Applied: 0 created, 0 updated, 0 deleted, 1 unchanged.');
   });
 });
