@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm start`: the whole pipeline on this machine. Starts the local Kafka and Redis
-// (unless already up), creates the topics, starts ingest, aggregator and enforcer
-// with labelled logs, and on Ctrl-C (or `npm run stop`) stops everything it started.
+// (unless already up), creates the topics, starts ingest, aggregator, enforcer and
+// control with labelled logs, and on Ctrl-C (or `npm run stop`) stops everything it
+// started. The control API gets a local admin token (scripts/run/control-token.mjs).
 import { spawn, spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,11 +10,13 @@ import { createInterface } from 'node:readline';
 import { REPO_ROOT } from './stack/settings.mjs';
 import { stackDown, stackSettings, stackStatus, stackUp } from './stack/index.mjs';
 import { formatLine } from './run/log-format.mjs';
+import { localControlToken } from './run/control-token.mjs';
 
 const SERVICES = [
   { name: 'ingest', port: Number(process.env.BANSTREAM_INGEST_PORT ?? 8080) },
   { name: 'aggregator', port: Number(process.env.BANSTREAM_AGGREGATOR_PORT ?? 8081) },
   { name: 'enforcer', port: Number(process.env.BANSTREAM_ENFORCER_PORT ?? 8082) },
+  { name: 'control', port: Number(process.env.BANSTREAM_CONTROL_PORT ?? 8083) },
 ];
 const STOP_GRACE_MS = 15_000;
 
@@ -29,6 +32,10 @@ async function main() {
   stackWasRunning = before.kafka.startsWith('running') && before.redis.startsWith('running');
   const connection = await stackUp(settings, (l) => console.log(formatLine('stack', l)));
   const env = { ...process.env, ...connection, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+  // Tokens given by the caller win; otherwise the control API gets the local admin token's hash.
+  const ownTokens = env.CONTROL_TOKENS === undefined && env.CONTROL_TOKENS_FILE === undefined;
+  const control = ownTokens ? localControlToken(settings.dir) : undefined;
+  if (control) env.CONTROL_TOKENS_FILE = control.tokensFile;
 
   const topics = spawnSync(process.execPath, [join(REPO_ROOT, 'packages/platform/dist/cli/create-topics.js')], { env, encoding: 'utf8' });
   for (const line of `${topics.stdout}${topics.stderr}`.split('\n').filter(Boolean)) console.log(formatLine('topics', line));
@@ -39,6 +46,8 @@ async function main() {
   await waitReady();
   say(`banstream is up: ${SERVICES.map((s) => `${s.name} http://127.0.0.1:${s.port}`).join('  ')}`);
   say(`KAFKA_BROKERS=${connection.KAFKA_BROKERS} REDIS_URL=${connection.REDIS_URL}    Ctrl-C stops everything`);
+  const controlPort = SERVICES.find((s) => s.name === 'control').port;
+  if (control) say(`CLI: export BANSTREAM_URL=http://127.0.0.1:${controlPort} BANSTREAM_TOKEN_FILE=${control.tokenFile}; npx banstream --help`);
 }
 
 function startService({ name, port }, env) {

@@ -18,7 +18,7 @@ describe('npm start (scripts/run.mjs)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('starts Kafka, Redis and the three services, and Ctrl-C stops every process it started', async () => {
+  it('starts Kafka, Redis and the four services, and Ctrl-C stops every process it started', async () => {
     env = {
       BANSTREAM_STACK_DIR: dir,
       BANSTREAM_KAFKA_PORT: String(await freePort()),
@@ -28,6 +28,7 @@ describe('npm start (scripts/run.mjs)', () => {
       BANSTREAM_INGEST_PORT: String(await freePort()),
       BANSTREAM_AGGREGATOR_PORT: String(await freePort()),
       BANSTREAM_ENFORCER_PORT: String(await freePort()),
+      BANSTREAM_CONTROL_PORT: String(await freePort()),
     };
     const child = spawn(process.execPath, ['scripts/run.mjs'], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -38,14 +39,19 @@ describe('npm start (scripts/run.mjs)', () => {
     await waitUntil(() => out.includes('banstream is up') || child.exitCode !== null, '"banstream is up"', 90_000, 200);
     // On failure, show what the runner said.
     expect(out).toContain('banstream is up');
-    for (const name of ['INGEST', 'AGGREGATOR', 'ENFORCER']) {
+    for (const name of ['INGEST', 'AGGREGATOR', 'ENFORCER', 'CONTROL']) {
       const res = await fetch(`http://127.0.0.1:${env[`BANSTREAM_${name}_PORT`]}/readyz`);
       expect(res.status).toBe(200);
     }
     const { services } = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { services: Record<string, number> };
     const status = stackStatus(stackSettings(env));
     const pids = [...Object.values(services), Number(/pid (\d+)/.exec(status.kafka)?.[1]), Number(/pid (\d+)/.exec(status.redis)?.[1])];
-    expect(pids).toHaveLength(5);
+    expect(pids).toHaveLength(6);
+    // The CLI reaches the control API with the local admin token the run made.
+    const token = readFileSync(join(dir, 'control-admin.token'), 'utf8').trim();
+    const policies = await fetch(`http://127.0.0.1:${env.BANSTREAM_CONTROL_PORT}/v1/policies`, { headers: { authorization: `Bearer ${token}` } });
+    expect(policies.status).toBe(200);
+    expect(out).not.toContain(token);
     expect(pids.every(isAlive)).toBe(true);
 
     child.kill('SIGINT');

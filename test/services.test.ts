@@ -3,9 +3,9 @@ import { captureLogger, testInfra, uniqueName, waitUntil } from './support/infra
 import { exitWithin, freePort, spawnService, type RunningProcess } from './support/processes.js';
 import { testKafka } from './support/kafka.js';
 
-const SERVICES = ['ingest', 'aggregator', 'enforcer'] as const;
+const SERVICES = ['ingest', 'aggregator', 'enforcer', 'control'] as const;
 
-describe('the three services as real processes', () => {
+describe('the services as real processes', () => {
   const prefix = `${uniqueName('svc')}.`;
   const running: RunningProcess[] = [];
 
@@ -52,5 +52,13 @@ describe('the three services as real processes', () => {
     expect(output).toContain('KAFKA_BROKERS: expected a comma-separated list of host:port, e.g. 127.0.0.1:9092,127.0.0.1:9093 (got "localhost")');
     expect(output).toContain('HTTP_PORT: expected a TCP port from 0 to 65535 (got "99999")');
     expect(output).not.toContain('REDIS_URL');
+  });
+
+  it('refuses a clear token where only hashes belong, without echoing it', async () => {
+    const proc = spawnService('control', { KAFKA_BROKERS: '127.0.0.1:1', CONTROL_TOKENS: 'alice:admin:bst_this-is-a-clear-token' });
+    running.push(proc);
+    expect(await exitWithin(proc, 10_000)).toBe(78);
+    expect(proc.output()).toContain('CONTROL_TOKENS: expected comma-separated name:role:sha256hex entries');
+    expect(proc.output()).not.toContain('bst_this-is-a-clear-token');
   });
 });

@@ -1,9 +1,9 @@
 // What this repository's stack must contain: the services, and what each
 // banstream process needs in its environment to find Kafka, Redis and its port.
 
-const REQUIRED_SERVICES = ['kafka', 'redis', 'topics-init', 'ingest', 'aggregator', 'enforcer', 'prometheus', 'grafana'];
+const REQUIRED_SERVICES = ['kafka', 'redis', 'topics-init', 'ingest', 'aggregator', 'enforcer', 'control', 'prometheus', 'grafana'];
 // Long-running Node services: what each needs in its environment.
-export const APP_SERVICES = ['ingest', 'aggregator', 'enforcer'];
+export const APP_SERVICES = ['ingest', 'aggregator', 'enforcer', 'control'];
 const APP_ENV = ['KAFKA_BROKERS', 'REDIS_URL', 'TOPIC_PREFIX', 'HTTP_PORT', 'HTTP_HOST', 'SERVICE_NAME'];
 const TOPICS_INIT_ENV = ['KAFKA_BROKERS', 'TOPIC_PREFIX'];
 

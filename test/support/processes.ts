@@ -13,7 +13,7 @@ export interface RunningProcess {
 }
 
 /** Starts a built service (`npm run build` first) as a real process. */
-export function spawnService(service: 'ingest' | 'aggregator' | 'enforcer', env: Record<string, string>): RunningProcess {
+export function spawnService(service: 'ingest' | 'aggregator' | 'enforcer' | 'control', env: Record<string, string>): RunningProcess {
   const child = spawn(process.execPath, [`services/${service}/dist/main.js`], {
     cwd: REPO_ROOT,
     // Only what the test gives, plus PATH: the service must not lean on the caller's environment.

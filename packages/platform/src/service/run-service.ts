@@ -50,7 +50,15 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
   const readiness = new Readiness();
   const http = createHttpServer(logger);
   await http.register(opsRoutes, { registry, readiness });
-  const instance = options.create({ config, logger, registry, readiness, http });
+  let instance: Service;
+  try {
+    instance = options.create({ config, logger, registry, readiness, http });
+  } catch (error) {
+    // A factory that finds its configuration wrong (a file it reads, say) is a configuration error too.
+    if (!isBanstreamError(error, 'CONFIG_INVALID')) throw error;
+    process.stderr.write(`${options.name}: ${error.message}\n`);
+    process.exit(EXIT.config);
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,6 +1,6 @@
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import { EVENT_KEY_PREFIX_BITS, eventPartitionKey, parseCidr, parseKey, parseSubject, type KeyDimension } from '@banstream/core';
-import type { RequestPolicy } from '@banstream/platform';
+import { policyIntervals, type RequestPolicy } from '@banstream/platform';
 
 /**
  * Where a subject is counted. Events are partitioned by the client's /24 (IPv4) or
@@ -17,6 +17,23 @@ export function isPartitionLocal(policy: RequestPolicy): boolean {
 function pinsNetwork(d: KeyDimension): boolean {
   if (d.kind === 'ip') return true;
   return d.kind === 'prefix' && (d.v4 ?? 0) >= EVENT_KEY_PREFIX_BITS.v4 && (d.v6 ?? 0) >= EVENT_KEY_PREFIX_BITS.v6;
+}
+
+export interface Route {
+  /** Counted where it arrives (true), or repartitioned by subject. */
+  local: boolean;
+  /** Repartitioned events are counted at this time resolution (ms). */
+  resolutionMs: number;
+}
+
+/**
+ * Repartitioned events travel at a thousandth of their window (at most a second):
+ * a country seen every millisecond becomes one entry per 60 ms for a one-minute
+ * window instead of one per event, and the window's edge moves by at most that much.
+ */
+export function routeOf(policy: RequestPolicy): Route {
+  const shortest = Math.min(...policyIntervals(policy));
+  return { local: isPartitionLocal(policy), resolutionMs: Math.min(1000, Math.max(1, Math.floor(shortest / 1000))) };
 }
 
 const defaultPartitioner = Partitioners.DefaultPartitioner();

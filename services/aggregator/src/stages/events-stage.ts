@@ -6,29 +6,13 @@ import { countedEventsDecoder, type CountedEvent } from '../engine/counted-event
 import { checkEvent } from '../engine/event-check.js';
 import { GEO_POLICY_ID } from '../engine/geo-counts.js';
 import { PartitionState } from '../engine/partition-state.js';
-import { policyIntervals, type RequestPolicy } from '@banstream/platform';
+import type { RequestPolicy } from '@banstream/platform';
 import { RepartitionBuffer } from '../engine/repartition.js';
-import { isPartitionLocal } from '../engine/routing.js';
+import { routeOf, type Route } from '../engine/routing.js';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
 import { deadLetter, reasonOf, type StageContext } from './context.js';
 
 const PARTITIONS_AT_ONCE = 4;
-
-interface Route {
-  local: boolean;
-  /** Repartitioned events are counted at this time resolution (ms). */
-  resolutionMs: number;
-}
-
-/**
- * Repartitioned events travel at a thousandth of their window (at most a second):
- * a country seen every millisecond becomes one entry per 60 ms for a one-minute
- * window instead of one per event, and the window's edge moves by at most that much.
- */
-function routeOf(policy: RequestPolicy): Route {
-  const shortest = Math.min(...policyIntervals(policy));
-  return { local: isPartitionLocal(policy), resolutionMs: Math.min(1000, Math.max(1, Math.floor(shortest / 1000))) };
-}
 
 export interface EventsPartition {
   counts: PartitionState;

@@ -1,0 +1,66 @@
+import type { Command } from '../command.js';
+import { text } from '../command.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { isoSeconds, relative, table } from '../format/table.js';
+
+export interface BanView {
+  subject: string;
+  policyId: string;
+  reason: string;
+  evidenceCount: number;
+  startedAt: number;
+  expiresAt: number;
+  preview: boolean;
+  origin: string;
+  httpStatus: number;
+  createdBy: string | null;
+}
+
+export const banCommands: Command[] = [
+  {
+    name: 'bans list', usage: 'banstream bans list [--scope ip|cidr|user|…] [--subject TEXT] [--policy ID] [--origin aggregator|manual] [--all] [--limit N] [--json]',
+    summary: 'search the live bans',
+    options: {
+      scope: { type: 'string' }, subject: { type: 'string' }, policy: { type: 'string' }, origin: { type: 'string' },
+      all: { type: 'boolean' }, limit: { type: 'string' },
+    },
+    async run({ api, values, json, print, io }) {
+      const page = await api().get<{ bans: BanView[]; total: number; next: string | null }>('/v1/bans', {
+        scope: text(values, 'scope'), subject: text(values, 'subject'), policy: text(values, 'policy'), origin: text(values, 'origin'),
+        includeExpired: values.all === true ? true : undefined, limit: text(values, 'limit') ?? 100,
+      });
+      if (json) return print(JSON.stringify(page, null, 2));
+      const now = io.now();
+      print(table(page.bans, [
+        { header: 'SUBJECT', value: (b) => b.subject },
+        { header: 'POLICY', value: (b) => b.policyId },
+        { header: 'ORIGIN', value: (b) => (b.origin === 'manual' && b.createdBy ? `manual (${b.createdBy})` : b.origin) },
+        { header: 'STATUS', value: (b) => (b.preview ? `${b.httpStatus} preview` : String(b.httpStatus)) },
+        { header: 'SINCE', value: (b) => isoSeconds(b.startedAt) },
+        { header: 'EXPIRES', value: (b) => (b.expiresAt <= now ? 'expired' : relative(b.expiresAt, now)) },
+        { header: 'REASON', value: (b) => b.reason, max: 60 },
+      ]));
+      print(`${page.bans.length} of ${page.total} ban(s)${page.next ? ` (more after ${page.next}: --limit)` : ''}`);
+    },
+  },
+  {
+    name: 'bans add', usage: 'banstream bans add SUBJECT --duration 1h --reason TEXT [--status 403|429] [--json]',
+    summary: 'ban an address, a network or a subject (user:42) by hand', args: 1,
+    options: { duration: { type: 'string', short: 'd' }, reason: { type: 'string', short: 'r' }, status: { type: 'string' } },
+    async run({ api, args, values, json, print, io }) {
+      const duration = text(values, 'duration');
+      const reason = text(values, 'reason');
+      if (!duration || !reason) throw new CliError('bans add needs --duration (e.g. 1h) and --reason', EXIT.usage);
+      const status = text(values, 'status');
+      const ban = await api().post<BanView>('/v1/bans', { subject: args[0], duration, reason, ...(status ? { status: Number(status) } : {}) });
+      print(json ? JSON.stringify(ban, null, 2) : `banned ${ban.subject} until ${isoSeconds(ban.expiresAt)} (${relative(ban.expiresAt, io.now())}): ${ban.reason}`);
+    },
+  },
+  {
+    name: 'bans rm', usage: 'banstream bans rm SUBJECT [--json]', summary: 'lift a ban (a tombstone on the bans topic)', args: 1,
+    async run({ api, args, json, print }) {
+      const result = await api().delete<{ lifted: string }>(`/v1/bans/${encodeURIComponent(args[0]!)}`);
+      print(json ? JSON.stringify(result) : `lifted the ban on ${result.lifted}`);
+    },
+  },
+];

@@ -1,0 +1,2 @@
+export { run, usage, COMMANDS } from './cli.js';
+export { EXIT, type ExitCode } from './exit-codes.js';

@@ -1,0 +1,32 @@
+/**
+ * Roles and what each may do. Roles are ordered: an operator may do all a viewer
+ * may, an admin all an operator may.
+ */
+export const ROLES = ['viewer', 'operator', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const PERMISSIONS = {
+  /** List and read policies, bans, the allowlist, alerts, backtests. */
+  read: 'viewer',
+  /** Place and lift bans. */
+  'bans:write': 'operator',
+  /** Add and remove allowlist entries. */
+  'allowlist:write': 'operator',
+  /** Replay retained traffic through a policy (costly, so not for viewers). */
+  'backtests:run': 'operator',
+  /** Create, change and delete policies. */
+  'policies:write': 'admin',
+} as const satisfies Record<string, Role>;
+export type Permission = keyof typeof PERMISSIONS;
+
+export function isRole(value: string): value is Role {
+  return (ROLES as readonly string[]).includes(value);
+}
+
+export function requiredRole(permission: Permission): Role {
+  return PERMISSIONS[permission];
+}
+
+export function allows(role: Role, permission: Permission): boolean {
+  return ROLES.indexOf(role) >= ROLES.indexOf(PERMISSIONS[permission]);
+}

@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import type { Logger } from '@banstream/platform';
+import { guard } from '../auth/guard.js';
+import type { TokenBook } from '../auth/tokens.js';
+import type { BacktestJobs } from '../backtest/jobs.js';
+import { allowRoutes } from '../routes/allowlist.js';
+import { alertRoutes } from '../routes/alerts.js';
+import { backtestRoutes } from '../routes/backtests.js';
+import { banRoutes } from '../routes/bans.js';
+import { policyRoutes } from '../routes/policies.js';
+import type { ChangeWriter } from '../state/change-writer.js';
+import type { ControlState } from '../state/control-state.js';
+import { ApiError, errorHandler, problemBody } from './problem.js';
+import { Problem } from './schemas.js';
+
+export interface AdminApiOptions {
+  tokens: TokenBook;
+  state: ControlState;
+  writer: ChangeWriter;
+  jobs: BacktestJobs;
+  logger: Logger;
+  clock: () => number;
+  /** Requests per minute per client (token, or address without one). */
+  rateLimit: number;
+  /** Answers 503 while false (the topics are not read to the end yet). */
+  ready: () => boolean;
+  /** Told of each request refused with 401, 403 or 429. */
+  onDenied?(status: number): void;
+}
+
+/**
+ * The admin API under /v1, with its OpenAPI document at /openapi.json. Limited per
+ * client before anything else runs, then authenticated (guard), then routed.
+ * Registered as an encapsulated plugin, so the ops routes (/livez, /readyz,
+ * /metrics) stay outside its limits and tokens.
+ */
+export async function adminApi(app: FastifyInstance, options: AdminApiOptions): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'banstream control API', version: '1', description: 'Policies, bans, allowlist, alerts and backtests. Every change is audited.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'an API token; roles viewer, operator, admin' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  app.addSchema(Problem);
+  app.setErrorHandler(errorHandler(options.logger));
+  await app.register(rateLimit, {
+    max: options.rateLimit,
+    timeWindow: 60_000,
+    // By token (its hash: the limiter's memory holds no secret), else by address.
+    keyGenerator: (request) => {
+      const auth = request.headers.authorization;
+      return auth ? `t:${createHash('sha256').update(auth).digest('hex')}` : `a:${request.ip}`;
+    },
+    errorResponseBuilder: (_request, context) =>
+      Object.assign(new ApiError('RATE_LIMITED', `more than ${context.max} requests in ${context.after}: slow down`), { statusCode: 429 }),
+  });
+  guard(app, options.tokens);
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config.permission !== undefined && !options.ready()) {
+      throw new ApiError('KAFKA_UNAVAILABLE', 'still reading the topics; retry in a moment');
+    }
+  });
+  await app.register(policyRoutes, options);
+  await app.register(banRoutes, options);
+  await app.register(allowRoutes, options);
+  await app.register(alertRoutes, options);
+  await app.register(backtestRoutes, options);
+  app.addHook('onResponse', async (_request, reply) => {
+    if (reply.statusCode === 401 || reply.statusCode === 403 || reply.statusCode === 429) options.onDenied?.(reply.statusCode);
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // An unknown route under the API is a problem too, not Fastify's default body.
+  app.setNotFoundHandler((request, reply) => reply.code(404).type('application/problem+json').send(problemBody(404, 'NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)));
+}

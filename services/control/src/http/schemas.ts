@@ -1,0 +1,51 @@
+import { Type } from '@sinclair/typebox';
+import { Policy as PolicySchema } from '@banstream/core';
+
+/** Schemas of the admin API: they validate requests and make up the OpenAPI document. */
+
+export const Problem = Type.Object(
+  {
+    type: Type.String(), title: Type.String(), status: Type.Integer(), code: Type.String(), detail: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  },
+  { $id: 'Problem', description: 'RFC 9457 problem details with a stable code; `errors` names each invalid field by its path' },
+);
+
+/** The policy language (core's schema), for the document; bodies are checked by core's validator for its messages. */
+export const PolicyBody = Type.Unsafe<Record<string, unknown>>({ ...PolicySchema, description: 'A policy in the banstream policy language' });
+
+export const PolicyView = Type.Object(
+  {
+    id: Type.String(), version: Type.Integer(), mode: Type.String(), enabled: Type.Boolean(), description: Type.String(), owner: Type.String(),
+    updatedBy: Type.String(), updatedAt: Type.Integer({ description: 'ms since the epoch' }),
+    spec: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true })),
+    invalid: Type.Optional(Type.String()),
+  },
+  { description: 'A policy version as stored on the policies topic' },
+);
+
+export const BanView = Type.Object({
+  banId: Type.String(), subject: Type.String(), policyId: Type.String(), reason: Type.String(), evidenceCount: Type.Number(),
+  windowSeconds: Type.Integer(), startedAt: Type.Integer(), expiresAt: Type.Integer(), preview: Type.Boolean(), escalationLevel: Type.Integer(),
+  origin: Type.String(), httpStatus: Type.Integer(), createdBy: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const AllowView = Type.Object({
+  entry: Type.String(), reason: Type.String(), addedBy: Type.String(), addedAt: Type.Integer(),
+  expiresAt: Type.Union([Type.Integer(), Type.Null()]), expired: Type.Boolean(),
+});
+
+export const AlertView = Type.Object({
+  alertId: Type.String(), scope: Type.String(), code: Type.String(), state: Type.String(), currentRate: Type.Number(), baselineRate: Type.Number(),
+  zScore: Type.Number(), ratio: Type.Number(), hourOfWeek: Type.Integer(), at: Type.Integer(),
+});
+
+/** A duration in the policy language: 30s, 15m, 2h, 7d. */
+export const DurationText = Type.String({ pattern: '^[1-9][0-9]*(ms|s|m|h|d)$', description: 'a duration such as 30s, 15m, 2h, 7d' });
+
+/** An instant: ISO 8601, ms since the epoch, or a duration meaning that long ago (`6h`). */
+export const InstantText = Type.String({ minLength: 1, maxLength: 40, description: 'ISO 8601 time, ms since the epoch, or a duration ago such as 6h' });
+
+export const errorResponses = {
+  400: { $ref: 'Problem#' }, 401: { $ref: 'Problem#' }, 403: { $ref: 'Problem#' }, 429: { $ref: 'Problem#' },
+} as const;

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import {
+  CompactedFeed, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, topicFullName, type Service, type ServiceDeps,
+} from '@banstream/platform';
+import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
+import { BanstreamError } from '@banstream/core';
+import { TokenBook } from './auth/tokens.js';
+import { BacktestJobs } from './backtest/jobs.js';
+import { controlEnv, type ControlConfig } from './config.js';
+import { adminApi } from './http/admin-api.js';
+import { expiredManualBans } from './routes/bans.js';
+import { ChangeWriter, type ControlTopics } from './state/change-writer.js';
+import { ControlState } from './state/control-state.js';
+import { controlMetrics } from './metrics.js';
+
+export { controlEnv, type ControlConfig };
+
+const SYSTEM_ACTOR = 'banstream-control';
+
+/**
+ * The control plane: reads policies, bans, allowlist and alerts from their topics
+ * (the source of truth) and serves the admin API (http/admin-api.ts); writes every
+ * change with its audit record (state/change-writer.ts); lifts manual bans at their
+ * expiry (the aggregator lifts only its own); runs backtests (backtest/).
+ */
+export function createControlService(deps: ServiceDeps<ControlConfig>): Service {
+  const { config, logger, readiness, http } = deps;
+  const tokens = loadTokens(config);
+  const kafka = kafkaFromConfig(config, logger, 'banstream-control');
+  const admin = kafka.admin();
+  const catalog = loadSchemaCatalog();
+  const topic = (name: Parameters<typeof topicFullName>[1]) => topicFullName(config.TOPIC_PREFIX, name);
+  const topics: ControlTopics & { subjects: string } = {
+    policies: topic('policies'), bans: topic('bans'), allowlist: topic('allowlist'), alerts: topic('alerts'), audit: topic('audit'),
+    events: topic('events'), subjects: topic('aggregator-subjects'),
+  };
+  const clock = Date.now;
+  const state = new ControlState(config.CONTROL_ALERTS_KEPT);
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER } });
+  const metrics = controlMetrics(deps.registry);
+  const writer = new ChangeWriter(producer, topics, catalog, state, clock, 3 * config.KAFKA_REQUEST_TIMEOUT_MS, (action) => metrics.changes.inc({ action }));
+  const jobs = new BacktestJobs({
+    kafka, admin, logger: logger.child({ component: 'backtest' }), catalog, topics, state, clock,
+    graceMs: config.AGGREGATOR_GRACE_MS, maxFutureMs: config.AGGREGATOR_MAX_FUTURE_MS, onFinished: (s) => metrics.backtests.inc({ state: s }),
+  });
+  const instance = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  const codecs = {
+    policy: catalog.codec(SCHEMA_NAMES.policy), ban: catalog.codec(SCHEMA_NAMES.ban),
+    allow: catalog.codec(SCHEMA_NAMES.allowEntry), alert: catalog.codec(SCHEMA_NAMES.geoAlert),
+  };
+  const feed = (name: string, t: string, apply: (key: string, value: Buffer | null) => void) =>
+    new CompactedFeed({ kafka, admin, topic: t, groupId: `banstream-control.${name}.${instance}`, logger, onRecord: (r) => apply(r.key, r.value) });
+  const feeds = [
+    feed('policies', topics.policies, (k, v) => state.applyPolicy(k, v && codecs.policy.decode(v))),
+    feed('bans', topics.bans, (k, v) => state.applyBan(k, v && codecs.ban.decode(v))),
+    feed('allowlist', topics.allowlist, (k, v) => state.applyAllow(k, v && codecs.allow.decode(v))),
+    feed('alerts', topics.alerts, (_k, v) => v && state.applyAlert(codecs.alert.decode(v))),
+  ];
+  let started = false;
+  let sweep: NodeJS.Timeout | undefined;
+  readiness.add('topics read', () => started);
+  readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
+  void http.register(adminApi, {
+    tokens, state, writer, jobs, logger, clock, rateLimit: config.CONTROL_RATE_LIMIT, ready: () => started,
+    onDenied: (status) => metrics.denied.inc({ status: String(status) }),
+  });
+  if (tokens.size === 0) logger.warn('no API tokens configured (CONTROL_TOKENS or CONTROL_TOKENS_FILE): every API request will be refused with 401');
+
+  async function liftExpiredManualBans(): Promise<void> {
+    for (const ban of expiredManualBans(state, clock())) {
+      await writer.serial(() => writer.write({ kind: 'ban', key: ban.subject, value: null, before: ban }, { actor: SYSTEM_ACTOR, requestId: null }));
+    }
+  }
+
+  return {
+    async start() {
+      await admin.connect();
+      await ensureTopicsFromConfig(admin, config);
+      await Promise.all([producer.connect(), ...feeds.map((f) => f.start())]);
+      started = true;
+      logger.info({ policies: state.policies.size, bans: state.bans.size, allowlist: state.allowlist.size, tokens: tokens.size }, 'topics read; API open');
+      sweep = setInterval(() => void liftExpiredManualBans().catch((error: unknown) => logger.warn({ err: error }, 'lifting expired manual bans failed; retried')), config.CONTROL_BAN_SWEEP_MS);
+      sweep.unref();
+    },
+    async stop() {
+      started = false;
+      clearInterval(sweep);
+      jobs.stopAll();
+      await Promise.all(feeds.map((f) => f.stop()));
+      await producer.disconnect();
+      await admin.disconnect();
+    },
+  };
+}
+
+/** Token hashes from CONTROL_TOKENS and CONTROL_TOKENS_FILE; a bad entry stops the service (exit 78 through runService). */
+function loadTokens(config: ControlConfig): TokenBook {
+  let text = config.CONTROL_TOKENS ?? '';
+  if (config.CONTROL_TOKENS_FILE !== undefined) {
+    try {
+      text += `\n${readFileSync(config.CONTROL_TOKENS_FILE, 'utf8')}`;
+    } catch (cause) {
+      throw new BanstreamError('CONFIG_INVALID', `CONTROL_TOKENS_FILE: cannot read ${config.CONTROL_TOKENS_FILE}: ${(cause as Error).message}`, { cause });
+    }
+  }
+  return new TokenBook(text, config.CONTROL_TOKENS_FILE ? 'CONTROL_TOKENS / CONTROL_TOKENS_FILE' : 'CONTROL_TOKENS');
+}

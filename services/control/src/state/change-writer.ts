@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import type { Producer } from 'kafkajs';
+import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type Policy, type SchemaCatalog } from '@banstream/schemas';
+import { withDeadline } from '@banstream/platform';
+import type { ControlState } from './control-state.js';
+
+export interface ControlTopics {
+  policies: string;
+  bans: string;
+  allowlist: string;
+  alerts: string;
+  audit: string;
+  events: string;
+}
+
+/** Who changed what, for the audit record. */
+export interface ChangeContext {
+  actor: string;
+  requestId: string | null;
+}
+
+type Change =
+  | { kind: 'policy'; key: string; value: Policy | null; before: Policy | undefined }
+  | { kind: 'ban'; key: string; value: Ban | null; before: Ban | undefined }
+  | { kind: 'allow'; key: string; value: AllowEntry | null; before: AllowEntry | undefined };
+
+const ACTIONS = {
+  policy: { create: 'policy.create', update: 'policy.update', delete: 'policy.delete' },
+  ban: { create: 'ban.add', update: 'ban.replace', delete: 'ban.lift' },
+  allow: { create: 'allowlist.add', update: 'allowlist.replace', delete: 'allowlist.remove' },
+} as const;
+
+/**
+ * Every change the control plane makes: the record on its compacted topic (null: a
+ * tombstone) and its AuditRecord on the audit topic, sent in one produce request
+ * acknowledged by every in-sync replica, then applied to the local state so the
+ * next read sees it. Changes are serialised, so a policy's versions go up by one.
+ * A write not acknowledged within the bound is a retryable KAFKA_TIMEOUT (503):
+ * the caller must not assume it happened, nor that it did not.
+ */
+export class ChangeWriter {
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly codecs;
+
+  constructor(
+    private readonly producer: Producer, private readonly topics: ControlTopics, catalog: SchemaCatalog,
+    private readonly state: ControlState, private readonly clock: () => number, private readonly timeoutMs: number,
+    private readonly onWritten: (action: string) => void = () => undefined,
+  ) {
+    this.codecs = {
+      policy: catalog.codec(SCHEMA_NAMES.policy), ban: catalog.codec(SCHEMA_NAMES.ban),
+      allow: catalog.codec(SCHEMA_NAMES.allowEntry), audit: catalog.codec(SCHEMA_NAMES.auditRecord),
+    };
+  }
+
+  /** Runs `work` (which reads the current state, then writes) after every earlier one: one change at a time. */
+  serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(work, work);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  async write(change: Change, ctx: ChangeContext): Promise<AuditRecord> {
+    const action = ACTIONS[change.kind][change.value === null ? 'delete' : change.before === undefined ? 'create' : 'update'];
+    const audit: AuditRecord = {
+      auditId: randomUUID(), actor: ctx.actor, action, target: change.key,
+      before: change.before === undefined ? null : JSON.stringify(change.before),
+      after: change.value === null ? null : JSON.stringify(change.value),
+      at: this.clock(), requestId: ctx.requestId,
+    };
+    const [topic, value] = this.encode(change);
+    const sent = this.producer.sendBatch({
+      acks: -1,
+      topicMessages: [
+        { topic: this.topics.audit, messages: [{ key: ctx.actor, value: this.codecs.audit.encode(audit) }] },
+        { topic, messages: [{ key: change.key, value }] },
+      ],
+    });
+    await withDeadline(sent, this.timeoutMs, `writing ${audit.action} ${change.key}`);
+    if (change.kind === 'policy') this.state.applyPolicy(change.key, change.value);
+    else if (change.kind === 'ban') this.state.applyBan(change.key, change.value);
+    else this.state.applyAllow(change.key, change.value);
+    this.onWritten(action);
+    return audit;
+  }
+
+  private encode(change: Change): [string, Buffer | null] {
+    if (change.kind === 'policy') return [this.topics.policies, change.value && this.codecs.policy.encode(change.value)];
+    if (change.kind === 'ban') return [this.topics.bans, change.value && this.codecs.ban.encode(change.value)];
+    return [this.topics.allowlist, change.value && this.codecs.allow.encode(change.value)];
+  }
+}

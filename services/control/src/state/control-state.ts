@@ -1,0 +1,62 @@
+import type { AllowEntry, Ban, GeoAlert, Policy } from '@banstream/schemas';
+
+/**
+ * What the compacted topics say, as this instance has read them: the latest
+ * record per key, every policy version seen (the topic's history until compaction;
+ * the audit topic keeps all of it), and the most recent alerts. Fed by the topic
+ * feeds and, for read-your-writes, by this instance's own acknowledged writes
+ * (applying a record twice is harmless).
+ */
+export class ControlState {
+  readonly policies = new Map<string, Policy>();
+  readonly bans = new Map<string, Ban>();
+  readonly allowlist = new Map<string, AllowEntry>();
+  private readonly versions = new Map<string, Policy[]>();
+  private alertRing: GeoAlert[] = [];
+
+  constructor(private readonly alertsKept: number) {}
+
+  applyPolicy(id: string, record: Policy | null): void {
+    if (record === null) {
+      this.policies.delete(id);
+      return;
+    }
+    const held = this.policies.get(id);
+    if (held && held.version > record.version) return;
+    this.policies.set(id, record);
+    const seen = this.versions.get(id) ?? [];
+    if (!seen.some((r) => r.version === record.version && r.updatedAt === record.updatedAt)) seen.push(record);
+    this.versions.set(id, seen);
+  }
+
+  /** Versions of a policy seen on the topic, oldest first; deleted policies keep theirs. */
+  policyVersions(id: string): readonly Policy[] {
+    return this.versions.get(id) ?? [];
+  }
+
+  applyBan(subject: string, ban: Ban | null): void {
+    if (ban === null) this.bans.delete(subject);
+    else this.bans.set(subject, ban);
+  }
+
+  applyAllow(entry: string, record: AllowEntry | null): void {
+    if (record === null) this.allowlist.delete(entry);
+    else this.allowlist.set(entry, record);
+  }
+
+  applyAlert(alert: GeoAlert): void {
+    this.alertRing.push(alert);
+    if (this.alertRing.length > this.alertsKept * 2) this.alertRing = this.alertRing.slice(-this.alertsKept);
+  }
+
+  /** Most recent first. */
+  alerts(options: { since?: number; state?: string; limit: number }): GeoAlert[] {
+    const out: GeoAlert[] = [];
+    const kept = this.alertRing.slice(-this.alertsKept);
+    for (let i = kept.length - 1; i >= 0 && out.length < options.limit; i--) {
+      const a = kept[i]!;
+      if ((options.since === undefined || a.at > options.since) && (options.state === undefined || a.state === options.state)) out.push(a);
+    }
+    return out;
+  }
+}
