@@ -86,6 +86,20 @@ describe('EdgePublisher', () => {
     await publisher.close();
   });
 
+  it('sends events handed over already encoded, alone or with objects, as valid batch records', async () => {
+    const sink = new FakeSink();
+    const { publisher } = publisherWith(sink);
+    const eventType = catalog.latest(SCHEMA_NAMES.requestEvent).type;
+    const encoded = [event('198.51.100.1'), event('198.51.100.2')].map((e) => ({ key: eventPartitionKey(e.ip), body: eventType.toBuffer(e) }));
+    expect(publisher.offer(encoded)).toBe(true);
+    publisher.publish(event('198.51.100.3'));
+    await settled(publisher);
+    expect(publisher.stats().delivered).toBe(3);
+    expect(sink.events().map((e) => e.ip).sort()).toEqual(['198.51.100.1', '198.51.100.2', '198.51.100.3']);
+    expect(new Set(sink.sent.map((r) => r.key))).toEqual(new Set(['198.51.100.0/24']));
+    await publisher.close();
+  });
+
   it('while Kafka is away, buffers up to the budget, then drops the oldest with a counter and one log line', async () => {
     const sink = new FakeSink();
     sink.mode = 'hang';
