@@ -134,6 +134,35 @@ describe('EdgePublisher', () => {
     await publisher.close();
   });
 
+  it('with a slow Kafka, keeps at most maxInFlight sends waiting and batches what arrives meanwhile into fewer, larger sends', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    let sends = 0;
+    const slow = new FakeSink();
+    const sink: RecordSink = {
+      async send(records) {
+        sends++;
+        peak = Math.max(peak, ++inFlight);
+        await new Promise((r) => setTimeout(r, 50));
+        inFlight--;
+        await slow.send(records);
+      },
+      close: () => slow.close(),
+    };
+    const { logger } = logCapture();
+    const publisher = createEdgePublisher({ sink, logger, catalog, lingerMs: 1, maxInFlight: 2, maxEventsPerSend: 5_000 });
+    for (let round = 0; round < 20; round++) {
+      for (let i = 0; i < 100; i++) publisher.publish(event(`10.${round}.0.${i}`));
+      await new Promise((r) => setImmediate(r)); // the event loop turns between bursts, as between requests
+    }
+    await settled(publisher);
+    expect(publisher.stats()).toMatchObject({ published: 2_000, delivered: 2_000, dropped: { buffer_full: 0 } });
+    expect(peak).toBeLessThanOrEqual(2);
+    expect(sends).toBeLessThanOrEqual(10); // 20 bursts, fewer sends: later ones carry what piled up
+    expect(slow.events()).toHaveLength(2_000);
+    await publisher.close();
+  });
+
   it('keeps and retries events after a failed send, and drops them as rejected when Kafka refuses them for good', async () => {
     const sink = new FakeSink();
     sink.mode = 'fail';
