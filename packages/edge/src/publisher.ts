@@ -91,8 +91,14 @@ class Publisher implements EdgePublisher {
       if (!eventType.isValid(event)) throw new TypeError('not a RequestEvent');
       return eventType.toBuffer(event);
     };
-    // Objects only (edges): avsc writes the batch. Any encoded event: bodies are concatenated.
-    this.encodeBatch = (events) => (events.some(isEncoded) ? concatBatch(header, events.map(bodyOf)) : batchCodec.encode({ events: events as RequestEvent[] }));
+    const batchType = catalog.latest(SCHEMA_NAMES.requestEventBatch).type;
+    // Objects only (edges): checked once, then avsc writes the batch. Any encoded event: bodies are concatenated.
+    this.encodeBatch = (events) => {
+      if (events.some(isEncoded)) return concatBatch(header, events.map(bodyOf));
+      const batch = { events };
+      if (!batchType.isValid(batch)) throw new TypeError('not a batch of RequestEvent');
+      return Buffer.concat([header, batchType.toBuffer(batch)]);
+    };
     this.isValidEvent = (event) => isEncoded(event) || eventType.isValid(event);
     this.sink = options.sink ?? createKafkaSink({ kafka: options.kafka!, topic: options.topic!, logger: this.logger, reconnectMs: this.config.retryBackoffMs });
     this.syncTimer = setInterval(() => this.sync(), METRICS_SYNC_MS).unref();

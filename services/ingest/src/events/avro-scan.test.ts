@@ -67,7 +67,7 @@ describe('scanBatch (the Avro fast path)', () => {
         const fast = scanBatch(body, codec.fingerprint, geo);
         if (fast === undefined) return true;
         fastTaken++;
-        const slow = prepareDecoded(codec.decode(body).events, { validator, batchCodec: codec, geo });
+        const slow = prepareDecoded(codec.decode(body).events, { validator, batchCodec: codec, eventType, geo });
         expect(slow.ok).toBe(true);
         if (!slow.ok) return false;
         expect(fast.events.map(asObject)).toEqual(slow.events.map(asObject));

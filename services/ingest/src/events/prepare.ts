@@ -1,5 +1,6 @@
-import type { BufferedEvent } from '@banstream/edge';
-import type { Codec, RequestEventBatch } from '@banstream/schemas';
+import { eventPartitionKey } from '@banstream/core';
+import type { EncodedEvent } from '@banstream/edge';
+import type { Codec, RequestEventBatch, SchemaVersion } from '@banstream/schemas';
 import { enrichGeo, type GeoLookup, type GeoOutcome } from '../geo/enrich.js';
 import { decodeAvroBody, decodeJsonBody } from '../http/body.js';
 import type { IngestErrorCode } from '../http/errors.js';
@@ -8,12 +9,14 @@ import type { EventProblem, EventValidator } from './validate.js';
 
 /** A request body turned into events ready for the publisher, or why not. */
 export type Prepared =
-  | { ok: true; events: BufferedEvent[]; geo: Record<GeoOutcome, number> }
+  | { ok: true; events: EncodedEvent[]; geo: Record<GeoOutcome, number> }
   | { ok: false; code: IngestErrorCode; message: string; problems?: EventProblem[]; truncated?: boolean; received?: number };
 
 export interface Preparation {
   validator: EventValidator;
   batchCodec: Codec<RequestEventBatch>;
+  /** The newest RequestEvent type: writes each validated event's bytes. */
+  eventType: SchemaVersion['type'];
   geo: GeoLookup | undefined;
 }
 
@@ -40,6 +43,10 @@ export function prepareDecoded(input: readonly unknown[], p: Preparation): Prepa
     };
   }
   const geo: Record<GeoOutcome, number> = { kept: 0, filled: 0, unknown: 0 };
-  if (p.geo !== undefined) for (const event of checked.events) geo[enrichGeo(event, p.geo)]++;
-  return { ok: true, events: checked.events, geo };
+  // Encoded here, once: the events are valid, so the publisher need not check them again.
+  const events = checked.events.map((event): EncodedEvent => {
+    if (p.geo !== undefined) geo[enrichGeo(event, p.geo)]++;
+    return { key: eventPartitionKey(event.ip), body: p.eventType.toBuffer(event) };
+  });
+  return { ok: true, events, geo };
 }

@@ -30,7 +30,7 @@ async function gateway(overrides: Partial<EventsRouteOptions> = {}) {
   await app.register(eventsRoute, {
     publisher: { offer: (events) => (room ? (offered.push(events.map(asObject)), true) : false) },
     validator: new EventValidator(catalog.latest(SCHEMA_NAMES.requestEvent).schema, EVENT_RULES),
-    batchCodec, geo: () => ({ lookup: (ip) => (ip.startsWith('203.') ? { country: 'AU', region: null, asn: null } : undefined) }),
+    batchCodec, eventType, geo: () => ({ lookup: (ip) => (ip.startsWith('203.') ? { country: 'AU', region: null, asn: null } : undefined) }),
     tokens: undefined, bodyLimit: 64 * 1024, retryAfterSeconds: 2, unavailable: () => undefined,
     metrics: ingestMetrics(createMetricsRegistry('test', { defaultMetrics: false })), ...overrides,
   });

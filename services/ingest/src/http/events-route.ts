@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EdgePublisher } from '@banstream/edge';
-import type { Codec, RequestEventBatch } from '@banstream/schemas';
+import type { Codec, RequestEventBatch, SchemaVersion } from '@banstream/schemas';
 import type { GeoLookup, GeoOutcome } from '../geo/enrich.js';
 import { prepareAvro, prepareJson } from '../events/prepare.js';
 import type { EventValidator } from '../events/validate.js';
@@ -12,6 +12,7 @@ export interface EventsRouteOptions {
   publisher: Pick<EdgePublisher, 'offer'>;
   validator: EventValidator;
   batchCodec: Codec<RequestEventBatch>;
+  eventType: SchemaVersion['type'];
   /** Undefined while there is no database (none configured, or not opened yet). */
   geo: () => GeoLookup | undefined;
   tokens: EdgeTokens | undefined;
@@ -33,7 +34,7 @@ const AVRO = 'application/avro';
  * events being lost. GET /v1/events/schema serves the JSON Schema the array must match.
  */
 export async function eventsRoute(app: FastifyInstance, options: EventsRouteOptions): Promise<void> {
-  const { publisher, validator, batchCodec, tokens, bodyLimit, metrics } = options;
+  const { publisher, validator, batchCodec, eventType, tokens, bodyLimit, metrics } = options;
   const retryAfter = String(options.retryAfterSeconds);
 
   // Bodies stay raw buffers: decoding is the handler's, with the gateway's messages.
@@ -64,7 +65,7 @@ export async function eventsRoute(app: FastifyInstance, options: EventsRouteOpti
   app.post('/v1/events', { bodyLimit }, async (request: FastifyRequest, reply: FastifyReply) => {
     if (!Buffer.isBuffer(request.body)) return sendError(reply, 'UNSUPPORTED_MEDIA_TYPE', UNSUPPORTED_MEDIA_TYPE);
     const format = formatOf(request);
-    const preparation = { validator, batchCodec, geo: options.geo() };
+    const preparation = { validator, batchCodec, eventType, geo: options.geo() };
     const prepared = format === 'avro' ? prepareAvro(request.body, preparation) : prepareJson(request.body, preparation);
     if (!prepared.ok) {
       // A batch refused for invalid events counts whole: none of it was accepted.
