@@ -82,9 +82,15 @@ describe('the ingest gateway through a Kafka outage', () => {
     for (let i = 0; i < 5; i++) expect(record(await postBatch(gateway)).status).toBe(202);
 
     // Every event answered 202 is on the topic, once; none answered 503 is.
-    tail = await new TopicTail(testKafka(KAFKA_BROKERS, captureLogger().logger), topicFullName(prefix, 'events'), (b) => catalog.codec(SCHEMA_NAMES.requestEventBatch).decode(b)).start();
+    const consumerLog = captureLogger();
+    tail = await new TopicTail(testKafka(KAFKA_BROKERS, consumerLog.logger), topicFullName(prefix, 'events'), (b) => catalog.codec(SCHEMA_NAMES.requestEventBatch).decode(b)).start();
     const onTopic = () => tail!.records.flatMap((r) => r.value?.events.map((e) => e.eventId) ?? []);
-    await waitUntil(() => onTopic().length >= accepted.size, `${accepted.size} accepted events on the topic`, 60_000, 200);
+    // A group coordinator that has just restarted can take a while to serve a new group on a busy machine.
+    await waitUntil(() => onTopic().length >= accepted.size, `${accepted.size} accepted events on the topic`, 120_000, 200).catch(async (error: Error) => {
+      const delivered = await gateway!.metric('banstream_edge_events_delivered_total');
+      const warnings = consumerLog.lines().filter((l) => Number(l.level) >= 40).map((l) => l.msg).slice(-10);
+      throw new Error(`${error.message}; seen ${onTopic().length}, gateway delivered ${delivered}; consumer warnings: ${JSON.stringify(warnings)}`);
+    });
     await waitUntil(async () => (await gateway!.metric('banstream_edge_buffer_events')) === 0, 'the buffer to be empty');
     const ids = onTopic();
     expect(ids.length).toBe(accepted.size);

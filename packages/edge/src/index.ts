@@ -5,3 +5,4 @@ export { estimateEventBytes, EVENT_OVERHEAD_BYTES } from './engine/event-size.js
 export { groupByKey, encodeGroups, type KeyedGroup, type EncodedRecord } from './engine/records.js';
 export { createKafkaSink, type KafkaSinkOptions } from './kafka-sink.js';
 export { isPermanentFailure, type KeyedRecord, type RecordSink } from './sink.js';
+export { avroLong, concatBatch, isEncoded, type BufferedEvent, type EncodedEvent } from './engine/encoded.js';

@@ -86,6 +86,20 @@ describe('EdgePublisher', () => {
     await publisher.close();
   });
 
+  it('sends events handed over already encoded, alone or with objects, as valid batch records', async () => {
+    const sink = new FakeSink();
+    const { publisher } = publisherWith(sink);
+    const eventType = catalog.latest(SCHEMA_NAMES.requestEvent).type;
+    const encoded = [event('198.51.100.1'), event('198.51.100.2')].map((e) => ({ key: eventPartitionKey(e.ip), body: eventType.toBuffer(e) }));
+    expect(publisher.offer(encoded)).toBe(true);
+    publisher.publish(event('198.51.100.3'));
+    await settled(publisher);
+    expect(publisher.stats().delivered).toBe(3);
+    expect(sink.events().map((e) => e.ip).sort()).toEqual(['198.51.100.1', '198.51.100.2', '198.51.100.3']);
+    expect(new Set(sink.sent.map((r) => r.key))).toEqual(new Set(['198.51.100.0/24']));
+    await publisher.close();
+  });
+
   it('while Kafka is away, buffers up to the budget, then drops the oldest with a counter and one log line', async () => {
     const sink = new FakeSink();
     sink.mode = 'hang';
@@ -117,6 +131,35 @@ describe('EdgePublisher', () => {
     const dropLines = lines.filter((l) => String(l.msg).startsWith('edge publisher dropped events'));
     expect(dropLines).toHaveLength(1);
     expect(dropLines[0]!.dropped).toEqual({ buffer_full: 1 });
+    await publisher.close();
+  });
+
+  it('with a slow Kafka, keeps at most maxInFlight sends waiting and batches what arrives meanwhile into fewer, larger sends', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    let sends = 0;
+    const slow = new FakeSink();
+    const sink: RecordSink = {
+      async send(records) {
+        sends++;
+        peak = Math.max(peak, ++inFlight);
+        await new Promise((r) => setTimeout(r, 50));
+        inFlight--;
+        await slow.send(records);
+      },
+      close: () => slow.close(),
+    };
+    const { logger } = logCapture();
+    const publisher = createEdgePublisher({ sink, logger, catalog, lingerMs: 1, maxInFlight: 2, maxEventsPerSend: 5_000 });
+    for (let round = 0; round < 20; round++) {
+      for (let i = 0; i < 100; i++) publisher.publish(event(`10.${round}.0.${i}`));
+      await new Promise((r) => setImmediate(r)); // the event loop turns between bursts, as between requests
+    }
+    await settled(publisher);
+    expect(publisher.stats()).toMatchObject({ published: 2_000, delivered: 2_000, dropped: { buffer_full: 0 } });
+    expect(peak).toBeLessThanOrEqual(2);
+    expect(sends).toBeLessThanOrEqual(10); // 20 bursts, fewer sends: later ones carry what piled up
+    expect(slow.events()).toHaveLength(2_000);
     await publisher.close();
   });
 

@@ -1,9 +1,10 @@
 import { eventPartitionKey, tryParseIp } from '@banstream/core';
 import { Registry, type Logger } from '@banstream/platform';
-import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { loadSchemaCatalog, SCHEMA_NAMES, SINGLE_OBJECT_HEADER_LENGTH, SINGLE_OBJECT_MAGIC, type RequestEvent } from '@banstream/schemas';
 import { DropLog } from './engine/drop-log.js';
 import { EventBuffer, type BufferStats, type DropReason, type Pending } from './engine/event-buffer.js';
 import { estimateEventBytes } from './engine/event-size.js';
+import { concatBatch, estimateBytes, isEncoded, type BufferedEvent } from './engine/encoded.js';
 import { encodeGroups, groupByKey, type EncodedRecord } from './engine/records.js';
 import { createKafkaSink } from './kafka-sink.js';
 import { edgeMetrics, type EdgeMetrics } from './metrics.js';
@@ -19,8 +20,9 @@ export interface EdgePublisher {
   /**
    * Buffers every event, or none when they do not all fit in the room left (false):
    * for callers that can push back instead of losing events already accepted.
+   * Events may come already encoded (a gateway that received Avro).
    */
-  offer(events: readonly RequestEvent[]): boolean;
+  offer(events: readonly BufferedEvent[]): boolean;
   /** Share of the budget in use, 0 to 1. */
   fill(): number;
   stats(): BufferStats;
@@ -33,7 +35,7 @@ export interface EdgePublisher {
 }
 
 interface ActiveSend {
-  items: Pending<RequestEvent>[];
+  items: Pending<BufferedEvent>[];
   /** Set when close() gave up on it, so its late outcome is not counted twice. */
   abandoned: boolean;
 }
@@ -52,14 +54,14 @@ export function createEdgePublisher(options: EdgePublisherOptions): EdgePublishe
 class Publisher implements EdgePublisher {
   readonly registry: Registry;
   private readonly config: ResolvedOptions;
-  private readonly buffer: EventBuffer<RequestEvent>;
+  private readonly buffer: EventBuffer<BufferedEvent>;
   private readonly sink: RecordSink;
   private readonly logger: Logger;
   private readonly metrics: EdgeMetrics;
   private readonly dropLog: DropLog;
   private readonly now: () => number;
-  private readonly encodeBatch: (events: RequestEvent[]) => Buffer;
-  private readonly isValidEvent: (event: RequestEvent) => boolean;
+  private readonly encodeBatch: (events: BufferedEvent[]) => Buffer;
+  private readonly isValidEvent: (event: BufferedEvent) => boolean;
   private readonly active = new Set<ActiveSend>();
   private state: 'open' | 'closing' | 'closed' = 'open';
   private flushQueued = false;
@@ -81,8 +83,23 @@ class Publisher implements EdgePublisher {
     const catalog = options.catalog ?? loadSchemaCatalog();
     const batchCodec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
     const eventType = catalog.latest(SCHEMA_NAMES.requestEvent).type;
-    this.encodeBatch = (events) => batchCodec.encode({ events });
-    this.isValidEvent = (event) => eventType.isValid(event);
+    const header = Buffer.alloc(SINGLE_OBJECT_HEADER_LENGTH);
+    header.set(SINGLE_OBJECT_MAGIC);
+    header.writeBigUInt64LE(batchCodec.fingerprint, 2);
+    const bodyOf = (event: BufferedEvent): Uint8Array => {
+      if (isEncoded(event)) return event.body;
+      if (!eventType.isValid(event)) throw new TypeError('not a RequestEvent');
+      return eventType.toBuffer(event);
+    };
+    const batchType = catalog.latest(SCHEMA_NAMES.requestEventBatch).type;
+    // Objects only (edges): checked once, then avsc writes the batch. Any encoded event: bodies are concatenated.
+    this.encodeBatch = (events) => {
+      if (events.some(isEncoded)) return concatBatch(header, events.map(bodyOf));
+      const batch = { events };
+      if (!batchType.isValid(batch)) throw new TypeError('not a batch of RequestEvent');
+      return Buffer.concat([header, batchType.toBuffer(batch)]);
+    };
+    this.isValidEvent = (event) => isEncoded(event) || eventType.isValid(event);
     this.sink = options.sink ?? createKafkaSink({ kafka: options.kafka!, topic: options.topic!, logger: this.logger, reconnectMs: this.config.retryBackoffMs });
     this.syncTimer = setInterval(() => this.sync(), METRICS_SYNC_MS).unref();
     this.sync();
@@ -101,9 +118,9 @@ class Publisher implements EdgePublisher {
     }
   }
 
-  offer(events: readonly RequestEvent[]): boolean {
+  offer(events: readonly BufferedEvent[]): boolean {
     if (this.state !== 'open') return false;
-    const sizes = events.map(estimateEventBytes);
+    const sizes = events.map(estimateBytes);
     if (!this.buffer.offer(events, sizes)) return false;
     this.scheduleFlush();
     return true;
@@ -186,7 +203,7 @@ class Publisher implements EdgePublisher {
     }
   };
 
-  private async send(taken: Pending<RequestEvent>[]): Promise<void> {
+  private async send(taken: Pending<BufferedEvent>[]): Promise<void> {
     const send: ActiveSend = { items: taken, abandoned: false };
     this.active.add(send);
     const started = this.now();
@@ -205,15 +222,16 @@ class Publisher implements EdgePublisher {
       for (const r of records) this.metrics.recordEvents.observe(r.items.length);
     } finally {
       this.active.delete(send);
+      this.metrics.sync(this.buffer.stats());
       this.onSettled?.();
       this.scheduleFlush();
     }
   }
 
   /** Records of one send, keyed by client network; events that cannot be sent are dropped as invalid. */
-  private encode(send: ActiveSend): EncodedRecord<RequestEvent>[] {
-    let records: EncodedRecord<RequestEvent>[] = [];
-    let unusable: Pending<RequestEvent>[];
+  private encode(send: ActiveSend): EncodedRecord<BufferedEvent>[] {
+    let records: EncodedRecord<BufferedEvent>[] = [];
+    let unusable: Pending<BufferedEvent>[];
     try {
       const { groups, invalid: keyless } = groupByKey(send.items, partitionKeyOf, this.config.maxEventsPerRecord);
       const encoded = encodeGroups(groups, this.encodeBatch, this.isValidEvent);
@@ -229,7 +247,7 @@ class Publisher implements EdgePublisher {
   }
 
   /** A send that failed: put back to retry, or dropped when Kafka refuses it for good. */
-  private failed(items: Pending<RequestEvent>[], error: unknown): void {
+  private failed(items: Pending<BufferedEvent>[], error: unknown): void {
     if (isPermanentFailure(error)) {
       this.logger.error({ err: error, events: items.length }, 'kafka refused the records for good: dropped');
       return this.noteDrop('rejected', items.length, () => this.buffer.settle(items, 'rejected'));
@@ -260,7 +278,8 @@ class Publisher implements EdgePublisher {
   }
 }
 
-function partitionKeyOf(event: RequestEvent): string | undefined {
+function partitionKeyOf(event: BufferedEvent): string | undefined {
+  if (isEncoded(event)) return event.key;
   const ip = typeof event.ip === 'string' ? tryParseIp(event.ip) : undefined;
   return ip === undefined ? undefined : eventPartitionKey(ip);
 }

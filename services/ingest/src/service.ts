@@ -38,7 +38,7 @@ export function createIngestService(deps: ServiceDeps<IngestConfig>): Service {
   void http.register(eventsRoute, {
     publisher, metrics: ingestMetrics(registry), tokens: parseEdgeTokens(config.INGEST_EDGE_TOKENS),
     validator: new EventValidator(catalog.latest(SCHEMA_NAMES.requestEvent).schema, EVENT_RULES),
-    batchCodec: catalog.codec(SCHEMA_NAMES.requestEventBatch),
+    batchCodec: catalog.codec(SCHEMA_NAMES.requestEventBatch), eventType: catalog.latest(SCHEMA_NAMES.requestEvent).type,
     geo: () => geo, bodyLimit: config.INGEST_BODY_LIMIT_BYTES, retryAfterSeconds: config.INGEST_RETRY_AFTER_SECONDS,
     unavailable: () => (state === 'started' ? undefined : state === 'starting' ? 'the gateway is starting' : 'the gateway is shutting down'),
   });

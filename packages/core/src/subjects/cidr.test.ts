@@ -36,6 +36,10 @@ describe('networkPrefix', () => {
     expect(eventPartitionKey('2001:db8:1:2::7')).toBe('2001:db8:1::/48');
     expect(eventPartitionKey(parseIp('::ffff:198.51.100.9'))).toBe('198.51.100.0/24');
   });
+
+  it('gives every IPv4 address the same key as its /24 network prefix', () => {
+    fc.assert(fc.property(fc.ipV4(), (ip) => eventPartitionKey(ip) === networkPrefix(ip, 24)));
+  });
 });
 
 describe('parseCidr', () => {

@@ -40,7 +40,9 @@ export function networkOf(ip: IpAddress | string, bits: number): Cidr {
 /** The events topic key for a client address: its /24 (IPv4) or /48 (IPv6) prefix. */
 export function eventPartitionKey(ip: IpAddress | string): string {
   const address = typeof ip === 'string' ? parseIp(ip) : ip;
-  return networkPrefix(address, address.family === 4 ? EVENT_KEY_PREFIX_BITS.v4 : EVENT_KEY_PREFIX_BITS.v6);
+  // Once per published event: an IPv4 /24 is its canonical text with the last octet zeroed.
+  if (address.family === 4) return `${address.text.slice(0, address.text.lastIndexOf('.'))}.0/24`;
+  return networkPrefix(address, EVENT_KEY_PREFIX_BITS.v6);
 }
 
 /**

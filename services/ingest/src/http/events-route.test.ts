@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
+import { isEncoded, type BufferedEvent } from '@banstream/edge';
 import { createHttpServer, createLogger, createMetricsRegistry } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { EVENT_RULES } from '../events/event-rules.js';
@@ -14,6 +15,10 @@ const TOKEN = 'edge-token-0123456789abcdef';
 const event = { eventId: 'e1', timestamp: 1_700_000_000_000, ip: '203.0.113.7', method: 'GET', host: 'shop.example', path: '/', status: 200, edgeId: 'edge-1' };
 const full = (e: typeof event): RequestEvent => ({ country: null, region: null, asn: null, route: null, userId: null, apiKeyHash: null, headers: {}, latencyMs: null, ...e });
 
+const eventType = catalog.latest(SCHEMA_NAMES.requestEvent).type;
+/** What the publisher was offered, as objects whichever path (Avro bytes or JSON objects) produced them. */
+const asObject = (e: BufferedEvent): RequestEvent => (isEncoded(e) ? (eventType.fromBuffer(Buffer.from(e.body)) as RequestEvent) : e);
+
 let app: FastifyInstance | undefined;
 afterEach(async () => app?.close());
 
@@ -23,9 +28,9 @@ async function gateway(overrides: Partial<EventsRouteOptions> = {}) {
   let room = true;
   app = createHttpServer(createLogger({ service: 'test', level: 'silent' }));
   await app.register(eventsRoute, {
-    publisher: { offer: (events) => (room ? (offered.push([...events]), true) : false) },
+    publisher: { offer: (events) => (room ? (offered.push(events.map(asObject)), true) : false) },
     validator: new EventValidator(catalog.latest(SCHEMA_NAMES.requestEvent).schema, EVENT_RULES),
-    batchCodec, geo: () => ({ lookup: (ip) => (ip.startsWith('203.') ? { country: 'AU', region: null, asn: null } : undefined) }),
+    batchCodec, eventType, geo: () => ({ lookup: (ip) => (ip.startsWith('203.') ? { country: 'AU', region: null, asn: null } : undefined) }),
     tokens: undefined, bodyLimit: 64 * 1024, retryAfterSeconds: 2, unavailable: () => undefined,
     metrics: ingestMetrics(createMetricsRegistry('test', { defaultMetrics: false })), ...overrides,
   });

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EdgePublisher } from '@banstream/edge';
-import type { Codec, RequestEventBatch } from '@banstream/schemas';
-import { enrichGeo, type GeoLookup, type GeoOutcome } from '../geo/enrich.js';
+import type { Codec, RequestEventBatch, SchemaVersion } from '@banstream/schemas';
+import type { GeoLookup, GeoOutcome } from '../geo/enrich.js';
+import { prepareAvro, prepareJson } from '../events/prepare.js';
 import type { EventValidator } from '../events/validate.js';
 import type { IngestMetrics } from '../metrics.js';
-import { decodeAvroBody, decodeJsonBody } from './body.js';
 import type { EdgeTokens } from './edge-auth.js';
 import { fromFastifyError, sendError, UNSUPPORTED_MEDIA_TYPE } from './errors.js';
 
@@ -12,6 +12,7 @@ export interface EventsRouteOptions {
   publisher: Pick<EdgePublisher, 'offer'>;
   validator: EventValidator;
   batchCodec: Codec<RequestEventBatch>;
+  eventType: SchemaVersion['type'];
   /** Undefined while there is no database (none configured, or not opened yet). */
   geo: () => GeoLookup | undefined;
   tokens: EdgeTokens | undefined;
@@ -33,7 +34,7 @@ const AVRO = 'application/avro';
  * events being lost. GET /v1/events/schema serves the JSON Schema the array must match.
  */
 export async function eventsRoute(app: FastifyInstance, options: EventsRouteOptions): Promise<void> {
-  const { publisher, validator, batchCodec, tokens, bodyLimit, metrics } = options;
+  const { publisher, validator, batchCodec, eventType, tokens, bodyLimit, metrics } = options;
   const retryAfter = String(options.retryAfterSeconds);
 
   // Bodies stay raw buffers: decoding is the handler's, with the gateway's messages.
@@ -64,32 +65,23 @@ export async function eventsRoute(app: FastifyInstance, options: EventsRouteOpti
   app.post('/v1/events', { bodyLimit }, async (request: FastifyRequest, reply: FastifyReply) => {
     if (!Buffer.isBuffer(request.body)) return sendError(reply, 'UNSUPPORTED_MEDIA_TYPE', UNSUPPORTED_MEDIA_TYPE);
     const format = formatOf(request);
-    const decoded = format === 'avro' ? decodeAvroBody(request.body, batchCodec) : decodeJsonBody(request.body);
-    if (!decoded.ok) return sendError(reply, decoded.code, decoded.message);
-
-    const checked = validator.validate(decoded.events);
-    if (!checked.ok) {
-      metrics.events.inc({ format, outcome: 'invalid' }, decoded.events.length);
-      const { invalidEvents, problems, truncated } = checked;
-      return sendError(reply, 'INVALID_EVENTS', `${invalidEvents} of ${decoded.events.length} events are invalid; none of the batch was accepted`, { errors: problems, ...(truncated ? { truncated } : {}) });
+    const preparation = { validator, batchCodec, eventType, geo: options.geo() };
+    const prepared = format === 'avro' ? prepareAvro(request.body, preparation) : prepareJson(request.body, preparation);
+    if (!prepared.ok) {
+      // A batch refused for invalid events counts whole: none of it was accepted.
+      if (prepared.received !== undefined) metrics.events.inc({ format, outcome: 'invalid' }, prepared.received);
+      const extra = prepared.problems ? { errors: prepared.problems, ...(prepared.truncated ? { truncated: true } : {}) } : {};
+      return sendError(reply, prepared.code, prepared.message, extra);
     }
-    const geo = options.geo();
-    if (geo !== undefined) countGeo(metrics, checked.events.map((event) => enrichGeo(event, geo)));
-
-    if (!publisher.offer(checked.events)) {
-      metrics.events.inc({ format, outcome: 'refused' }, checked.events.length);
+    const { events, geo } = prepared;
+    for (const result of Object.keys(geo) as GeoOutcome[]) if (geo[result] > 0) metrics.geo.inc({ result }, geo[result]);
+    if (!publisher.offer(events)) {
+      metrics.events.inc({ format, outcome: 'refused' }, events.length);
       return sendError(reply.header('retry-after', retryAfter), 'BUFFER_FULL', `the gateway's buffer is full (Kafka slow or unreachable); nothing of this batch was accepted: retry after ${retryAfter} s`);
     }
-    metrics.events.inc({ format, outcome: 'accepted' }, checked.events.length);
-    return reply.code(202).send({ accepted: checked.events.length });
+    metrics.events.inc({ format, outcome: 'accepted' }, events.length);
+    return reply.code(202).send({ accepted: events.length });
   });
-}
-
-/** One metric update per outcome and request, not per event. */
-function countGeo(metrics: IngestMetrics, outcomes: readonly GeoOutcome[]): void {
-  const counts: Record<GeoOutcome, number> = { kept: 0, filled: 0, unknown: 0 };
-  for (const o of outcomes) counts[o]++;
-  for (const result of Object.keys(counts) as GeoOutcome[]) if (counts[result] > 0) metrics.geo.inc({ result }, counts[result]);
 }
 
 function formatOf(request: FastifyRequest): Format {

@@ -1,0 +1,182 @@
+/**
+ * npm run bench -- ingest        (needs `npm run build` and a broker: KAFKA_BROKERS, else the local stack's 127.0.0.1:19092)
+ *
+ * The gateway in this process, on a topic layout of its own, fed over keep-alive HTTP:
+ * - avro_events_per_s / json_events_per_s: events per second from the first POST until
+ *   Kafka acknowledged the last event (all in-sync replicas), batches of BATCH events as
+ *   Avro single-object RequestEventBatch or JSON arrays; every event is validated,
+ *   normalised, given a country from the CC0 MMDB database and re-batched by client /24;
+ * - ceiling_events_per_s: a bare kafkajs producer (same idempotent settings, acks all,
+ *   same events per send and sends in flight as the publisher) sending the same
+ *   pre-encoded Avro batches as records; ratio = avro_events_per_s / ceiling;
+ * - publish_ns_per_event: the cost of EdgePublisher.publish() on the caller's thread,
+ *   timed per chunk of CHUNK calls (median and p99 over chunks).
+ * Every throughput figure is the median of RUNS interleaved rounds. The machine is shared:
+ * figures drift, the ratio less so.
+ */
+import { createRequire } from 'node:module';
+import { Partitioners, type Kafka } from 'kafkajs';
+import { eventPartitionKey } from '@banstream/core';
+import { createEdgePublisher, EDGE_PUBLISHER_DEFAULTS } from '@banstream/edge';
+import { createIngestService, ingestEnv } from '@banstream/ingest';
+import {
+  createHttpServer, createKafka, createLogger, createMetricsRegistry, ensureTopics, loadConfig, Readiness, topicFullName, topicSpecs, type Registry,
+} from '@banstream/platform';
+import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { chunks, Loader, seededEvents } from './ingest-load.js';
+import { median, note, percentile, report, sig } from './lib.js';
+
+const BROKERS = process.env.KAFKA_BROKERS ?? '127.0.0.1:19092';
+const EVENTS = 100_000;
+const BATCH = 500;
+const NETWORKS = 200;
+const CONCURRENCY = 4;
+const PARTITIONS = 6;
+/** BENCH_RUNS=1 for a quick look. */
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const PUBLISH_EVENTS = 200_000;
+const CHUNK = 1_000;
+const GEO_DB = createRequire(import.meta.url).resolve('@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb');
+const logger = createLogger({ service: 'bench-ingest', level: 'warn' });
+const catalog = loadSchemaCatalog();
+const batchCodec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
+
+async function counterValue(registry: Registry, name: string): Promise<number> {
+  const metric = registry.getSingleMetric(name);
+  return metric ? (await metric.get()).values.reduce((s, v) => s + v.value, 0) : 0;
+}
+
+async function until(check: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`bench: gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+/** Events per second through the gateway: POSTs until Kafka acknowledged them all. */
+async function gatewayRun(loader: Loader, registry: Registry, bodies: Buffer[], contentType: string, events: number) {
+  const delivered0 = await counterValue(registry, 'banstream_edge_events_delivered_total');
+  const cpu0 = process.cpuUsage();
+  const started = performance.now();
+  const { retried } = await loader.postAll(bodies, contentType);
+  const acceptedMs = performance.now() - started;
+  await until(async () => (await counterValue(registry, 'banstream_edge_events_delivered_total')) - delivered0 >= events, 'the gateway to deliver every event');
+  const deliveredMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpu0);
+  return { perS: (events / deliveredMs) * 1000, acceptPerS: (events / acceptedMs) * 1000, cpuUsPerEvent: (cpu.user + cpu.system) / events, retried };
+}
+
+/** The same Avro batches straight to Kafka, shaped like the publisher's sends. */
+async function ceilingRun(kafka: Kafka, topic: string, records: { key: string; value: Buffer }[], events: number): Promise<number> {
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const perSend = Math.max(1, Math.floor(EDGE_PUBLISHER_DEFAULTS.maxEventsPerSend / BATCH));
+  const sends = chunks(records, perSend);
+  let next = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (next < sends.length) await producer.send({ topic, acks: -1, messages: sends[next++]! });
+  };
+  await Promise.all(Array.from({ length: EDGE_PUBLISHER_DEFAULTS.maxInFlight }, worker));
+  const ms = performance.now() - started;
+  await producer.disconnect();
+  return (events / ms) * 1000;
+}
+
+/** publish() alone, on this thread: ns per call, per chunk of CHUNK calls; then waits for delivery. */
+async function publishCost(kafka: Kafka, topic: string, events: RequestEvent[]): Promise<number[]> {
+  const registry = createMetricsRegistry('bench-publish', { defaultMetrics: false });
+  // A budget that holds every event of a round: this measures the call, not eviction.
+  const publisher = createEdgePublisher({ kafka, topic, logger, registry, catalog, budgetBytes: 512 * 1024 * 1024 });
+  const perChunk: number[] = [];
+  for (let round = 0; round < RUNS; round++) {
+    for (let i = 0; i < events.length; i += CHUNK) {
+      const t = process.hrtime.bigint();
+      for (let j = i; j < i + CHUNK; j++) publisher.publish(events[j]!);
+      perChunk.push(Number(process.hrtime.bigint() - t) / CHUNK);
+      // Let the publisher send between chunks, as an edge's event loop would between requests.
+      if ((i / CHUNK) % 20 === 19) await new Promise((r) => setImmediate(r));
+    }
+    await until(async () => publisher.stats().delivered === (round + 1) * events.length, 'the publisher to deliver every event');
+  }
+  const stats = await publisher.close();
+  if (stats.delivered !== RUNS * events.length) throw new Error(`publish run lost events: ${JSON.stringify(stats)}`);
+  return perChunk;
+}
+
+async function main(): Promise<void> {
+  const prefix = `bench-ingest-${Date.now().toString(36)}.`;
+  const topic = topicFullName(prefix, 'events');
+  const kafka = createKafka({ brokers: BROKERS.split(','), clientId: 'bench-ingest', logger });
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, topicSpecs({ prefix, partitions: PARTITIONS, replicationFactor: 1 }));
+
+  note(`gateway on ${BROKERS}, topic ${topic}`);
+  const registry = createMetricsRegistry('bench-ingest', { defaultMetrics: false });
+  const http = createHttpServer(logger);
+  const config = loadConfig(ingestEnv, { KAFKA_BROKERS: BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: String(PARTITIONS), INGEST_GEOIP_DB: GEO_DB, LOG_LEVEL: 'warn' });
+  const service = createIngestService({ config, logger, registry, readiness: new Readiness(), http });
+  await service.start();
+  const address = await http.listen({ host: '127.0.0.1', port: 0 });
+  const loader = new Loader(new URL('/v1/events', address), CONCURRENCY);
+
+  note(`inputs: ${EVENTS} events from ${NETWORKS} client /24s, batches of ${BATCH}`);
+  const events = seededEvents(EVENTS, NETWORKS, 42, Date.now());
+  const batches = chunks(events, BATCH);
+  const avroBodies = batches.map((b) => batchCodec.encode({ events: b }));
+  const jsonBodies = batches.map((b) => Buffer.from(JSON.stringify(b)));
+  const records = avroBodies.map((value, i) => ({ key: eventPartitionKey(batches[i]![0]!.ip), value }));
+
+  const figures = { avro: [] as number[], json: [] as number[], ceiling: [] as number[], avroAccept: [] as number[], jsonAccept: [] as number[], avroCpu: [] as number[], jsonCpu: [] as number[] };
+  let retried = 0;
+  for (let round = 0; round < RUNS; round++) {
+    note(`round ${round + 1}/${RUNS}: ceiling, avro, json`);
+    figures.ceiling.push(await ceilingRun(kafka, topic, records, EVENTS));
+    const avro = await gatewayRun(loader, registry, avroBodies, 'application/avro', EVENTS);
+    const json = await gatewayRun(loader, registry, jsonBodies, 'application/json', EVENTS);
+    figures.avro.push(avro.perS);
+    figures.avroAccept.push(avro.acceptPerS);
+    figures.json.push(json.perS);
+    figures.jsonAccept.push(json.acceptPerS);
+    figures.avroCpu.push(avro.cpuUsPerEvent);
+    figures.jsonCpu.push(json.cpuUsPerEvent);
+    retried += avro.retried + json.retried;
+  }
+  loader.close();
+  await service.stop();
+  await http.close();
+
+  note('publish() on the caller thread');
+  const publishNs = await publishCost(kafka, topic, seededEvents(PUBLISH_EVENTS, NETWORKS, 7, Date.now()));
+
+  await admin.deleteTopics({ topics: topicSpecs({ prefix, partitions: PARTITIONS, replicationFactor: 1 }).map((t) => t.name) });
+  await admin.disconnect();
+
+  const avro = median(figures.avro);
+  const ceiling = median(figures.ceiling);
+  report('ingest', {
+    events_per_run: EVENTS, batch_events: BATCH, client_networks: NETWORKS, http_concurrency: CONCURRENCY, partitions: PARTITIONS, runs: RUNS,
+    publish_events: PUBLISH_EVENTS, publish_chunk: CHUNK, brokers: BROKERS, geo_db: '@ip-location-db/geo-whois-asn-country-mmdb',
+    publisher: EDGE_PUBLISHER_DEFAULTS,
+  }, {
+    avro_events_per_s: sig(avro),
+    json_events_per_s: sig(median(figures.json)),
+    ceiling_events_per_s: sig(ceiling),
+    ratio: sig(avro / ceiling, 3),
+    json_ratio: sig(median(figures.json) / ceiling, 3),
+    avro_accepted_events_per_s: sig(median(figures.avroAccept)),
+    json_accepted_events_per_s: sig(median(figures.jsonAccept)),
+    avro_events_per_s_min: sig(Math.min(...figures.avro)),
+    json_events_per_s_min: sig(Math.min(...figures.json)),
+    // CPU time of this process (gateway, publisher, kafkajs and the HTTP client) per event: less sensitive to a busy machine than the rates.
+    avro_cpu_us_per_event: sig(median(figures.avroCpu), 3),
+    json_cpu_us_per_event: sig(median(figures.jsonCpu), 3),
+    publish_ns_per_event: sig(median(publishNs), 3),
+    publish_ns_per_event_p99: sig(percentile(publishNs, 99), 3),
+    retried_requests_503: retried,
+  });
+}
+
+await main();

@@ -1,0 +1,52 @@
+import { eventPartitionKey } from '@banstream/core';
+import type { EncodedEvent } from '@banstream/edge';
+import type { Codec, RequestEventBatch, SchemaVersion } from '@banstream/schemas';
+import { enrichGeo, type GeoLookup, type GeoOutcome } from '../geo/enrich.js';
+import { decodeAvroBody, decodeJsonBody } from '../http/body.js';
+import type { IngestErrorCode } from '../http/errors.js';
+import { scanBatch } from './avro-scan.js';
+import type { EventProblem, EventValidator } from './validate.js';
+
+/** A request body turned into events ready for the publisher, or why not. */
+export type Prepared =
+  | { ok: true; events: EncodedEvent[]; geo: Record<GeoOutcome, number> }
+  | { ok: false; code: IngestErrorCode; message: string; problems?: EventProblem[]; truncated?: boolean; received?: number };
+
+export interface Preparation {
+  validator: EventValidator;
+  batchCodec: Codec<RequestEventBatch>;
+  /** The newest RequestEvent type: writes each validated event's bytes. */
+  eventType: SchemaVersion['type'];
+  geo: GeoLookup | undefined;
+}
+
+/** A JSON array: parsed, validated, normalised, enriched. */
+export function prepareJson(body: Buffer, p: Preparation): Prepared {
+  const decoded = decodeJsonBody(body);
+  return decoded.ok ? prepareDecoded(decoded.events, p) : decoded;
+}
+
+/** An Avro batch: the byte-level fast path when every event is already in normal form, else as JSON is. */
+export function prepareAvro(body: Buffer, p: Preparation): Prepared {
+  const fast = scanBatch(body, p.batchCodec.fingerprint, p.geo);
+  if (fast !== undefined) return { ok: true, ...fast };
+  const decoded = decodeAvroBody(body, p.batchCodec);
+  return decoded.ok ? prepareDecoded(decoded.events, p) : decoded;
+}
+
+export function prepareDecoded(input: readonly unknown[], p: Preparation): Prepared {
+  const checked = p.validator.validate(input);
+  if (!checked.ok) {
+    return {
+      ok: false, code: 'INVALID_EVENTS', message: `${checked.invalidEvents} of ${input.length} events are invalid; none of the batch was accepted`,
+      problems: checked.problems, received: input.length, ...(checked.truncated ? { truncated: true } : {}),
+    };
+  }
+  const geo: Record<GeoOutcome, number> = { kept: 0, filled: 0, unknown: 0 };
+  // Encoded here, once: the events are valid, so the publisher need not check them again.
+  const events = checked.events.map((event): EncodedEvent => {
+    if (p.geo !== undefined) geo[enrichGeo(event, p.geo)]++;
+    return { key: eventPartitionKey(event.ip), body: p.eventType.toBuffer(event) };
+  });
+  return { ok: true, events, geo };
+}
