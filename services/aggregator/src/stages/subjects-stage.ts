@@ -82,10 +82,11 @@ export class SubjectsStage {
     await ctx.publisher.deadLetters(dead);
     for (const d of dead) ctx.metrics.dlq.inc({ reason: d.reasonCode });
     await ctx.flushDecisions();
-    if (this.assigned.isLive(p, last)) {
-      resolveOffset(last);
-      await commitOffsetsIfNecessary();
-    }
+    // kafkajs fetches again from the last resolved offset, so a replay longer than one
+    // fetch must resolve to move on; only live offsets are committed on purpose (the
+    // seek that started the replay has already committed its start).
+    resolveOffset(last);
+    if (this.assigned.isLive(p, last)) await commitOffsetsIfNecessary();
     ctx.metrics.lag.set({ stage: 'subjects', partition: String(p) }, Number(batch.offsetLag()));
   }
 
