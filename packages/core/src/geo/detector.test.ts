@@ -53,12 +53,24 @@ describe('GeoDetector: warm-up and detection', () => {
       feed(d, T0 + 40 * MIN, T0 + 50 * MIN, spike, out);
       return out.verdicts;
     };
-    // A steady 2/s: the deviation floor is a tenth of the mean, 0.2/s.
+    // A steady 2/s: 120 a window, with a tenth of the mean as the least deviation.
     expect(verdicts(2, 5)).toEqual([]); // ratio 2.5
-    expect(verdicts(2, 7)).toHaveLength(1); // ratio 3.5, z 25, 7/s
-    expect(verdicts(2, 7, { thresholds: { ratio: 3, z: 30, minRate: 1 } })).toEqual([]); // z 25
-    expect(verdicts(0.1, 0.9)).toEqual([]); // ratio 9, z 20, but under 1/s
+    expect(verdicts(2, 7)).toHaveLength(1); // ratio 3.5, z 17, 7/s
+    expect(verdicts(2, 7, { thresholds: { ratio: 3, z: 20, minRate: 1 } })).toEqual([]); // z 17
+    expect(verdicts(0.1, 0.9)).toEqual([]); // ratio 9, z 9.7, but under 1/s
     expect(verdicts(0.1, 0.9, { thresholds: { ratio: 3, z: 5, minRate: 0.5 } })).toHaveLength(1);
+  });
+
+  it('takes a few requests more than usual, at a few a window, for luck rather than an attack', () => {
+    const d = new GeoDetector(options({ thresholds: { ratio: 3, z: 5, minRate: 0.1 } }));
+    const out = output();
+    feed(d, T0, T0 + 40 * MIN, 2 / 60, out); // two a minute
+    feed(d, T0 + 40 * MIN, T0 + 41 * MIN, 10 / 60, out); // ten in a minute: ratio 5, 0.17/s
+    feed(d, T0 + 41 * MIN, T0 + 45 * MIN, 2 / 60, out);
+    // (10 − 2) / √2 would be 5.7 standard deviations; on the square-root scale it is 3.4.
+    expect(out.verdicts).toEqual([]);
+    feed(d, T0 + 45 * MIN, T0 + 46 * MIN, 30 / 60, out); // thirty: z 8
+    expect(out.verdicts.map((v) => v.state)).toEqual(['fired']);
   });
 
   it('reports what it judged: rates per second, the hour of the week and the deviation', () => {
@@ -72,8 +84,10 @@ describe('GeoDetector: warm-up and detection', () => {
     expect(fired.at).toBe(fired.firedAt);
     expect(fired.at - (T0 + 40 * MIN)).toBeLessThanOrEqual(20 * SEC); // the window reached 3× within 20 s
     expect(fired.rate).toBeCloseTo(fired.ratio * fired.baselineRate, 9);
-    expect(fired.zScore).toBeCloseTo((fired.rate - fired.baselineRate) / fired.stdDev, 9);
-    expect(fired.stdDev).toBeCloseTo(0.1 * fired.baselineRate, 1);
+    // A steady hour: the deviation is the tenth-of-the-mean floor, over-dispersion 0.01 × the expected count.
+    const expected = fired.baselineRate * 60;
+    expect(fired.zScore).toBeCloseTo((2 * (Math.sqrt(fired.rate * 60 + 3 / 8) - Math.sqrt(expected + 3 / 8))) / Math.sqrt(0.01 * expected), 9);
+    expect(fired.stdDev).toBeCloseTo(0.1 * fired.baselineRate, 3);
     expect(geoAlertId('FR', fired.firedAt)).toBe(`geo-FR-${fired.firedAt}`);
   });
 });

@@ -30,8 +30,11 @@ export interface Judgement {
   rate: number;
   samples: number;
   baselineRate: number;
+  /** What the deviation of the rate is taken to be: learned, Poisson, or a tenth of the mean, whichever is largest. */
   stdDev: number;
+  /** Rate over the baseline (at least one request per window). */
   ratio: number;
+  /** Deviation of the window's count on the square-root (variance-stabilised) scale, over the learned over-dispersion. */
   zScore: number;
 }
 
@@ -145,6 +148,10 @@ export class GeoDetector {
     };
   }
 
+  get timeZone(): string {
+    return this.options.timeZone;
+  }
+
   get firing(): boolean {
     return this.alert !== null;
   }
@@ -215,11 +222,16 @@ export class GeoDetector {
       mean = share * before.mean + (1 - share) * mean;
       variance = share * before.variance + (1 - share) * variance;
     }
-    // One request per window is the least rate a baseline is taken to have; a
-    // Poisson count's own noise is the least deviation: both keep z and ratio finite.
-    const floor = Math.max(mean, 1 / seconds);
-    const stdDev = Math.max(Math.sqrt(variance), Math.sqrt(floor / seconds), RELATIVE_STD_FLOOR * mean);
-    return { at, hourOfWeek: hour, rate, samples, baselineRate: mean, stdDev, ratio: rate / floor, zScore: (rate - mean) / stdDev };
+    // The z-score is taken on the square-root scale of the window's count, where a
+    // Poisson count's noise is the same at every rate (Anscombe): at a few requests a
+    // window, ten where two are usual is luck, not an attack. It is divided by the
+    // learned over-dispersion, and deviations under a tenth of the mean never count.
+    const expected = mean * seconds;
+    const least = Math.max(expected, 1); // one request per window: keeps ratio and z finite
+    const dispersion = Math.max(1, (variance * seconds * seconds) / least, RELATIVE_STD_FLOOR ** 2 * least);
+    const zScore = (2 * (Math.sqrt(count + 3 / 8) - Math.sqrt(expected + 3 / 8))) / Math.sqrt(dispersion);
+    const stdDev = Math.sqrt(dispersion * least) / seconds;
+    return { at, hourOfWeek: hour, rate, samples, baselineRate: mean, stdDev, ratio: count / least, zScore };
   }
 
   private judgeStep(at: number, out: DetectorOutput): void {
