@@ -4,7 +4,7 @@ import type { BanLedger } from './engine/ban-ledger.js';
 import { publishCounts } from './engine/decider.js';
 import { eventKeyOfSubject, isPartitionLocal, partitionFor } from './engine/routing.js';
 import { emptyReport } from './engine/geo-watch.js';
-import type { HotEntry } from './engine/hot-subjects.js';
+import { nearestThreshold, type HotEntry } from './engine/hot-subjects.js';
 import { TOP_SUBJECTS } from './metrics.js';
 import type { StageContext } from './stages/context.js';
 import type { EventsStage } from './stages/events-stage.js';
@@ -115,14 +115,15 @@ export class Ticker {
     this.gauges();
   }
 
+  private *hotEntries(): Generator<HotEntry> {
+    for (const stage of [this.stages.events, this.stages.subjects]) for (const s of stage.assigned.states()) yield* s.counts.hot.values();
+  }
+
   /** Gauges rebuilt from what this instance owns now, so nothing a rebalance took away lingers. */
   private gauges(): void {
     const { metrics } = this.ctx;
-    const hot: HotEntry[] = [];
-    for (const stage of [this.stages.events, this.stages.subjects]) for (const s of stage.assigned.states()) hot.push(...s.counts.hot.values());
-    const share = (e: HotEntry) => e.count / Math.max(1, e.threshold);
     metrics.topSubjects.reset();
-    for (const e of hot.sort((a, b) => share(b) - share(a)).slice(0, TOP_SUBJECTS)) metrics.topSubjects.set({ policy: e.policyId, subject: e.subject }, e.count);
+    for (const e of nearestThreshold(this.hotEntries(), TOP_SUBJECTS)) metrics.topSubjects.set({ policy: e.policyId, subject: e.subject }, e.count);
     metrics.geoAlertActive.reset();
     metrics.geoRate.reset();
     metrics.geoBaselineRate.reset();
