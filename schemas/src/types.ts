@@ -21,6 +21,7 @@ export const SCHEMA_NAMES = {
   ban: 'ban',
   windowCount: 'window-count',
   geoAlert: 'geo-alert',
+  geoBaseline: 'geo-baseline',
   policy: 'policy',
   allowEntry: 'allow-entry',
   auditRecord: 'audit-record',
@@ -106,6 +107,24 @@ export interface GeoAlert {
   /** 0..167, 0 = Monday 00:00 UTC. */
   hourOfWeek: number;
   at: number;
+  /** IANA zone of the baseline's hours (v2; `UTC` from older writers). */
+  timeZone: string;
+  /** 0..167 in timeZone: the baseline bucket judged (v2; null from older writers). */
+  localHourOfWeek: number | null;
+}
+
+/** Internal to the aggregator: what geographic alerting learned about one subject. */
+export interface GeoBaseline {
+  subject: string;
+  timeZone: string;
+  evaluatedUntil: number;
+  /** 168 items each, by local hour of the week. */
+  samples: number[];
+  means: number[];
+  variances: number[];
+  alert: { firedAt: number; normalSince: number | null } | null;
+  cooldownUntil: number;
+  updatedAt: number;
 }
 
 /** An Avro enum; unknown future modes decode as 'preview'. */
@@ -175,6 +194,7 @@ export interface SchemaTypes {
   ban: Ban;
   'window-count': WindowCount;
   'geo-alert': GeoAlert;
+  'geo-baseline': GeoBaseline;
   policy: Policy;
   'allow-entry': AllowEntry;
   'audit-record': AuditRecord;

@@ -2,8 +2,8 @@ import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
 import { eventPartitionKey, tryParseIp } from '@banstream/core';
 import { ensureTopics, topicFullName, topicSpecs, type TopicName } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type Ban, type RequestEvent, type WindowCount } from '@banstream/schemas';
-import { uniqueName, waitUntil } from './infra.js';
-import { produceOrFail } from './kafka.js';
+import { captureLogger, uniqueName, waitUntil } from './infra.js';
+import { produceOrFail, testKafka } from './kafka.js';
 import { freePort, spawnService, type RunningProcess } from './processes.js';
 
 export const catalog = loadSchemaCatalog();
@@ -13,6 +13,16 @@ export async function testTopics(admin: Admin, partitions: number): Promise<{ pr
   const prefix = `${uniqueName('agg')}.`;
   await ensureTopics(admin, topicSpecs({ prefix, partitions, replicationFactor: 1 }));
   return { prefix, name: (t) => topicFullName(prefix, t) };
+}
+
+/** A client, an admin and an idempotent producer, connected, with a topic layout of the test's own. */
+export async function connectWithTopics(brokers: string, partitions: number) {
+  const kafka = testKafka(brokers, captureLogger().logger);
+  const admin = kafka.admin();
+  await admin.connect();
+  const producer = kafka.producer({ idempotent: true });
+  await producer.connect();
+  return { kafka, admin, producer, topics: await testTopics(admin, partitions) };
 }
 
 export interface Aggregator {

@@ -24,6 +24,8 @@ export const ERROR_CODES = [
   'WINDOW_SNAPSHOT_CORRUPT',
   'WINDOW_CAPACITY_EXCEEDED',
   'EVENT_TIME_OUT_OF_RANGE',
+  'WEBHOOK_REFUSED',
+  'WEBHOOK_UNAVAILABLE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

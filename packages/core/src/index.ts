@@ -5,3 +5,4 @@ export * from './policy/index.js';
 export * from './decision/index.js';
 export * from './allowlist/index.js';
 export * from './window/index.js';
+export * from './geo/index.js';

@@ -3,6 +3,32 @@ import { baseEnv, httpPort, kafkaEnv, type ConfigOf } from '@banstream/platform'
 
 const ms = (min: number, max: number, fallback: number, what: string) =>
   Type.Integer({ minimum: min, maximum: max, default: fallback, expected: `milliseconds from ${min} to ${max} (${what})` });
+const positive = (fallback: number, what: string, min = 0) =>
+  Type.Number({ exclusiveMinimum: min, default: fallback, expected: `a number above ${min} (${what})` });
+const CODE = '[A-Z]{2}(-[A-Z0-9]{1,3})?';
+const OVERRIDE = `${CODE}:(ratio|z|minRate)=[0-9.]+(,(ratio|z|minRate)=[0-9.]+)*`;
+const ZONE = `${CODE}=[A-Za-z][A-Za-z0-9_+/-]*`;
+
+/** Geographic alerting (README "Geographic alerting"). */
+const geoEnv = {
+  GEO_ALERT_ENABLED: Type.Boolean({ default: true, expected: 'true or false' }),
+  GEO_ALERT_RATIO: positive(3, 'current rate over the baseline mean', 1),
+  GEO_ALERT_Z: positive(5, 'z-score: standard deviations above the baseline mean'),
+  GEO_ALERT_MIN_RATE: Type.Number({ minimum: 0, default: 1, expected: 'requests per second, 0 or more (least volume an alert needs)' }),
+  GEO_ALERT_OVERRIDES: Type.String({ pattern: `^(${OVERRIDE}(;${OVERRIDE})*)?$`, default: '', expected: 'CODE:key=value,…;… with keys ratio, z, minRate, e.g. US:minRate=50;FR-IDF:ratio=4,z=6' }),
+  GEO_ALERT_WARMUP_SAMPLES: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 30, expected: 'a count of samples from 1 (one sample per geo window)' }),
+  GEO_ALERT_RESOLVE_MS: ms(0, 86_400_000, 120_000, 'event time the rate must stay back to normal before an alert resolves'),
+  GEO_ALERT_COOLDOWN_MS: ms(0, 604_800_000, 900_000, 'event time after a resolved alert during which the same code does not alert again'),
+  GEO_BASELINE_ALPHA: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.01, expected: 'a weight above 0, at most 1, for each new sample' }),
+  GEO_BASELINE_FLUSH_MS: ms(100, 3_600_000, 10_000, 'least time between two writes of one subject baseline'),
+  GEO_TIME_ZONES: Type.String({ pattern: `^(${ZONE}(,${ZONE})*)?$`, default: '', expected: 'CODE=Area/City,… e.g. FR=Europe/Paris,US=America/New_York' }),
+  GEO_DEFAULT_TIME_ZONE: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_+/-]*$', default: 'UTC', expected: 'an IANA time zone such as UTC or Europe/Paris' }),
+  GEO_ALERT_WEBHOOK_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', expected: 'an http:// or https:// URL (Slack incoming webhooks work)' })),
+  GEO_ALERT_WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16, expected: 'at least 16 characters, to sign webhook bodies' })),
+  GEO_ALERT_WEBHOOK_TIMEOUT_MS: ms(100, 120_000, 5_000, 'bound on one webhook request'),
+  GEO_ALERT_WEBHOOK_RETRIES: Type.Integer({ minimum: 0, maximum: 30, default: 8, expected: 'retries from 0 to 30 after a failed webhook request' }),
+  GEO_ALERT_WEBHOOK_BACKOFF_MS: ms(1, 60_000, 1_000, 'wait before the first webhook retry; doubles each time, at most a minute'),
+};
 
 /** Every variable the aggregator reads; README "Configuration" lists them. */
 export const aggregatorEnv = {
@@ -18,5 +44,6 @@ export const aggregatorEnv = {
   AGGREGATOR_TICK_MS: ms(5, 10_000, 50, 'how often counts, cool-downs and ban expiries are published'),
   AGGREGATOR_GEO_WINDOW_MS: ms(1_000, 86_400_000, 60_000, 'window of the per-country and per-region counts'),
   AGGREGATOR_SESSION_TIMEOUT_MS: ms(6_000, 300_000, 10_000, 'how soon the group notices a dead instance'),
+  ...geoEnv,
 };
 export type AggregatorConfig = ConfigOf<typeof aggregatorEnv>;

@@ -24,5 +24,26 @@ export function aggregatorMetrics(registry: Registry) {
     stateBytes: gauge(registry, { name: 'banstream_aggregator_state_bytes', help: 'Bytes of window state (typed arrays)', labelNames: ['stage'] }),
     hotSubjects: gauge(registry, { name: 'banstream_aggregator_hot_subjects', help: 'Subjects whose counts are being published', labelNames: ['stage'] }),
     replaying: gauge(registry, { name: 'banstream_aggregator_partitions_replaying', help: 'Owned partitions still rebuilding state by replay', labelNames: ['stage'] }),
+    topSubjects: gauge(registry, { name: 'banstream_aggregator_top_subject_count', help: `Window count of the ${TOP_SUBJECTS} hot subjects nearest their threshold on this instance (the set changes; at most ${TOP_SUBJECTS} series at a time)`, labelNames: ['policy', 'subject'] }),
+    ...geoMetrics(registry),
+  };
+}
+
+/** How many subjects banstream_aggregator_top_subject_count shows per instance. */
+export const TOP_SUBJECTS = 10;
+
+/** Geographic alerting: README "Geographic alerting". Codes are ISO 3166 countries and regions: a bounded set. */
+function geoMetrics(registry: Registry) {
+  return {
+    geoRequests: counter(registry, { name: 'banstream_aggregator_geo_requests_total', help: 'Requests counted per country (live input, not replays)', labelNames: ['country'] }),
+    geoAlerts: counter(registry, { name: 'banstream_aggregator_geo_alerts_total', help: 'Geographic alerts published, by scope and state (fired, resolved)', labelNames: ['scope', 'state'] }),
+    geoAlertActive: gauge(registry, { name: 'banstream_aggregator_geo_alert_active', help: '1 for each country or region with an open alert owned by this instance', labelNames: ['scope', 'code'] }),
+    geoRate: gauge(registry, { name: 'banstream_aggregator_geo_rate', help: 'Requests per second per country over the geo window, as last judged (event time)', labelNames: ['country'] }),
+    geoBaselineRate: gauge(registry, { name: 'banstream_aggregator_geo_baseline_rate', help: 'Learned requests per second per country for the hour of the week last judged', labelNames: ['country'] }),
+    geoSubjects: gauge(registry, { name: 'banstream_aggregator_geo_subjects', help: 'Countries and regions watched by this instance', labelNames: [] }),
+    geoLearned: counter(registry, { name: 'banstream_aggregator_geo_samples_learned_total', help: 'Rate samples learned into baselines', labelNames: [] }),
+    geoRestored: counter(registry, { name: 'banstream_aggregator_geo_baselines_restored_total', help: 'Countries and regions whose learned state was read back from the baselines topic', labelNames: [] }),
+    webhookDeliveries: counter(registry, { name: 'banstream_aggregator_geo_webhook_deliveries_total', help: 'Alerts posted to the webhook, by outcome (delivered, failed after every retry or refused)', labelNames: ['outcome'] }),
+    webhookRetries: counter(registry, { name: 'banstream_aggregator_geo_webhook_retries_total', help: 'Webhook requests that failed and were tried again', labelNames: [] }),
   };
 }

@@ -13,6 +13,7 @@ import { EventsStage } from './stages/events-stage.js';
 import { SubjectsStage } from './stages/subjects-stage.js';
 import { Ticker } from './ticker.js';
 import type { StageContext } from './stages/context.js';
+import { geoAlerting, type GeoAlerting } from './geo.js';
 
 export { aggregatorEnv, type AggregatorConfig };
 
@@ -33,7 +34,7 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
   const topic = (name: Parameters<typeof topicFullName>[1]) => topicFullName(config.TOPIC_PREFIX, name);
   const topics: AggregatorTopics = {
     events: topic('events'), subjects: topic('aggregator-subjects'), counts: topic('counts'), bans: topic('bans'),
-    dlq: topic('dlq'), policies: topic('policies'), allowlist: topic('allowlist'),
+    dlq: topic('dlq'), policies: topic('policies'), allowlist: topic('allowlist'), alerts: topic('alerts'), baselines: topic('aggregator-baselines'),
   };
   // Hard policies are the enforcer's, checked in Redis.
   const book = new PolicyBook((p) => p.enforcement.type === 'async');
@@ -45,6 +46,8 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
   const bulk = kafka.producer({ idempotent: true, maxInFlightRequests: 5, retry: { retries: Number.MAX_SAFE_INTEGER } });
   const instance = `${process.pid}-${Date.now().toString(36)}`;
   const feeds = feedsFor();
+  let geo: GeoAlerting | undefined;
+  let context: StageContext | undefined;
   let stages: { events: EventsStage; subjects: SubjectsStage } | undefined;
   let ticker: Ticker | undefined;
   let started = false;
@@ -82,21 +85,24 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
       if (ensured) logger.info({ created: ensured.created }, 'topics ensured');
       const metadata = await admin.fetchTopicMetadata({ topics: [topics.events, topics.subjects] });
       const partitionsOf = (name: string) => metadata.topics.find((t) => t.name === name)?.partitions.length ?? 0;
-      await Promise.all(feeds.map((f) => f.start()));
-      logger.info({ policies: book.policies.map((p) => p.id), allowlist: allowlist.size, bans: ledger.size }, 'policies, allowlist and bans read');
+      if (config.GEO_ALERT_ENABLED) geo = geoAlerting({ config, kafka, admin, logger, metrics, topics, catalog, instance });
+      await Promise.all([...feeds.map((f) => f.start()), geo?.baselines.start(), geo?.notifier?.start()]);
+      logger.info({ policies: book.policies.map((p) => p.id), allowlist: allowlist.size, bans: ledger.size, baselines: geo?.baselines.size }, 'policies, allowlist, bans and baselines read');
       await Promise.all([decisions.connect(), bulk.connect()]);
       const publisher = new Publisher(bulk, decisions, topics, catalog);
       let chain: Promise<void> = Promise.resolve();
-      const ctx: StageContext = {
+      const ctx: StageContext = (context = {
         kafka, admin, logger, config, catalog, topics, metrics, book, outbox, publisher,
         partitions: { events: partitionsOf(topics.events), subjects: partitionsOf(topics.subjects) },
         decider: { ledger, allowlist, nowMs: Date.now },
+        ...(geo ? { geo: geo.context } : {}),
         horizonMs: () => Math.max(book.longestWindowMs, config.AGGREGATOR_GEO_WINDOW_MS) + config.AGGREGATOR_GRACE_MS + CLOCK_SKEW_MS,
         flushDecisions() {
           if (outbox.size === 0) return chain;
-          const { counts, bans } = outbox.drain();
+          const drained = outbox.drain();
+          const { counts, bans, alerts } = drained;
           chain = chain.then(async () => {
-            await publisher.decisions(counts, bans);
+            await publisher.decisions(drained);
             const now = Date.now();
             for (const b of bans) {
               if (!b.value) continue;
@@ -104,10 +110,11 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
               metrics.banDelay.observe(Math.max(0, now - b.value.startedAt) / 1000);
             }
             for (const c of counts) if (c.value) metrics.counts.inc({ kind: c.value.kind });
+            for (const a of alerts) if (a.value) metrics.geoAlerts.inc({ scope: a.value.scope, state: a.value.state });
           });
           return chain;
         },
-      };
+      });
       stages = { events: new EventsStage(ctx), subjects: new SubjectsStage(ctx) };
       await Promise.all([stages.events.start(), stages.subjects.start()]);
       ticker = new Ticker(ctx, stages, ledger, allowlist);
@@ -118,7 +125,13 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
       started = false;
       ticker?.stop();
       if (stages) await Promise.all([stages.events.stop(), stages.subjects.stop()]);
-      await Promise.all(feeds.map((f) => f.stop()));
+      if (stages && context) {
+        // Everything learned since the last write, so a restart goes on from here.
+        const now = Date.now();
+        for (const s of stages.subjects.assigned.states()) s.watch?.flush(now, outbox, true);
+        await context.flushDecisions();
+      }
+      await Promise.all([...feeds.map((f) => f.stop()), geo?.baselines.stop(), geo?.notifier?.stop()]);
       await Promise.all([decisions.disconnect(), bulk.disconnect()]);
       await admin.disconnect();
     },

@@ -3,6 +3,9 @@ import type { Ban } from '@banstream/schemas';
 import type { BanLedger } from './engine/ban-ledger.js';
 import { publishCounts } from './engine/decider.js';
 import { eventKeyOfSubject, isPartitionLocal, partitionFor } from './engine/routing.js';
+import { emptyReport } from './engine/geo-watch.js';
+import { nearestThreshold, type HotEntry } from './engine/hot-subjects.js';
+import { TOP_SUBJECTS } from './metrics.js';
 import type { StageContext } from './stages/context.js';
 import type { EventsStage } from './stages/events-stage.js';
 import type { SubjectsStage } from './stages/subjects-stage.js';
@@ -20,6 +23,7 @@ export class Ticker {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private lastSweep = 0;
+  private lastBaselineFlush = 0;
 
   constructor(
     private readonly ctx: StageContext,
@@ -53,12 +57,28 @@ export class Ticker {
       publishCounts(s.counts, 'subject', now, at(s.counts.watermark), ctx.outbox);
       s.geo.publish(s.counts, now, at(s.counts.watermark), ctx.outbox);
     }
+    if (ctx.geo) this.geo(now);
     for (const ban of this.ledger.takeExpired(now, (b) => this.owns(b))) {
       ctx.outbox.bans.push({ key: ban.subject, value: null });
       ctx.metrics.unbans.inc();
     }
     if (now - this.lastSweep >= 1000) this.sweep(now);
     await ctx.flushDecisions();
+  }
+
+  /**
+   * Open alerts of countries gone quiet are judged at the wall clock (so they can
+   * resolve), and what the detectors learned is written at most every flush interval.
+   */
+  private geo(now: number): void {
+    const { ctx, stages } = this;
+    const { AGGREGATOR_GEO_WINDOW_MS: windowMs, AGGREGATOR_GRACE_MS: grace, GEO_BASELINE_FLUSH_MS: flushMs } = ctx.config;
+    const report = emptyReport();
+    for (const s of stages.subjects.assigned.live()) s.watch?.idle(now, windowMs + grace, ctx.outbox, report);
+    ctx.geo?.record(report);
+    if (now - this.lastBaselineFlush < flushMs) return;
+    this.lastBaselineFlush = now;
+    for (const s of stages.subjects.assigned.states()) s.watch?.flush(now, ctx.outbox);
   }
 
   /** Only the owner of a subject's partition lifts its ban, so no tombstone races a new ban. */
@@ -92,5 +112,33 @@ export class Ticker {
       ctx.metrics.hotSubjects.set({ stage: name }, hot);
       ctx.metrics.replaying.set({ stage: name }, stage.assigned.replaying);
     }
+    this.gauges();
+  }
+
+  private *hotEntries(): Generator<HotEntry> {
+    for (const stage of [this.stages.events, this.stages.subjects]) for (const s of stage.assigned.states()) yield* s.counts.hot.values();
+  }
+
+  /** Gauges rebuilt from what this instance owns now, so nothing a rebalance took away lingers. */
+  private gauges(): void {
+    const { metrics } = this.ctx;
+    metrics.topSubjects.reset();
+    for (const e of nearestThreshold(this.hotEntries(), TOP_SUBJECTS)) metrics.topSubjects.set({ policy: e.policyId, subject: e.subject }, e.count);
+    metrics.geoAlertActive.reset();
+    metrics.geoRate.reset();
+    metrics.geoBaselineRate.reset();
+    let watched = 0;
+    for (const s of this.stages.subjects.assigned.states()) {
+      if (!s.watch) continue;
+      watched += s.watch.size;
+      for (const w of s.watch.values()) {
+        if (w.detector.firing) metrics.geoAlertActive.set({ scope: w.scope, code: w.code }, 1);
+        const last = w.detector.last;
+        if (w.scope !== 'country' || !last) continue;
+        metrics.geoRate.set({ country: w.code }, last.rate);
+        metrics.geoBaselineRate.set({ country: w.code }, last.baselineRate);
+      }
+    }
+    metrics.geoSubjects.set(watched);
   }
 }

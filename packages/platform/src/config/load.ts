@@ -48,6 +48,7 @@ function describeProblems(schema: TObject, value: unknown, raw: Record<string, s
 
 /** Never echo secrets (URLs with passwords, tokens) back into logs or terminals. */
 function redactIfSecret(name: string, value: string): string {
-  if (/TOKEN|SECRET|PASSWORD/.test(name)) return '<redacted>';
+  // Webhook URLs carry their token in the path (Slack's do).
+  if (/TOKEN|SECRET|PASSWORD|WEBHOOK_URL/.test(name)) return '<redacted>';
   return value.replace(/\/\/([^:/@]*):([^@]*)@/, '//$1:<redacted>@');
 }

@@ -30,8 +30,8 @@ export interface CompactedFeedOptions {
 export class CompactedFeed {
   private readonly consumer: Consumer;
   private readonly reached = new Map<number, bigint>();
-  private targets = new Map<number, bigint>();
-  private caughtUpResolve: (() => void) | undefined;
+  /** Callers waiting until every partition is read up to the offsets they saw. */
+  private waiters: { targets: Map<number, bigint>; resolve: () => void }[] = [];
 
   constructor(private readonly options: CompactedFeedOptions) {
     // Low fetch wait: a ban or a policy change should reach us within milliseconds.
@@ -39,11 +39,8 @@ export class CompactedFeed {
   }
 
   async start(): Promise<void> {
-    const { admin, topic } = this.options;
-    const ends = await admin.fetchTopicOffsets(topic);
-    this.targets = new Map(ends.filter((e) => BigInt(e.high) > BigInt(e.low)).map((e) => [e.partition, BigInt(e.high)]));
-    const caughtUp = new Promise<void>((resolve) => (this.caughtUpResolve = resolve));
-    this.checkCaughtUp();
+    const { topic } = this.options;
+    const caughtUp = this.readToEnd();
     await this.consumer.connect();
     await this.consumer.subscribe({ topic, fromBeginning: true });
     await this.consumer.run({
@@ -56,6 +53,15 @@ export class CompactedFeed {
       },
     });
     await caughtUp;
+  }
+
+  /**
+   * Resolves once every partition has been read up to the end offsets it has now:
+   * whatever was written before this call is in the state (a new owner of a
+   * partition calls it before taking over what the old owner wrote).
+   */
+  async catchUp(): Promise<void> {
+    await this.readToEnd();
   }
 
   async stop(): Promise<void> {
@@ -72,10 +78,20 @@ export class CompactedFeed {
     }
   }
 
+  private async readToEnd(): Promise<void> {
+    const { admin, topic } = this.options;
+    const ends = await admin.fetchTopicOffsets(topic);
+    const targets = new Map(ends.filter((e) => BigInt(e.high) > BigInt(e.low)).map((e) => [e.partition, BigInt(e.high)]));
+    const done = new Promise<void>((resolve) => this.waiters.push({ targets, resolve }));
+    this.checkCaughtUp();
+    return done;
+  }
+
   private checkCaughtUp(): void {
-    if (!this.caughtUpResolve) return;
-    for (const [partition, end] of this.targets) if ((this.reached.get(partition) ?? 0n) < end) return;
-    this.caughtUpResolve();
-    this.caughtUpResolve = undefined;
+    this.waiters = this.waiters.filter((w) => {
+      for (const [partition, end] of w.targets) if ((this.reached.get(partition) ?? 0n) < end) return true;
+      w.resolve();
+      return false;
+    });
   }
 }

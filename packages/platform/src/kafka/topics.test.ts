@@ -9,12 +9,12 @@ describe('topicSpecs', () => {
     expect(specs.map((s) => s.name)).toEqual([
       'banstream.events.v1', 'banstream.bans.v1', 'banstream.counts.v1', 'banstream.policies.v1',
       'banstream.allowlist.v1', 'banstream.alerts.v1', 'banstream.audit.v1', 'banstream.dlq.v1',
-      'banstream.aggregator-subjects.v1',
+      'banstream.aggregator-subjects.v1', 'banstream.aggregator-baselines.v1',
     ]);
   });
 
   it('compacts the state topics and deletes the streams after their retention', () => {
-    for (const t of ['bans', 'counts', 'policies', 'allowlist']) expect(byName[`banstream.${t}.v1`]?.configs['cleanup.policy']).toBe('compact');
+    for (const t of ['bans', 'counts', 'policies', 'allowlist', 'aggregator-baselines']) expect(byName[`banstream.${t}.v1`]?.configs['cleanup.policy']).toBe('compact');
     for (const t of ['events', 'alerts', 'audit', 'dlq']) expect(byName[`banstream.${t}.v1`]?.configs['cleanup.policy']).toBe('delete');
     expect(Number(byName['banstream.audit.v1']?.configs['retention.ms'])).toBeGreaterThan(Number(byName['banstream.alerts.v1']?.configs['retention.ms']));
   });
@@ -28,6 +28,7 @@ describe('topicSpecs', () => {
   it('partitions the high-volume topics and keeps control topics on one partition', () => {
     expect(byName['banstream.events.v1']?.numPartitions).toBe(12);
     expect(byName['banstream.aggregator-subjects.v1']?.numPartitions).toBe(12);
+    expect(byName['banstream.aggregator-baselines.v1']?.numPartitions).toBe(12);
     expect(byName['banstream.aggregator-subjects.v1']?.configs['retention.ms']).toBe(byName['banstream.events.v1']?.configs['retention.ms']);
     expect(byName['banstream.policies.v1']?.numPartitions).toBe(1);
     expect(specs.every((s) => s.replicationFactor === 3 && s.configs['min.insync.replicas'] === '2')).toBe(true);

@@ -2,8 +2,12 @@
  * The topics of DESIGN.md with their configurations. Pure: `topicSpecs` says what
  * should exist; `ensureTopics` (topic-admin.ts) makes it so.
  */
-/** `aggregator-subjects` is the aggregator's internal repartition topic (subjects not local to an events partition). */
-export const TOPIC_NAMES = ['events', 'bans', 'counts', 'policies', 'allowlist', 'alerts', 'audit', 'dlq', 'aggregator-subjects'] as const;
+/**
+ * `aggregator-subjects` is the aggregator's internal repartition topic (subjects not
+ * local to an events partition); `aggregator-baselines` its compacted changelog of
+ * what geographic alerting learned per country and region.
+ */
+export const TOPIC_NAMES = ['events', 'bans', 'counts', 'policies', 'allowlist', 'alerts', 'audit', 'dlq', 'aggregator-subjects', 'aggregator-baselines'] as const;
 export type TopicName = (typeof TOPIC_NAMES)[number];
 
 export interface TopicSpec {
@@ -47,11 +51,13 @@ export function topicSpecs(options: TopicLayoutOptions): TopicSpec[] {
     dlq: deleteAfter(14 * DAY),
     // Replayed like the events, to rebuild the counts of repartitioned subjects.
     'aggregator-subjects': deleteAfter(eventsRetention),
+    // Weeks of learning live here and nowhere else: compacted, never deleted by age.
+    'aggregator-baselines': compact,
   };
   return TOPIC_NAMES.map((topic) => ({
     name: topicFullName(options.prefix, topic),
     // Control topics are small; one partition keeps their order total and cheap to rebuild.
-    numPartitions: topic === 'events' || topic === 'counts' || topic === 'bans' || topic === 'aggregator-subjects' ? options.partitions : 1,
+    numPartitions: topic === 'events' || topic === 'counts' || topic === 'bans' || topic.startsWith('aggregator-') ? options.partitions : 1,
     replicationFactor: options.replicationFactor,
     configs: { ...configs[topic], 'min.insync.replicas': minIsr },
   }));

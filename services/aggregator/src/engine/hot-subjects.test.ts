@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HotSubjects, toWindowCount } from './hot-subjects.js';
+import { HotSubjects, nearestThreshold, toWindowCount } from './hot-subjects.js';
 
 describe('HotSubjects', () => {
   it('tracks subjects from the share of the threshold on, spaced by the interval except at the crossing', () => {
@@ -28,5 +28,15 @@ describe('HotSubjects', () => {
       policyId: 'p', subject: 'ip:a', kind: 'subject', count: 40, windowSeconds: 60, threshold: 100, observedAt: 30, final: true,
     });
     expect(hot.size).toBe(0);
+  });
+
+  it('picks the few subjects nearest their threshold, highest share first', () => {
+    const hot = new HotSubjects(0, 1000);
+    const counts = [5, 90, 40, 99, 70, 10];
+    counts.forEach((c, i) => hot.update(`p|ip:${i}`, 'p', `ip:${i}`, 60_000, 100, c, 1));
+    hot.update('q|user:a', 'q', 'user:a', 60_000, 10, 9, 1); // 90% of a smaller threshold
+    expect(nearestThreshold(hot.values(), 3).map((e) => e.subject)).toEqual(['ip:3', 'ip:1', 'user:a']);
+    expect(nearestThreshold(hot.values(), 10)).toHaveLength(7);
+    expect(nearestThreshold([], 3)).toEqual([]);
   });
 });

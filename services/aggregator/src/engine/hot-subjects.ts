@@ -86,3 +86,16 @@ export function toWindowCount(e: HotEntry, kind: string, final: boolean): Window
     windowSeconds: Math.max(1, Math.round(e.windowMs / 1000)), threshold: e.threshold, observedAt: e.observedAt, final,
   };
 }
+
+/** The `n` entries with the highest share of their threshold, highest first, without sorting them all. */
+export function nearestThreshold(entries: Iterable<HotEntry>, n: number): HotEntry[] {
+  const share = (e: HotEntry) => e.count / Math.max(1, e.threshold);
+  const top: HotEntry[] = [];
+  for (const e of entries) {
+    if (top.length === n && share(e) <= share(top[n - 1]!)) continue;
+    const at = top.findIndex((t) => share(t) < share(e));
+    top.splice(at < 0 ? top.length : at, 0, e);
+    if (top.length > n) top.pop();
+  }
+  return top;
+}

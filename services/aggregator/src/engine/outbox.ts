@@ -1,4 +1,4 @@
-import type { Ban, WindowCount } from '@banstream/schemas';
+import type { Ban, GeoAlert, GeoBaseline, WindowCount } from '@banstream/schemas';
 
 /** A keyed record to publish; value null is a tombstone. */
 export interface Keyed<T> {
@@ -6,20 +6,33 @@ export interface Keyed<T> {
   value: T | null;
 }
 
+export interface Drained {
+  counts: Keyed<WindowCount>[];
+  bans: Keyed<Ban>[];
+  alerts: Keyed<GeoAlert>[];
+  baselines: Keyed<GeoBaseline>[];
+}
+
 /** Records decided by the engine and not yet handed to the producer. */
 export class Outbox {
   counts: Keyed<WindowCount>[] = [];
   bans: Keyed<Ban>[] = [];
+  /** Geographic alerts, keyed by country or region code. */
+  alerts: Keyed<GeoAlert>[] = [];
+  /** Geographic alerting state, keyed by subject. */
+  baselines: Keyed<GeoBaseline>[] = [];
 
   get size(): number {
-    return this.counts.length + this.bans.length;
+    return this.counts.length + this.bans.length + this.alerts.length + this.baselines.length;
   }
 
   /** Takes everything out, leaving the outbox empty. */
-  drain(): { counts: Keyed<WindowCount>[]; bans: Keyed<Ban>[] } {
-    const taken = { counts: this.counts, bans: this.bans };
+  drain(): Drained {
+    const taken = { counts: this.counts, bans: this.bans, alerts: this.alerts, baselines: this.baselines };
     this.counts = [];
     this.bans = [];
+    this.alerts = [];
+    this.baselines = [];
     return taken;
   }
 }

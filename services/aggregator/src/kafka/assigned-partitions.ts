@@ -21,6 +21,8 @@ export interface AssignedPartitionsOptions<S> {
   horizonMs(): number;
   nowMs(): number;
   create(partition: number): S;
+  /** Awaited before newly owned partitions are sought: state they need from elsewhere (a changelog) is read first. */
+  prepare?(partitions: readonly number[]): Promise<void>;
 }
 
 /**
@@ -100,6 +102,8 @@ export class AssignedPartitions<S> {
     const added = assigned.filter((p) => this.held.get(p)?.next === undefined);
     if (added.length === 0) return;
     for (const p of added) if (!this.held.has(p)) this.held.set(p, { state: this.options.create(p), next: undefined, synced: false, resumeAt: 0n });
+    await this.options.prepare?.(added);
+    if (generation !== this.generation) return;
     const from = this.options.nowMs() - this.options.horizonMs();
     const [starts, committed] = await Promise.all([
       admin.fetchTopicOffsetsByTimestamp(topic, from),

@@ -1,7 +1,6 @@
 import type { Producer, Message } from 'kafkajs';
 import { SCHEMA_NAMES, type DlqRecord, type SchemaCatalog, type SubjectCountBatch } from '@banstream/schemas';
-import type { Keyed } from '../engine/outbox.js';
-import type { Ban, WindowCount } from '@banstream/schemas';
+import type { Drained, Keyed } from '../engine/outbox.js';
 
 export interface AggregatorTopics {
   events: string;
@@ -11,12 +10,15 @@ export interface AggregatorTopics {
   dlq: string;
   policies: string;
   allowlist: string;
+  alerts: string;
+  baselines: string;
 }
 
 /**
  * Everything the aggregator writes, through idempotent producers: `bulk` for the
- * repartition and the DLQ, `ordered` (one request in flight) for counts and bans,
- * whose order per key matters (a ban, then its tombstone). Each call resolves once
+ * repartition and the DLQ, `ordered` (one request in flight) for counts, bans,
+ * geographic alerts and baselines, whose order per key matters (a ban, then its
+ * tombstone; an alert fired, then resolved). Each call resolves once
  * the records are acknowledged by all in-sync replicas, so a caller commits input
  * offsets only after its output is safe.
  */
@@ -29,13 +31,17 @@ export class Publisher {
       count: catalog.codec(SCHEMA_NAMES.windowCount),
       dlq: catalog.codec(SCHEMA_NAMES.dlqRecord),
       subjects: catalog.codec(SCHEMA_NAMES.subjectCountBatch),
+      alert: catalog.codec(SCHEMA_NAMES.geoAlert),
+      baseline: catalog.codec(SCHEMA_NAMES.geoBaseline),
     };
   }
 
-  async decisions(counts: readonly Keyed<WindowCount>[], bans: readonly Keyed<Ban>[]): Promise<void> {
+  async decisions({ counts, bans, alerts, baselines }: Drained): Promise<void> {
     const topicMessages = [];
     if (counts.length > 0) topicMessages.push({ topic: this.topics.counts, messages: counts.map((c) => keyed(c, (v) => this.codecs.count.encode(v))) });
     if (bans.length > 0) topicMessages.push({ topic: this.topics.bans, messages: bans.map((b) => keyed(b, (v) => this.codecs.ban.encode(v))) });
+    if (alerts.length > 0) topicMessages.push({ topic: this.topics.alerts, messages: alerts.map((a) => keyed(a, (v) => this.codecs.alert.encode(v))) });
+    if (baselines.length > 0) topicMessages.push({ topic: this.topics.baselines, messages: baselines.map((b) => keyed(b, (v) => this.codecs.baseline.encode(v))) });
     if (topicMessages.length > 0) await this.ordered.sendBatch({ topicMessages, acks: -1 });
   }
 

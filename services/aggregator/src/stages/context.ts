@@ -4,6 +4,7 @@ import type { DlqRecord, SchemaCatalog } from '@banstream/schemas';
 import { BanstreamError } from '@banstream/core';
 import type { AggregatorConfig } from '../config.js';
 import type { DeciderContext } from '../engine/decider.js';
+import type { GeoWatchDeps, GeoWatchReport } from '../engine/geo-watch.js';
 import type { Outbox } from '../engine/outbox.js';
 import type { PolicyBook } from '@banstream/platform';
 import type { AggregatorTopics, Publisher } from '../kafka/publisher.js';
@@ -28,6 +29,15 @@ export interface StageContext {
   flushDecisions(): Promise<void>;
   /** Longest window to rebuild on assignment, grace and clock skew included. */
   horizonMs(): number;
+  /** Geographic alerting; absent when GEO_ALERT_ENABLED is false. */
+  geo?: GeoContext;
+}
+
+export interface GeoContext extends GeoWatchDeps {
+  /** Reads what the baselines topic holds now, before owned partitions replay. */
+  prepare(): Promise<void>;
+  /** Counts what a watch reported in metrics. */
+  record(report: GeoWatchReport): void;
 }
 
 /** The DLQ record for input that could not be used, keeping its bytes untouched. */

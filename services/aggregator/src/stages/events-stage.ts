@@ -87,11 +87,11 @@ export class EventsStage {
     await this.ctx.publisher.deadLetters(dead);
     for (const d of dead) this.ctx.metrics.dlq.inc({ reason: d.reasonCode });
     await this.ctx.flushDecisions();
-    // Offsets an earlier owner committed are not committed again (never backwards).
-    if (this.assigned.isLive(p, last)) {
-      resolveOffset(last);
-      await commitOffsetsIfNecessary();
-    }
+    // kafkajs fetches again from the last resolved offset, so a replay longer than one
+    // fetch must resolve to move on; only live offsets are committed on purpose (the
+    // seek that started the replay has already committed its start).
+    resolveOffset(last);
+    if (this.assigned.isLive(p, last)) await commitOffsetsIfNecessary();
     this.ctx.metrics.lag.set({ stage: 'events', partition: String(p) }, Number(batch.offsetLag()));
   }
 

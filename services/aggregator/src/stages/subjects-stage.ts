@@ -2,6 +2,7 @@ import type { Consumer, EachBatchPayload } from 'kafkajs';
 import { SCHEMA_NAMES, type DlqRecord, type SubjectCountBatch } from '@banstream/schemas';
 import { observe } from '../engine/decider.js';
 import { GEO_POLICY_ID, GeoCounts } from '../engine/geo-counts.js';
+import { emptyReport, GeoWatch, type GeoWatchReport } from '../engine/geo-watch.js';
 import { PartitionState } from '../engine/partition-state.js';
 import { AppliedOffsets } from '../engine/repartition.js';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
@@ -13,6 +14,8 @@ export interface SubjectsPartition {
   counts: PartitionState;
   applied: AppliedOffsets;
   geo: GeoCounts;
+  /** Geographic alerting for the countries and regions of this partition. */
+  watch: GeoWatch | undefined;
 }
 
 /**
@@ -42,7 +45,9 @@ export class SubjectsStage {
         counts: new PartitionState(p, { graceMs: config.AGGREGATOR_GRACE_MS, hotShare: config.AGGREGATOR_HOT_SHARE, countIntervalMs: config.AGGREGATOR_COUNT_INTERVAL_MS }),
         applied: new AppliedOffsets(),
         geo: new GeoCounts(config.AGGREGATOR_GEO_WINDOW_MS, config.AGGREGATOR_COUNT_INTERVAL_MS),
+        watch: ctx.geo ? new GeoWatch(ctx.geo) : undefined,
       }),
+      ...(ctx.geo ? { prepare: () => ctx.geo!.prepare() } : {}),
     });
   }
 
@@ -62,6 +67,7 @@ export class SubjectsStage {
     const { ctx } = this;
     const p = batch.partition;
     const dead: DlqRecord[] = [];
+    const report = emptyReport();
     let last: string | undefined;
     for (const m of batch.messages) {
       if (!isRunning() || isStale()) break;
@@ -76,21 +82,24 @@ export class SubjectsStage {
         dead.push(deadLetter(ctx.topics.subjects, p, m.offset, m.key, m.value, reasonOf(error), Date.now()));
         continue;
       }
-      this.apply(accepted.state, decoded);
+      this.apply(accepted.state, decoded, accepted.live, report);
     }
+    ctx.geo?.record(report);
     if (last === undefined) return;
     await ctx.publisher.deadLetters(dead);
     for (const d of dead) ctx.metrics.dlq.inc({ reason: d.reasonCode });
     await ctx.flushDecisions();
-    if (this.assigned.isLive(p, last)) {
-      resolveOffset(last);
-      await commitOffsetsIfNecessary();
-    }
+    // kafkajs fetches again from the last resolved offset, so a replay longer than one
+    // fetch must resolve to move on; only live offsets are committed on purpose (the
+    // seek that started the replay has already committed its start).
+    resolveOffset(last);
+    if (this.assigned.isLive(p, last)) await commitOffsetsIfNecessary();
     ctx.metrics.lag.set({ stage: 'subjects', partition: String(p) }, Number(batch.offsetLag()));
   }
 
-  private apply(owner: SubjectsPartition, batch: SubjectCountBatch): void {
+  private apply(owner: SubjectsPartition, batch: SubjectCountBatch, live: boolean, report: GeoWatchReport): void {
     const { ctx } = this;
+    const now = Date.now();
     const entries = owner.applied.fresh(batch);
     const skipped = batch.entries.length - entries.length;
     if (skipped > 0) ctx.metrics.entriesDuplicate.inc(skipped);
@@ -100,6 +109,8 @@ export class SubjectsStage {
       state.advance(e.timestamp);
       if (e.policyId === GEO_POLICY_ID) {
         owner.geo.add(state, e.subject, e.timestamp, e.count);
+        owner.watch?.add(e.subject, e.timestamp, e.count, now, ctx.outbox, report);
+        if (live && e.subject.startsWith('country:')) ctx.metrics.geoRequests.inc({ country: countryLabel(e.subject.slice(8)) }, e.count);
         continue;
       }
       const policy = ctx.book.get(e.policyId);
@@ -108,4 +119,9 @@ export class SubjectsStage {
     }
     ctx.metrics.entriesApplied.inc(entries.length);
   }
+}
+
+/** Edges may send any text as a country: only ISO 3166 shapes become labels. */
+function countryLabel(code: string): string {
+  return /^[A-Z]{2}$/.test(code) ? code : 'other';
 }
