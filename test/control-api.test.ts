@@ -173,7 +173,7 @@ describe('control API', () => {
 
     it('shows recent alerts from the alerts topic, newest first, filtered by time and state', async () => {
       const alert = (code: string, state: 'fired' | 'resolved', at: number) => ({
-        key: code, value: catalog.codec(SCHEMA_NAMES.geoAlert).encode({ alertId: `a-${code}`, scope: 'country', code, state, currentRate: 900, baselineRate: 100, zScore: 12, ratio: 9, hourOfWeek: 10, at }),
+        key: code, value: catalog.codec(SCHEMA_NAMES.geoAlert).encode({ alertId: `a-${code}`, scope: 'country', code, state, currentRate: 900, baselineRate: 100, zScore: 12, ratio: 9, hourOfWeek: 10, timeZone: 'UTC', localHourOfWeek: 10, at }),
       });
       const now = Date.now();
       await produceOrFail(broker.producer, broker.topics.name('alerts'), [alert('FR', 'fired', now - 2000), alert('DE', 'fired', now - 1000), alert('FR', 'resolved', now)]);
