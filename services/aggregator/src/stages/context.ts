@@ -1,4 +1,4 @@
-import type { Admin, Kafka } from 'kafkajs';
+import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { Logger } from '@banstream/platform';
 import type { DlqRecord, SchemaCatalog } from '@banstream/schemas';
 import { BanstreamError } from '@banstream/core';
@@ -56,4 +56,9 @@ export interface Reason {
 export function reasonOf(error: unknown): Reason {
   const code = error instanceof BanstreamError ? error.code : 'SCHEMA_INVALID_VALUE';
   return { code, message: error instanceof Error ? error.message : String(error) };
+}
+
+/** Commits a live record's offset: everything before it was processed and its output acknowledged. */
+export async function commitLive(consumer: Consumer, topic: string, partition: number, offset: string): Promise<void> {
+  await consumer.commitOffsets([{ topic, partition, offset: (BigInt(offset) + 1n).toString() }]);
 }

@@ -6,7 +6,7 @@ import { emptyReport, GeoWatch, type GeoWatchReport } from '../engine/geo-watch.
 import { PartitionState } from '../engine/partition-state.js';
 import { AppliedOffsets } from '../engine/repartition.js';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
-import { deadLetter, reasonOf, type StageContext } from './context.js';
+import { commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
 
 const PARTITIONS_AT_ONCE = 4;
 
@@ -56,14 +56,16 @@ export class SubjectsStage {
     await this.consumer.subscribe({ topic: this.ctx.topics.subjects, fromBeginning: false });
     // Several partitions at once: one partition's wait for its output acknowledgement
     // overlaps another's counting.
-    await this.consumer.run({ eachBatchAutoResolve: false, partitionsConsumedConcurrently: PARTITIONS_AT_ONCE, eachBatch: (payload) => this.onBatch(payload) });
+    // Commits are ours (commitLive): with auto-commit, kafkajs would also commit the
+    // replay start a seek sets, moving the group's offset back.
+    await this.consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: PARTITIONS_AT_ONCE, eachBatch: (payload) => this.onBatch(payload) });
   }
 
   async stop(): Promise<void> {
     await this.consumer.disconnect();
   }
 
-  private async onBatch({ batch, resolveOffset, commitOffsetsIfNecessary, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  private async onBatch({ batch, resolveOffset, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { ctx } = this;
     const p = batch.partition;
     const dead: DlqRecord[] = [];
@@ -93,7 +95,7 @@ export class SubjectsStage {
     // fetch must resolve to move on; only live offsets are committed on purpose (the
     // seek that started the replay has already committed its start).
     resolveOffset(last);
-    if (this.assigned.isLive(p, last)) await commitOffsetsIfNecessary();
+    if (this.assigned.isLive(p, last)) await commitLive(this.consumer, batch.topic, p, last);
     ctx.metrics.lag.set({ stage: 'subjects', partition: String(p) }, Number(batch.offsetLag()));
   }
 
