@@ -8,17 +8,27 @@
  * denied request still shows how fast the source is going), and both run in event-time
  * order with the request time as the watermark.
  *
+ * The engine's store records exact event offsets for keys whose live count reaches
+ * EXACT_FROM (WindowConfig.exactFrom), set from the limit as that field's documentation
+ * asks a caller to set it from its policies: a tenth of the smallest limit.
+ *
+ * BENCH_SEED=n npm run bench -- accuracy replays another trace of the same classes; the
+ * result file records the seed.
+ *
  * The exact log is the reference; its own throughput is reported beside the engine's.
  * For context the same decisions are also made, in the same run, with the store's
- * upperBound (the conservative estimate: upper_bound_*) and with plain N-bucket
+ * upperBound (the conservative estimate: upper_bound_*), with the store without
+ * exactFrom (span and shape model only: without_exact_from_*) and with plain N-bucket
  * interpolation (the Cloudflare estimate without the store's first/last spans).
  */
 import { ExactSlidingLog, WindowStore } from '../packages/core/src/window/index.js';
-import { median, note, report, sig } from './lib.js';
+import { benchSeed, median, note, report, sig } from './lib.js';
 import { CLASSES, generateTrace, type SourceClass } from './trace.js';
 
-const SEED = 7_031_989;
+const SEED = benchSeed(7_031_989);
 const LIMIT = 100;
+/** A tenth of the limit: the events a key counts before it turns hot are few enough that modeling them rarely moves a decision. */
+const EXACT_FROM = LIMIT / 10;
 const WINDOW_MS = 60_000;
 const BUCKETS = 4;
 const G = WINDOW_MS / BUCKETS;
@@ -37,8 +47,17 @@ interface Decisions {
   ms: number;
 }
 
-function engineDecisions(times: Float64Array, sources: Uint32Array, h1: Uint32Array, h2: Uint32Array, upper = false): Decisions {
-  const store = new WindowStore({ windowMs: WINDOW_MS, buckets: BUCKETS, graceMs: GRACE_MS });
+interface EngineDecisions extends Decisions {
+  /** Most hot keys and most typed-array bytes seen at the eviction checkpoints. */
+  peakHotKeys: number;
+  peakBytes: number;
+}
+
+/** `exactFrom` null: the store without it (span and shape model only). */
+function engineDecisions(times: Float64Array, sources: Uint32Array, h1: Uint32Array, h2: Uint32Array, upper = false, exactFrom: number | null = EXACT_FROM): EngineDecisions {
+  const store = new WindowStore({ windowMs: WINDOW_MS, buckets: BUCKETS, graceMs: GRACE_MS, ...(exactFrom === null ? {} : { exactFrom }) });
+  let peakHotKeys = 0;
+  let peakBytes = 0;
   const allowed = new Uint8Array(times.length);
   const started = performance.now();
   for (let i = 0; i < times.length; i++) {
@@ -47,9 +66,13 @@ function engineDecisions(times: Float64Array, sources: Uint32Array, h1: Uint32Ar
     store.addHashed(h1[s]!, h2[s]!, t, 1, t);
     const count = upper ? store.upperBoundHashed(h1[s]!, h2[s]!, t) : store.estimateHashed(h1[s]!, h2[s]!, t);
     allowed[i] = count <= LIMIT ? 1 : 0;
-    if ((i & 0xffff) === 0) store.evictIdle(t, 4096); // as an aggregator would, a slice at a time
+    if ((i & 0xffff) === 0) {
+      store.evictIdle(t, 4096); // as an aggregator would, a slice at a time
+      peakHotKeys = Math.max(peakHotKeys, store.hotKeys);
+      peakBytes = Math.max(peakBytes, store.byteLength);
+    }
   }
-  return { allowed, ms: performance.now() - started };
+  return { allowed, ms: performance.now() - started, peakHotKeys, peakBytes };
 }
 
 function exactDecisions(times: Float64Array, sources: Uint32Array, keys: string[]): Decisions {
@@ -153,7 +176,7 @@ function main(): void {
   note(`${times.length} requests from ${classOf.length} sources; replaying`);
   const engineRuns: number[] = [];
   const exactRuns: number[] = [];
-  let engine: Decisions | undefined;
+  let engine: EngineDecisions | undefined;
   let exact: Decisions | undefined;
   for (let run = 0; run < THROUGHPUT_RUNS; run++) {
     engine = engineDecisions(times, sources, h1, h2);
@@ -166,6 +189,7 @@ function main(): void {
   const plain = compare(exact!.allowed, plainInterpolation(times, sources, classOf.length), sources, classOf);
   const upperAllowed = engineDecisions(times, sources, h1, h2, true).allowed;
   const upper = compare(exact!.allowed, upperAllowed, sources, classOf);
+  const coldOnly = compare(exact!.allowed, engineDecisions(times, sources, h1, h2, false, null).allowed, sources, classOf);
   note('measuring overshoot');
   const worst = overshoot(times, sources, engine!.allowed, keys, classOf);
   const upperWorst = overshoot(times, sources, upperAllowed, keys, classOf);
@@ -183,10 +207,10 @@ function main(): void {
   const engineRate = median(engineRuns);
   const exactRate = median(exactRuns);
   report('accuracy', {
-    seed: SEED, limit: LIMIT, window_ms: WINDOW_MS, buckets: BUCKETS, bucket_ms: G, grace_ms: GRACE_MS,
+    seed: SEED, limit: LIMIT, window_ms: WINDOW_MS, buckets: BUCKETS, bucket_ms: G, grace_ms: GRACE_MS, exact_from: EXACT_FROM,
     simulated_ms: DURATION_MS, sources_by_class: COUNTS, throughput_runs: THROUGHPUT_RUNS,
     decision: 'allowed iff count in (t - W, t] including this request <= limit; every request counted (observed rate)',
-    engine: 'WindowStore addHashed + estimateHashed per request, evictIdle(t, 4096) every 65536 requests',
+    engine: 'WindowStore (exactFrom = limit / 10) addHashed + estimateHashed per request, evictIdle(t, 4096) every 65536 requests',
     reference: 'ExactSlidingLog (Map of per-key timestamp logs)',
   }, {
     requests: times.length,
@@ -200,6 +224,8 @@ function main(): void {
     engine_requests_per_s: Math.round(engineRate),
     exact_requests_per_s: Math.round(exactRate),
     engine_to_exact_speed_ratio: sig(engineRate / exactRate, 3),
+    engine_peak_hot_keys: engine!.peakHotKeys,
+    engine_peak_bytes: engine!.peakBytes,
     wrong_decision_pct_without_span_decoy: sig((100 * (c.wrong - c.wrongByClass[decoy]!)) / (times.length - requestsByClass[decoy]!), 4),
     upper_bound_wrong_decision_pct: sig((100 * upper.wrong) / times.length, 4),
     upper_bound_false_allows: upper.falseAllows,
@@ -207,6 +233,8 @@ function main(): void {
     upper_bound_worst_overshoot_ratio: sig(Math.max(...upperWorst), 4),
     plain_interpolation_wrong_decision_pct: sig((100 * plain.wrong) / times.length, 4),
     plain_interpolation_false_bans: plain.falseBans,
+    without_exact_from_wrong_decision_pct: sig((100 * coldOnly.wrong) / times.length, 4),
+    without_exact_from_false_bans: coldOnly.falseBans,
     ...perClass,
   });
 }

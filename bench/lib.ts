@@ -85,6 +85,18 @@ export function prng(seed: number): () => number {
   return next;
 }
 
+/**
+ * The seed a benchmark runs with: the BENCH_SEED environment variable when set (a whole
+ * number in [0, 2^32)), so results can be checked on other traces, else `fallback`.
+ */
+export function benchSeed(fallback: number): number {
+  const text = process.env.BENCH_SEED;
+  if (text === undefined || text === '') return fallback;
+  const seed = Number(text);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`BENCH_SEED must be a whole number in [0, 2^32), got ${text}`);
+  return seed;
+}
+
 /** Writes bench/results/NAME.json and prints the same JSON as the last line of stdout. */
 export function report(name: string, params: Record<string, unknown>, figures: Figures): BenchResult {
   const result: BenchResult = { name, machine: machine(), params, figures };

@@ -4,6 +4,9 @@
  * Memory: bytes per tracked (policy, subject) window at 1,000,000 keys, measured as the
  * heap + ArrayBuffer delta after a full GC, against a Map<string, {epoch, buckets}>
  * doing the same job (same buckets, same first/last offsets; it must keep the key strings).
+ * The same with 1% of the keys hot (bytes_per_key_with_hot_1pct): a store with exactFrom
+ * a tenth of a 100/min limit, where every 100th key sends 100 events in the minute (at
+ * the limit), so it records their exact offsets (hot.ts) on top of its slot.
  * Speed: window updates per second on one core at 1,000,000 keys, random keys, time
  * moving forward, against a bare typed-array increment over the same random index
  * sequence (the ceiling). Every speed figure is the median of RUNS interleaved runs.
@@ -31,6 +34,25 @@ function measureStoreMemory(): { bytesPerKey: number; store: WindowStore } {
   for (let i = 0; i < KEYS; i++) store.add(keyOf(i), T0, 1, T0);
   const after = heapBytes();
   return { bytesPerKey: (after - before) / KEYS, store };
+}
+
+const HOT_EVERY = 100;
+const HOT_LIMIT = 100;
+
+/** 1M keys, one event each, and every HOT_EVERY-th key at HOT_LIMIT events a minute, spread over the minute. */
+function measureHotMemory(): { bytesPerKey: number; hotKeys: number; tableBytesPerKey: number } {
+  const before = heapBytes();
+  const store = new WindowStore({ ...CONFIG, exactFrom: HOT_LIMIT / 10 });
+  const step = CONFIG.windowMs / HOT_LIMIT;
+  for (let j = 0; j < HOT_LIMIT; j++) {
+    const t = T0 + j * step;
+    for (let i = 0; i < KEYS; i += HOT_EVERY) store.add(keyOf(i), t, 1, t);
+  }
+  const last = T0 + (HOT_LIMIT - 1) * step;
+  for (let i = 0; i < KEYS; i++) if (i % HOT_EVERY !== 0) store.add(keyOf(i), last, 1, last);
+  const after = heapBytes();
+  if (store.size !== KEYS) throw new Error(`hot store lost keys: ${store.size}`);
+  return { bytesPerKey: (after - before) / KEYS, hotKeys: store.hotKeys, tableBytesPerKey: store.byteLength / KEYS };
 }
 
 /** What a straightforward implementation would keep: the key, its epoch, R counts and R first/last offsets. */
@@ -151,7 +173,9 @@ function main(): void {
     if (!(sum > 0)) throw new Error('estimates vanished');
   }
   if (store.size !== KEYS) throw new Error(`store lost keys: ${store.size}`);
-  // Last, so the baseline's garbage cannot disturb the timed runs.
+  // After the timed runs, so neither this store nor the baseline's garbage can disturb them.
+  note('memory: store with 1M keys, 1% hot');
+  const hot = measureHotMemory();
   note('memory: Map baseline with 1M keys');
   const baselineBytesPerKey = measureMapMemory(store.layout.ring);
 
@@ -165,9 +189,13 @@ function main(): void {
     time_advance: `1 ms every ${UPDATES_PER_MS} updates`, ceiling: 'Uint32Array(1M) increment over the same random index sequence',
     memory_bound: 'Int32Array as large as the table, increment at each update\'s home slot',
     baseline: 'Map<string, {epoch, buckets: number[3R]}> with the key strings it must keep',
+    hot_1pct: `exactFrom ${HOT_LIMIT / 10}; every ${HOT_EVERY}th key sends ${HOT_LIMIT} events evenly over ${CONFIG.windowMs} ms, the others 1`,
   }, {
     bytes_per_key: sig(bytesPerKey),
     table_bytes_per_key: sig(store.byteLength / store.size),
+    bytes_per_key_with_hot_1pct: sig(hot.bytesPerKey),
+    table_bytes_per_key_with_hot_1pct: sig(hot.tableBytesPerKey),
+    hot_keys_with_hot_1pct: hot.hotKeys,
     load_factor: sig(store.size / store.capacity, 3),
     baseline_map_bytes_per_key: sig(baselineBytesPerKey),
     baseline_to_store_bytes_ratio: sig(baselineBytesPerKey / bytesPerKey, 3),

@@ -14,6 +14,18 @@ export interface WindowConfig {
   readonly seed?: number;
   /** Initial hash-table capacity in slots. Default 1024. */
   readonly initialCapacity?: number;
+  /**
+   * A key whose live count (events in its ring) reaches this many starts recording the
+   * exact ms of its events (hot.ts), so its partly expired bucket is counted exactly
+   * rather than modeled. Set it from the limits checked against this store: a tenth of
+   * the smallest limit. Only the events a key counted before it turned hot are still
+   * modeled, and at a tenth of the limit they are too few to move a decision often (on
+   * bench/accuracy's traces a fifth left one or two false bans, a tenth none). Default:
+   * off (undefined): a store that does not know its limits cannot pick a threshold that
+   * is neither useless (above them) nor costly (far below them, most keys are hot: each
+   * hot key takes a few hundred bytes beside its slot, up to R × exactLaneCap offsets).
+   */
+  readonly exactFrom?: number;
 }
 
 /** Everything derived from a config once: time constants and the slot layout. */
@@ -41,6 +53,23 @@ export interface WindowLayout {
   readonly shapeLoShift: number;
   /** Largest shape: the shape is the events' mean distance from the last one in shapeMax-ths of the span. */
   readonly shapeMax: number;
+  /** WindowConfig.exactFrom; Infinity when off. */
+  readonly exactFrom: number;
+  /**
+   * A hot key's lane records at most this many offsets (16 × exactFrom, in [256, 8192]);
+   * one more and the lane goes back to the span model. With exactFrom a tenth of the
+   * smallest limit, a lane that full holds 1.6 limits' worth in one bucket: the key is
+   * far over that limit, with nothing near it left to decide. It bounds a hot key's
+   * memory (R × 2 bytes × the cap) and the scan that counts a lane.
+   */
+  readonly exactLaneCap: number;
+  /** Recorded offsets are Uint16 in units of this many ms (1 whenever G ≤ 65 536 ms). */
+  readonly exactUnitMs: number;
+  /**
+   * A narrow key's live count is summed (to see whether it is hot) only once the lane
+   * taking the event holds this many: cold keys pay one comparison. 2^30 when off.
+   */
+  readonly heatGate: number;
 }
 
 /** Slot words: fingerprint, epoch, then R span words, then the count words. */
@@ -66,6 +95,8 @@ export const EPOCH_LIMIT = 2 ** 30;
 export const NARROW_MAX = 255;
 
 const MAX_BUCKETS = 64;
+const MIN_LANE_CAP = 256;
+const MAX_LANE_CAP = 8192;
 const MAX_WINDOW_MS = 2 ** 40;
 
 function invalid(message: string, details: Record<string, unknown>): BanstreamError {
@@ -87,6 +118,7 @@ export function windowLayout(config: WindowConfig): WindowLayout {
   const maxSkewMs = wholeAtLeast('maxSkewMs', config.maxSkewMs ?? 1000, 0, MAX_WINDOW_MS);
   const seed = wholeAtLeast('seed', config.seed ?? 0, 0, 0xffffffff);
   const initialCapacity = wholeAtLeast('initialCapacity', config.initialCapacity ?? 1024, 8, 2 ** 26);
+  const exactFrom = config.exactFrom === undefined ? Infinity : wholeAtLeast('exactFrom', config.exactFrom, 1, 2 ** 30);
   if (windowMs % buckets !== 0) {
     throw invalid(`windowMs ${windowMs} is not a multiple of buckets ${buckets}: sub-windows must be whole ms`, { windowMs, buckets });
   }
@@ -104,5 +136,10 @@ export function windowLayout(config: WindowConfig): WindowLayout {
     strideWords: W_SPAN + ring + countWords,
     shapeLoBits, shapeLoShift,
     shapeMax: 2 ** (4 + shapeLoBits) - 2,
+    exactFrom,
+    exactLaneCap: exactFrom === Infinity ? 0 : Math.min(MAX_LANE_CAP, Math.max(MIN_LANE_CAP, 16 * exactFrom)),
+    exactUnitMs: Math.ceil(granularityMs / 2 ** 16),
+    // Some lane holds at least live / R; half that, so a key is caught a little early.
+    heatGate: exactFrom === Infinity ? 2 ** 30 : Math.max(1, Math.ceil(exactFrom / (2 * ring))),
   };
 }

@@ -1,17 +1,19 @@
 import { BanstreamError, isBanstreamError } from '../errors.js';
 import { EPOCH_LIMIT, EPOCH_MASK, W_EPOCH, W_H1, W_H2, windowLayout, type WindowLayout, type WindowConfig } from './config.js';
 import { countAt, firstAt, lastAt } from './slot.js';
+import { decodeHotSection, encodeHotSection, hotSectionBytes } from './snapshot-hot.js';
 import { SlotTable } from './table.js';
 import { WidePool } from './wide.js';
 
 /**
- * Snapshot format, version 2 (1 had 16-bit spans and no shapes), all little-endian. The body holds only the live slots, as
- * their words (slot layout in store.ts), then the wide entries those slots point to.
+ * Snapshot format, version 3, all little-endian. The body holds only the live slots, as
+ * their words (slot layout in index.ts), then the wide entries those slots point to,
+ * then the hot keys' exact offsets (snapshot-hot.ts).
  *
  * | offset | size | field |
  * |---|---|---|
  * | 0  | 4 | magic "BSWN" |
- * | 4  | 2 | version (2) |
+ * | 4  | 2 | version (3) |
  * | 6  | 2 | slot stride in 32-bit words (must match the config) |
  * | 8  | 2 | buckets N |
  * | 10 | 2 | reserved, 0 |
@@ -24,17 +26,23 @@ import { WidePool } from './wide.js';
  * | 52 | 4 | wide entries E |
  * | 56 | 4 | initial capacity |
  * | 60 | 4 | FNV-1a 32 of every other byte |
- * | 64 | S × stride × 4 | slot words; a wide slot's entry word is its index among the E entries |
+ * | 64 | 8 | exactFrom (f64; Infinity when off) |
+ * | 72 | S × stride × 4 | slot words; a wide slot's entry word is its index among the E entries |
  * | …  | E × R × 8 | wide counts (f64) |
+ * | …  | … | hot section (snapshot-hot.ts) |
  *
- * Restore checks everything it can (checksum, lengths, config, epochs, spans, wide
- * references, duplicate fingerprints), so a damaged image is a BanstreamError, not a
- * store that silently miscounts.
+ * Version 2 (no exactFrom, no hot section, a 64-byte header) still restores, as a store
+ * without exactFrom: it is version 3 without the new parts. Version 1 (16-bit spans, no
+ * shapes) is rejected. Restore checks everything it can (checksum, lengths, config,
+ * epochs, spans, wide references, duplicate fingerprints, hot lanes against their
+ * counts), so a damaged image is a BanstreamError, not a store that silently miscounts.
  */
 
 const MAGIC = 0x4e575342; // "BSWN" as a little-endian u32
-const VERSION = 2;
-const HEADER = 64;
+const VERSION = 3;
+/** Header bytes by version; version 2 lacks exactFrom. */
+const HEADERS: Record<number, number> = { 2: 64, 3: 72 };
+const HEADER = HEADERS[VERSION]!;
 
 export interface StoreState {
   layout: WindowLayout;
@@ -69,8 +77,15 @@ export function encodeSnapshot(state: StoreState): Uint8Array {
   const stride = layout.strideWords;
   const ring = layout.ring;
   const wideAt = HEADER + table.size * stride * 4;
-  const out = new Uint8Array(wideAt + wide.size * ring * 8);
+  const hotAt = wideAt + wide.size * ring * 8;
+  // The pool entry of each wide slot, in the order they are written.
+  const wideOrder = new Int32Array(wide.size);
+  for (let i = 0, e = 0; i < table.capacity; i++) {
+    if (table.words[i * stride + W_EPOCH]! < 0) wideOrder[e++] = table.words[i * stride + layout.countWord]!;
+  }
+  const out = new Uint8Array(hotAt + hotSectionBytes(wide, wideOrder));
   const view = new DataView(out.buffer);
+  encodeHotSection(view, hotAt, wide, wideOrder);
   let n = 0;
   let e = 0;
   for (let i = 0; i < table.capacity; i++) {
@@ -98,17 +113,21 @@ export function encodeSnapshot(state: StoreState): Uint8Array {
   view.setUint32(48, n, true);
   view.setUint32(52, e, true);
   view.setUint32(56, layout.initialCapacity, true);
+  view.setFloat64(64, layout.exactFrom, true);
   view.setUint32(60, checksum(out), true);
   return out;
 }
 
-function readHeader(bytes: Uint8Array): { view: DataView; layout: WindowLayout; config: WindowConfig } {
-  if (!(bytes instanceof Uint8Array) || bytes.length < HEADER) throw corrupt('shorter than the header');
+function readHeader(bytes: Uint8Array): { view: DataView; layout: WindowLayout; config: WindowConfig; header: number } {
+  if (!(bytes instanceof Uint8Array) || bytes.length < 8) throw corrupt('shorter than the header');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (view.getUint32(0, true) !== MAGIC) throw corrupt('bad magic');
   const version = view.getUint16(4, true);
-  if (version !== VERSION) throw corrupt(`unknown version ${version}`);
+  const header = HEADERS[version];
+  if (header === undefined) throw corrupt(`unknown version ${version}`);
+  if (bytes.length < header) throw corrupt('shorter than the header');
   if (view.getUint32(60, true) !== checksum(bytes)) throw corrupt('checksum mismatch');
+  const exactFrom = header > 64 ? view.getFloat64(64, true) : Infinity;
   const config: WindowConfig = {
     windowMs: view.getFloat64(16, true),
     buckets: view.getUint16(8, true),
@@ -116,31 +135,34 @@ function readHeader(bytes: Uint8Array): { view: DataView; layout: WindowLayout; 
     maxSkewMs: view.getFloat64(32, true),
     seed: view.getUint32(12, true),
     initialCapacity: view.getUint32(56, true),
+    ...(exactFrom === Infinity ? {} : { exactFrom }),
   };
   try {
-    return { view, layout: windowLayout(config), config };
+    return { view, layout: windowLayout(config), config, header };
   } catch (err) {
     throw isBanstreamError(err) ? corrupt('invalid window config', err) : err;
   }
 }
 
 export function decodeSnapshot(bytes: Uint8Array): RestoredState {
-  const { view, layout, config } = readHeader(bytes);
+  const { view, layout, config, header } = readHeader(bytes);
   const stride = layout.strideWords;
   const ring = layout.ring;
   const size = view.getUint32(48, true);
   const wideCount = view.getUint32(52, true);
   const origin = view.getFloat64(40, true);
   if (view.getUint16(6, true) !== stride) throw corrupt('slot stride does not match the config');
-  const wideAt = HEADER + size * stride * 4;
-  if (bytes.length !== wideAt + wideCount * ring * 8) throw corrupt('length does not match the header');
+  const wideAt = header + size * stride * 4;
+  const hotAt = wideAt + wideCount * ring * 8;
+  if (header === 64 ? bytes.length !== hotAt : bytes.length < hotAt + 4) throw corrupt('length does not match the header');
   if (size > 0 ? !Number.isInteger(origin) : !(Number.isNaN(origin) || Number.isInteger(origin))) throw corrupt('bad origin');
   if (wideCount > size) throw corrupt('more wide entries than slots');
   const table = new SlotTable(stride, Math.max(layout.initialCapacity, Math.ceil(size / 0.65) + 1));
-  const wide = new WidePool(ring);
+  const wide = new WidePool(ring, layout.exactLaneCap);
   const seen = new Uint8Array(wideCount);
+  const entries = new Int32Array(wideCount);
   for (let n = 0; n < size; n++) {
-    const at = HEADER + n * stride * 4;
+    const at = header + n * stride * 4;
     const ew = view.getInt32(at + W_EPOCH * 4, true);
     const ep = ew & EPOCH_MASK;
     if (ep < 1 || ep > EPOCH_LIMIT) throw corrupt(`slot ${n} has epoch ${ep}`);
@@ -159,6 +181,7 @@ export function decodeSnapshot(bytes: Uint8Array): RestoredState {
         wide.counts[entry * ring + k] = v;
       }
       table.words[base + layout.countWord] = entry;
+      entries[e] = entry;
     }
     for (let k = 0; k < ring; k++) {
       if (countAt(table.words, base, layout, wide, k) === 0) continue;
@@ -168,5 +191,6 @@ export function decodeSnapshot(bytes: Uint8Array): RestoredState {
     }
   }
   if (seen.includes(0)) throw corrupt('wide entries no slot points at');
+  if (header > 64 && decodeHotSection(view, hotAt, layout, wide, entries, corrupt) !== bytes.length) throw corrupt('length does not match the header');
   return { config, origin, table, wide };
 }

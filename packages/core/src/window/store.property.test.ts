@@ -2,15 +2,22 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ADD_CLAMPED, ADD_LATE, ADD_OK, ExactSlidingLog, WindowStore, type AddResult, type WindowConfig } from './index.js';
 
-/** Small windows and short times, so sequences hit bucket edges, grace limits and ring limits often. */
+/**
+ * Small windows and short times, so sequences hit bucket edges, grace limits and ring
+ * limits often. Half the configs make keys hot (exactFrom), at thresholds the ops reach,
+ * so every property below also holds for recorded offsets, their caps and cooling.
+ */
 const configArb = fc
   .record({
     buckets: fc.integer({ min: 1, max: 6 }),
     g: fc.integer({ min: 1, max: 40 }),
     graceMs: fc.integer({ min: 0, max: 200 }),
     maxSkewMs: fc.integer({ min: 0, max: 20 }),
+    exactFrom: fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }),
   })
-  .map(({ buckets, g, graceMs, maxSkewMs }): WindowConfig => ({ windowMs: buckets * g, buckets, graceMs, maxSkewMs, initialCapacity: 8 }));
+  .map(({ buckets, g, graceMs, maxSkewMs, exactFrom }): WindowConfig => ({
+    windowMs: buckets * g, buckets, graceMs, maxSkewMs, initialCapacity: 8, ...(exactFrom === undefined ? {} : { exactFrom }),
+  }));
 
 interface Op {
   key: number;
@@ -157,6 +164,48 @@ describe('window store properties', () => {
         }
         const at = last + (probe % (2 * config.windowMs));
         expect(store.estimate('k', at)).toBe(exact.count('k', at));
+      }),
+      runs,
+    );
+  });
+
+  it('is exact for keys hot from their first event (exactFrom = 1) while no lane passes its cap', () => {
+    const smallOps = fc.array(opArb.map((op) => ({ ...op, count: Math.min(op.count, 3) })), { maxLength: 60 });
+    fc.assert(
+      fc.property(configArb, smallOps, (config, ops) => {
+        const model = new Model({ ...config, exactFrom: 1 });
+        for (const op of ops) {
+          model.apply(op);
+          for (const key of model.keys()) {
+            for (const at of model.queryTimes(key)) {
+              const exact = model.exact.count(key, at);
+              expect(model.store.estimate(key, at)).toBe(exact);
+              expect(model.store.upperBound(key, at)).toBe(exact);
+            }
+          }
+        }
+      }),
+      runs,
+    );
+  });
+
+  it('is exact for a hot key whose events come in any order', () => {
+    const eventsArb = fc.array(fc.record({ at: fc.nat(), count: fc.integer({ min: 1, max: 3 }) }), { minLength: 1, maxLength: 80 });
+    fc.assert(
+      fc.property(configArb, eventsArb, fc.array(fc.nat(), { minLength: 1, maxLength: 10 }), (config, events, probes) => {
+        const w = config.windowMs;
+        // Every event within one window before `now` and inside the grace period: none is late.
+        const store = new WindowStore({ ...config, graceMs: w, exactFrom: 1 });
+        const exact = new ExactSlidingLog({ windowMs: w });
+        const now = T + w;
+        for (const { at, count } of events) {
+          expect(store.add('k', T + (at % w), count, now)).toBe(ADD_OK);
+          exact.add('k', T + (at % w), count);
+        }
+        for (const probe of probes) {
+          const at = now + (probe % (w + 2));
+          expect(store.estimate('k', at)).toBe(exact.count('k', at));
+        }
       }),
       runs,
     );

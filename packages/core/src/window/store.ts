@@ -6,7 +6,7 @@ import { BanstreamError } from '../errors.js';
 import { EPOCH_LIMIT, EPOCH_MASK, NARROW_MAX, W_EPOCH, windowLayout, type WindowLayout, type WindowConfig } from './config.js';
 import { keyFingerprintInto, fingerprintSeeds } from './hash.js';
 import { removeSlot, rebased, sweepIdle, type SweepCursor } from './maintenance.js';
-import { advance, promote, recordSpan, windowSum } from './slot.js';
+import { advance, hotEvent, promote, recordSpan, windowSum } from './slot.js';
 import { decodeSnapshot, encodeSnapshot } from './snapshot.js';
 import { SlotTable } from './table.js';
 import { WidePool } from './wide.js';
@@ -38,6 +38,7 @@ export class WindowStore {
   private readonly stride: number;
   private readonly countWord: number;
   private readonly unit: number;
+  private readonly heatGate: number;
   private readonly graceMs: number;
   private readonly maxSkewMs: number;
   /** The bucket of the previous add: start (ms), relative epoch, lane. Saves a division per event. */
@@ -54,11 +55,12 @@ export class WindowStore {
     this.stride = l.strideWords;
     this.countWord = l.countWord;
     this.unit = l.unitMs;
+    this.heatGate = l.heatGate;
     this.graceMs = l.graceMs;
     this.maxSkewMs = l.maxSkewMs;
     [this.seedA, this.seedB] = fingerprintSeeds(l.seed);
     this.table = new SlotTable(l.strideWords, l.initialCapacity);
-    this.wide = new WidePool(l.ring);
+    this.wide = new WidePool(l.ring, l.exactLaneCap);
   }
 
   /** Tracked keys. */
@@ -71,9 +73,14 @@ export class WindowStore {
     return this.table.capacity;
   }
 
-  /** Keys whose counts outgrew Uint8 lanes and live in the wide pool. */
+  /** Keys whose counts live in the wide pool: they outgrew Uint8 lanes, or are hot. */
   get wideKeys(): number {
     return this.wide.size;
+  }
+
+  /** Keys recording exact event offsets (WindowConfig.exactFrom). */
+  get hotKeys(): number {
+    return this.wide.hot.size;
   }
 
   /** Bytes of typed-array storage held. */
@@ -143,7 +150,8 @@ export class WindowStore {
     }
     const k = this.cachedLane;
     let previous: number;
-    if (words[base + W_EPOCH]! >= 0) {
+    let wide = words[base + W_EPOCH]! < 0;
+    if (!wide) {
       const cw = base + this.countWord + (k >> 2);
       const shift = (k & 3) << 3;
       previous = (words[cw]! >>> shift) & 255;
@@ -152,6 +160,7 @@ export class WindowStore {
       } else {
         const entry = promote(words, base, this.layout, this.wide); // may reallocate the pool
         this.wide.counts[entry * this.r + k] = previous + count;
+        wide = true;
       }
     } else {
       const wi = words[base + this.countWord]! * this.r + k;
@@ -160,6 +169,8 @@ export class WindowStore {
     }
     const at = this.unit === 1 ? offset : Math.floor(offset / this.unit);
     recordSpan(words, base, this.layout, k, previous, count, at);
+    // Cold keys stop at this comparison: only wide keys and busy lanes look further.
+    if (wide || previous + count >= this.heatGate) hotEvent(words, base, this.layout, this.wide, k, offset, count, previous + count);
     return ADD_OK;
   }
 
