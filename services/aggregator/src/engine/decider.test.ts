@@ -72,3 +72,17 @@ describe('GeoCounts', () => {
     expect(byKey.get('geo|country:FR#h03')).toMatchObject({ kind: 'hour-of-day', count: 42, windowSeconds: 3600 });
   });
 });
+
+describe('exact counting near a limit', () => {
+  it('counts a partly expired bucket exactly once a subject is hot, so a client one under the limit is never banned', () => {
+    const env = setup();
+    // 100 per minute allowed (ban above 100): 95 requests 10 ms apart, then 6 more as the oldest 6 leave the window.
+    const policy = compilePolicy({ id: 'edge', mode: 'enforce', key: ['ip'], threshold: { count: 100, interval: '1m' }, action: { type: 'ban', banDuration: '1h' } });
+    for (let i = 0; i < 95; i++) observe(env.ctx, env.state, policy, 'ip:192.0.2.9', T0 + 14_000 + i * 10, 1, env.state.advance(T0 + 14_000 + i * 10), env.out);
+    const at = T0 + 14_000 + 60_000 + 45;
+    for (let i = 0; i < 6; i++) observe(env.ctx, env.state, policy, 'ip:192.0.2.9', at + i, 1, env.state.advance(at + i), env.out);
+    // Exact count at the last event: 95 - 6 expired + 6 = 95 (≤ 100): no ban.
+    expect(env.state.counter.estimate('edge|ip:192.0.2.9', 60_000, at + 5, 100)).toBe(95);
+    expect(env.out.bans).toEqual([]);
+  });
+});

@@ -28,13 +28,14 @@ export function observe(
 ): Observation {
   const key = `${policy.id}|${subject}`;
   const interval = policy.threshold.intervalMs;
-  const counted = state.counter.add(key, interval, timeMs, count, watermark);
+  const counted = state.counter.add(key, interval, timeMs, count, watermark, policy.threshold.count);
   if (counted.late) return 'late';
   const at = Math.max(timeMs, watermark);
   state.hot.update(key, policy.id, subject, interval, policy.threshold.count, counted.count, at);
   if (policy.action.type !== 'ban') return 'counted';
   const banInterval = policy.action.banThreshold.intervalMs;
-  const banCount = banInterval === interval ? counted.count : state.counter.add(key, banInterval, timeMs, count, watermark).count;
+  const banLimit = policy.action.banThreshold.count;
+  const banCount = banInterval === interval && banLimit === policy.threshold.count ? counted.count : state.counter.add(key, banInterval, timeMs, count, watermark, banLimit).count;
   if (banCount <= policy.action.banThreshold.count) return 'counted';
   const held = ctx.ledger.get(subject);
   const decision = evaluateBan({
@@ -58,7 +59,7 @@ function withHistory<T>(history: T | undefined): { history?: T } {
  * Not called while the partition is still being rebuilt.
  */
 export function publishCounts(state: PartitionState, kind: string, nowMs: number, atMs: number, out: Outbox): void {
-  const estimate = (e: HotEntry) => state.counter.estimate(e.key, e.windowMs, atMs);
+  const estimate = (e: HotEntry) => state.counter.estimate(e.key, e.windowMs, atMs, e.threshold);
   for (const e of state.hot.cool(atMs, estimate)) {
     out.counts.push({ key: e.key, value: toWindowCount(e, kind, true) }, { key: e.key, value: null });
   }

@@ -121,7 +121,7 @@ export class PolicyReplay {
       return;
     }
     const { threshold, action } = this.policy;
-    const count = state.counter.estimate(`${this.policy.id}|${subject}`, threshold.intervalMs, at);
+    const count = state.counter.estimate(`${this.policy.id}|${subject}`, threshold.intervalMs, at, threshold.count);
     if (count <= threshold.count) return;
     let o = this.over.get(subject);
     if (!o) this.over.set(subject, (o = { subject, firstAt: at, lastAt: at, peakCount: count, requestsOver: 0, refused: 0 }));
