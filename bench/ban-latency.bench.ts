@@ -46,7 +46,8 @@ async function main(): Promise<void> {
   const port = await freePort();
   const child = spawn(process.execPath, ['services/aggregator/dist/main.js'], {
     env: { PATH: process.env.PATH ?? '', KAFKA_BROKERS: BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '6', HTTP_PORT: String(port), LOG_LEVEL: 'warn', AGGREGATOR_GROUP_ID: `${prefix}aggregator` },
-    stdio: 'inherit',
+    // Its log stays out of stdout: the result must be the last line printed.
+    stdio: ['ignore', 'ignore', 'inherit'],
   });
   const consumers: Consumer[] = [];
   try {
