@@ -80,7 +80,7 @@ export class CompactedFeed {
 
   private async readToEnd(): Promise<void> {
     const { admin, topic } = this.options;
-    const ends = await admin.fetchTopicOffsets(topic);
+    const ends = await endOffsets(admin, topic);
     const targets = new Map(ends.filter((e) => BigInt(e.high) > BigInt(e.low)).map((e) => [e.partition, BigInt(e.high)]));
     const done = new Promise<void>((resolve) => this.waiters.push({ targets, resolve }));
     this.checkCaughtUp();
@@ -93,5 +93,25 @@ export class CompactedFeed {
       w.resolve();
       return false;
     });
+  }
+}
+
+/** How long a just-created topic may take to get leaders the metadata agrees on. */
+const END_OFFSETS_RETRY_MS = 15_000;
+
+/**
+ * The topic's end offsets, retrying errors Kafka calls retriable (a partition whose
+ * leader is still being elected answers "not the leader") beyond kafkajs's own short
+ * retry budget.
+ */
+async function endOffsets(admin: Admin, topic: string): Promise<Awaited<ReturnType<Admin['fetchTopicOffsets']>>> {
+  const deadline = Date.now() + END_OFFSETS_RETRY_MS;
+  for (;;) {
+    try {
+      return await admin.fetchTopicOffsets(topic);
+    } catch (error) {
+      if (!(error as { retriable?: boolean }).retriable || Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, 200));
+    }
   }
 }

@@ -1,6 +1,9 @@
 import type { Admin, Consumer } from 'kafkajs';
 import type { Logger } from '@banstream/platform';
 
+/** Wait before planning a failed assignment again. */
+const RETRY_PLAN_MS = 500;
+
 interface Held<S> {
   state: S;
   /** The offset expected next; undefined until the replay start is known and sought. */
@@ -41,8 +44,18 @@ export class AssignedPartitions<S> {
   constructor(private readonly options: AssignedPartitionsOptions<S>) {
     const { consumer } = options;
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
-      const assigned = event.payload.memberAssignment[options.topic] ?? [];
-      void this.assign([...assigned]).catch((error: unknown) => options.logger.error({ err: error, topic: options.topic }, 'could not plan the replay of assigned partitions'));
+      this.plan([...(event.payload.memberAssignment[options.topic] ?? [])]);
+    });
+  }
+
+  /** Plans an assignment; a failure (a leader still being elected…) is retried until a newer assignment comes. */
+  private plan(assigned: number[]): void {
+    const generation = this.generation + 1;
+    void this.assign(assigned).catch((error: unknown) => {
+      this.options.logger.warn({ err: error, topic: this.options.topic }, 'could not plan the replay of assigned partitions; retrying');
+      setTimeout(() => {
+        if (this.generation === generation) this.plan(assigned);
+      }, RETRY_PLAN_MS).unref();
     });
   }
 
