@@ -18,3 +18,4 @@ export { redisEnv, redisFromConfig, redisReachable } from './redis/from-config.j
 export { loadPolicyFiles } from './policy/policy-files.js';
 export { PolicyBook, policyIntervals, type PolicyChange, type RequestPolicy } from './policy/policy-book.js';
 export { CompactedFeed, type CompactedFeedOptions, type FeedRecord } from './kafka/compacted-feed.js';
+export { allowlistEntry } from './policy/allow-entry.js';

@@ -1,12 +1,10 @@
-import { Allowlist, type AllowlistEntry } from '@banstream/core';
-import { ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, topicFullName } from '@banstream/platform';
+import { Allowlist } from '@banstream/core';
+import { allowlistEntry, CompactedFeed, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, PolicyBook, topicFullName } from '@banstream/platform';
 import type { Service, ServiceDeps } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, type AggregatorConfig } from './config.js';
 import { BanLedger } from './engine/ban-ledger.js';
 import { Outbox } from './engine/outbox.js';
-import { PolicyBook } from '@banstream/platform';
-import { CompactedFeed } from '@banstream/platform';
 import { Publisher, type AggregatorTopics } from './kafka/publisher.js';
 import { aggregatorMetrics } from './metrics.js';
 import { EventsStage } from './stages/events-stage.js';
@@ -72,7 +70,7 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
       }),
       feed(topics.allowlist, 'allowlist', (key, value) => {
         if (value === null) allowlist.remove(key);
-        else allowlist.add(allowEntry(allowCodec.decode(value)));
+        else allowlist.add(allowlistEntry(allowCodec.decode(value)));
       }),
       feed(topics.bans, 'bans', (key, value) => ledger.observe(key, value === null ? null : banCodec.decode(value))),
     ];
@@ -138,6 +136,3 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
   };
 }
 
-function allowEntry(record: { entry: string; reason: string; addedBy: string; expiresAt: number | null }): AllowlistEntry {
-  return { entry: record.entry, reason: record.reason, addedBy: record.addedBy, ...(record.expiresAt === null ? {} : { expiresAt: record.expiresAt }) };
-}

@@ -1,8 +1,8 @@
 import type { Admin, Kafka } from 'kafkajs';
 import {
-  Allowlist, attributesFromRequest, resolveVerdict, type AllowlistEntry, type Candidate, type RequestInput, type Verdict,
+  Allowlist, attributesFromRequest, resolveVerdict, type Candidate, type RequestInput, type Verdict,
 } from '@banstream/core';
-import { CompactedFeed, PolicyBook, topicFullName, type Logger, type Registry } from '@banstream/platform';
+import { allowlistEntry, CompactedFeed, PolicyBook, topicFullName, type Logger, type Registry } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
@@ -80,7 +80,7 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
     }),
     feed('allowlist', (key, value) => {
       if (value === null) state.allowlist.remove(key);
-      else state.allowlist.add(allowEntry(codecs.allow.decode(value)));
+      else state.allowlist.add(allowlistEntry(codecs.allow.decode(value)));
     }),
     feed('bans', (key, value) => state.bans.observe(key, value === null ? null : codecs.ban.decode(value))),
     feed('counts', (key, value) => state.counts.observe(key, value === null ? null : codecs.count.decode(value))),
@@ -143,6 +143,3 @@ function tightest(quota: Quota | undefined, results: readonly Candidate[], items
   return best;
 }
 
-function allowEntry(record: { entry: string; reason: string; addedBy: string; expiresAt: number | null }): AllowlistEntry {
-  return { entry: record.entry, reason: record.reason, addedBy: record.addedBy, ...(record.expiresAt === null ? {} : { expiresAt: record.expiresAt }) };
-}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Admin, Kafka } from 'kafkajs';
 import { Allowlist, compilePolicy, type PolicySpec } from '@banstream/core';
-import type { Logger } from '@banstream/platform';
+import { allowlistEntry, type Logger } from '@banstream/platform';
 import type { SchemaCatalog } from '@banstream/schemas';
 import { countedEventsDecoder } from '@banstream/aggregator/engine';
 import { ApiError } from '../http/problem.js';
@@ -97,7 +97,7 @@ export class BacktestJobs {
     const metadata = await admin.fetchTopicMetadata({ topics: [topics.subjects] });
     const subjectPartitions = metadata.topics[0]?.partitions.length ?? 1;
     const allowlist = new Allowlist();
-    for (const e of state.allowlist.values()) allowlist.add({ entry: e.entry, ...(e.expiresAt === null ? {} : { expiresAt: e.expiresAt }) });
+    for (const e of state.allowlist.values()) allowlist.add(allowlistEntry(e));
     const held = request.compare ? state.policies.get(request.candidate.id) : undefined;
     const activeSpec = held && specOfRecord(held);
     const backtest = new Backtest({
