@@ -14,8 +14,8 @@ import { eventPartitionKey } from '@banstream/core';
 import { ensureTopics, parseBrokers, topicFullName, topicSpecs } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { median, note, percentile, report, sig } from './lib.js';
-import { benchKafka } from './aggregator/kafka.js';
-import { freePort } from './aggregator/service.js';
+import { benchKafka, publishPolicies } from './aggregator/kafka.js';
+import { freePort, waitReady } from './aggregator/service.js';
 
 const ATTACKERS = 60;
 const THRESHOLD = 50;
@@ -38,11 +38,7 @@ async function main(): Promise<void> {
   await ensureTopics(admin, topicSpecs({ prefix, partitions: 6, replicationFactor: 1 }));
   const producer = kafka.producer({ idempotent: true });
   await producer.connect();
-  const policy = { id: 'flood', key: ['ip'], threshold: { count: THRESHOLD, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } };
-  await producer.send({
-    topic: topicFullName(prefix, 'policies'), acks: -1,
-    messages: [{ key: 'flood', value: catalog.codec(SCHEMA_NAMES.policy).encode({ id: 'flood', version: 1, description: 'bench', owner: 'bench', mode: 'enforce', enabled: true, definition: JSON.stringify(policy), updatedBy: 'bench', updatedAt: Date.now() }) }],
-  });
+  await publishPolicies(kafka, prefix, catalog, [{ id: 'flood', key: ['ip'], threshold: { count: THRESHOLD, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } }]);
   const port = await freePort();
   const child = spawn(process.execPath, ['services/aggregator/dist/main.js'], {
     env: { PATH: process.env.PATH ?? '', KAFKA_BROKERS: BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '6', HTTP_PORT: String(port), LOG_LEVEL: 'warn', AGGREGATOR_GROUP_ID: `${prefix}aggregator` },
@@ -51,12 +47,7 @@ async function main(): Promise<void> {
   });
   const consumers: Consumer[] = [];
   try {
-    for (let i = 0; ; i++) {
-      if (i > 600) throw new Error('aggregator not ready after 60 s');
-      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
-      if (ready) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitReady(`http://127.0.0.1:${port}/readyz`);
     const arrived = new Map<string, number>();
     const bans = kafka.consumer({ groupId: `${prefix}tail`, maxWaitTimeInMs: 10 });
     consumers.push(bans);

@@ -15,8 +15,8 @@ import { eventPartitionKey } from '@banstream/core';
 import { ensureTopics, parseBrokers, topicFullName, topicSpecs } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { median, note, percentile, report, sig } from './lib.js';
-import { benchKafka } from './aggregator/kafka.js';
-import { freePort } from './aggregator/service.js';
+import { benchKafka, publishPolicies } from './aggregator/kafka.js';
+import { freePort, waitReady } from './aggregator/service.js';
 
 const RATE = Number(process.env.BENCH_PROPAGATION_RATE ?? 100_000);
 const ATTACKERS = 40;
@@ -28,14 +28,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function event(ip: string, timestamp: number): RequestEvent {
   return { eventId: '', timestamp, ip, country: 'FR', region: null, asn: null, method: 'GET', host: 'shop.example', path: '/', route: null, status: 200, userId: null, apiKeyHash: null, headers: {}, edgeId: 'bench', latencyMs: null };
-}
-
-async function waitReady(url: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (await fetch(url).then((r) => r.status === 200, () => false)) return;
-    await sleep(100);
-  }
-  throw new Error(`${url} not ready after 60 s`);
 }
 
 async function denied(port: number, ip: string): Promise<boolean> {
@@ -53,11 +45,7 @@ async function main(): Promise<void> {
   await ensureTopics(admin, topicSpecs({ prefix, partitions: 6, replicationFactor: 1 }));
   const producer = kafka.producer({ idempotent: true });
   await producer.connect();
-  const policy = { id: 'flood', key: ['ip'], threshold: { count: THRESHOLD, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } };
-  await producer.send({
-    topic: topicFullName(prefix, 'policies'), acks: -1,
-    messages: [{ key: 'flood', value: catalog.codec(SCHEMA_NAMES.policy).encode({ id: 'flood', version: 1, description: 'bench', owner: 'bench', mode: 'enforce', enabled: true, definition: JSON.stringify(policy), updatedBy: 'bench', updatedAt: Date.now() }) }],
-  });
+  await publishPolicies(kafka, prefix, catalog, [{ id: 'flood', key: ['ip'], threshold: { count: THRESHOLD, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } }]);
   const env = { PATH: process.env.PATH ?? '', KAFKA_BROKERS: BROKERS, REDIS_URL, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '6', LOG_LEVEL: 'error' };
   const children: ChildProcess[] = [];
   const start = async (service: string, extra: Record<string, string>) => {

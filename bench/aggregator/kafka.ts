@@ -125,13 +125,13 @@ export const BENCH_POLICIES: PolicySpec[] = [
 ];
 export const LONGEST_WINDOW_MS = 10 * 60_000;
 
-/** Publishes BENCH_POLICIES (enforce, enabled, version 1) to the policies topic. */
-export async function publishPolicies(kafka: Kafka, prefix: string, catalog: SchemaCatalog): Promise<void> {
-  const checked = validatePolicyDocument({ policies: BENCH_POLICIES.map((p) => ({ ...p, mode: 'enforce' })) });
+/** Publishes policies (default BENCH_POLICIES; enforce, enabled, version 1) to the policies topic. */
+export async function publishPolicies(kafka: Kafka, prefix: string, catalog: SchemaCatalog, specs: readonly PolicySpec[] = BENCH_POLICIES): Promise<void> {
+  const checked = validatePolicyDocument({ policies: specs.map((p) => ({ ...p, mode: 'enforce' })) });
   if (!checked.ok) throw new Error(`benchmark policies are invalid: ${JSON.stringify(checked.errors)}`);
   const codec = catalog.codec(SCHEMA_NAMES.policy);
   const now = Date.now();
-  const messages = BENCH_POLICIES.map((spec): Message => {
+  const messages = specs.map((spec): Message => {
     const record: Policy = {
       id: spec.id,
       version: 1,

@@ -8,6 +8,9 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { note } from '../lib.js';
 
+/** The test harness's own: the benchmarks start services the same way. */
+export { freePort } from '../../test/support/processes.js';
+
 export const CONSUMED_METRIC = 'banstream_aggregator_events_consumed_total';
 const POLL_MS = 50;
 
@@ -38,17 +41,6 @@ export interface ServiceOptions {
   stallMs: number;
   /** A counter still at zero (or absent) this long after the spawn ends the run. */
   startMs: number;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** Sum of every label set of `name` in a Prometheus text exposition; undefined when absent. */
@@ -190,4 +182,13 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
     startupMs: first === undefined ? Number.NaN : first.t - spawnedAt,
     exit: exit ?? 'unknown',
   };
+}
+
+/** Polls a service's /readyz (or any URL) until it answers 200; fails after 60 s. */
+export async function waitReady(url: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (await fetch(url).then((r) => r.status === 200, () => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} not ready after 60 s`);
 }
