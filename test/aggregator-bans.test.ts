@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import { SCHEMA_NAMES, type Ban, type DlqRecord } from '@banstream/schemas';
-import { captureLogger, testInfra, waitUntil } from './support/infra.js';
-import { testKafka, produceOrFail } from './support/kafka.js';
+import { testInfra, waitUntil } from './support/infra.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
+import { produceOrFail } from './support/kafka.js';
 import { exitWithin } from './support/processes.js';
 import {
-  catalog, decodeBan, event, publishEvents, publishPolicy, startAggregator, testTopics, TopicTail, type Aggregator,
+  catalog, decodeBan, event, publishEvents, publishPolicy, startAggregator, TopicTail, type Aggregator,
 } from './support/aggregator.js';
 
 /** One aggregator against the real broker: ban lifecycle, preview, allowlist, hot reload, DLQ. */
@@ -14,7 +15,8 @@ describe('aggregator bans', () => {
   let kafka: Kafka;
   let admin: Admin;
   let producer: Producer;
-  let topics: Awaited<ReturnType<typeof testTopics>>;
+  let topics: TestBroker['topics'];
+  let broker: TestBroker | undefined;
   let aggregator: Aggregator;
   let bans: TopicTail<Ban>;
 
@@ -25,12 +27,8 @@ describe('aggregator bans', () => {
   const attack = (ip: string, path: string, n: number) => Array.from({ length: n }, (_, i) => event(ip, Date.now() - n + i, { path }));
 
   beforeAll(async () => {
-    kafka = testKafka(kafkaBrokers, captureLogger().logger);
-    admin = kafka.admin();
-    await admin.connect();
-    producer = kafka.producer({ idempotent: true });
-    await producer.connect();
-    topics = await testTopics(admin, 3);
+    broker = await connectTestBroker(kafkaBrokers, 3);
+    ({ kafka, admin, producer, topics } = broker);
     await publishPolicy(producer, topics.name('policies'), banPolicy('burst', { mode: 'enforce' }));
     await publishPolicy(producer, topics.name('policies'), banPolicy('dry', { mode: 'preview' }));
     const allow = catalog.codec(SCHEMA_NAMES.allowEntry).encode({ entry: 'ip:198.51.100.7', reason: 'our probe', addedBy: 'tests', addedAt: Date.now(), expiresAt: null });
@@ -43,8 +41,7 @@ describe('aggregator bans', () => {
     aggregator?.proc.child.kill('SIGTERM');
     if (aggregator) await exitWithin(aggregator.proc, 15_000);
     await bans?.stop();
-    await producer?.disconnect();
-    await admin?.disconnect();
+    await broker?.close();
   });
 
   const recordsFor = (subject: string) => bans.records.filter((r) => r.key === subject);

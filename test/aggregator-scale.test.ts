@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { Ban, RequestEvent, WindowCount } from '@banstream/schemas';
-import { captureLogger, testInfra, waitUntil } from './support/infra.js';
-import { testKafka } from './support/kafka.js';
+import { testInfra, waitUntil } from './support/infra.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { exitWithin } from './support/processes.js';
 import {
-  decodeBan, decodeCount, event, publishEvents, publishPolicy, startAggregator, testTopics, TopicTail, type Aggregator,
+  decodeBan, decodeCount, event, publishEvents, publishPolicy, startAggregator, TopicTail, type Aggregator,
 } from './support/aggregator.js';
 
 const COUNTRIES = ['FR', 'DE', 'US', 'BR', 'JP', 'IN', 'NG', 'AU'];
@@ -60,16 +60,13 @@ describe('aggregator scale-out and recovery', () => {
   let kafka: Kafka;
   let admin: Admin;
   let producer: Producer;
-  let topics: Awaited<ReturnType<typeof testTopics>>;
+  let topics: TestBroker['topics'];
+  let broker: TestBroker | undefined;
   const running: Aggregator[] = [];
 
   beforeAll(async () => {
-    kafka = testKafka(kafkaBrokers, captureLogger().logger);
-    admin = kafka.admin();
-    await admin.connect();
-    producer = kafka.producer({ idempotent: true });
-    await producer.connect();
-    topics = await testTopics(admin, 12);
+    broker = await connectTestBroker(kafkaBrokers, 12);
+    ({ kafka, admin, producer, topics } = broker);
     const policies = topics.name('policies');
     await publishPolicy(producer, policies, { id: 'per-ip', key: ['ip'], threshold: { count: 50, interval: '1h' }, action: { type: 'ban', banDuration: '10m' } });
     await publishPolicy(producer, policies, { id: 'per-user', key: ['user'], threshold: { count: 1_000_000, interval: '1h' }, action: { type: 'throttle' } });
@@ -81,8 +78,7 @@ describe('aggregator scale-out and recovery', () => {
       a.proc.child.kill('SIGTERM');
       await exitWithin(a.proc, 15_000).catch(() => a.proc.child.kill('SIGKILL'));
     }
-    await producer?.disconnect();
-    await admin?.disconnect();
+    await broker?.close();
   });
 
   it('counts every dimension exactly and bans each attacker once, across a kill -9', async () => {

@@ -7,10 +7,11 @@ import { join } from 'node:path';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import { SCHEMA_NAMES } from '@banstream/schemas';
 import { ensureDebianPackage } from '../scripts/stack/index.mjs';
-import { captureLogger, testInfra, waitUntil } from './support/infra.js';
-import { produceOrFail, testKafka } from './support/kafka.js';
+import { testInfra, waitUntil } from './support/infra.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
+import { produceOrFail } from './support/kafka.js';
 import { exitWithin, freePort, REPO_ROOT, spawnService, type RunningProcess } from './support/processes.js';
-import { catalog, publishPolicy, testTopics } from './support/aggregator.js';
+import { catalog, publishPolicy } from './support/aggregator.js';
 
 /** A real nginx (Debian's) in front of an app, asking the enforcer sidecar through auth_request. */
 describe('enforcer behind nginx auth_request', () => {
@@ -18,7 +19,8 @@ describe('enforcer behind nginx auth_request', () => {
   let kafka: Kafka;
   let admin: Admin;
   let producer: Producer;
-  let topics: Awaited<ReturnType<typeof testTopics>>;
+  let topics: TestBroker['topics'];
+  let broker: TestBroker | undefined;
   let sidecar: RunningProcess;
   let app: Server;
   let nginx: ChildProcess;
@@ -26,12 +28,8 @@ describe('enforcer behind nginx auth_request', () => {
 
   beforeAll(async () => {
     ensureDebianPackage('nginx', 'nginx-light', (line) => console.log(`[nginx] ${line}`));
-    kafka = testKafka(kafkaBrokers, captureLogger().logger);
-    admin = kafka.admin();
-    await admin.connect();
-    producer = kafka.producer({ idempotent: true });
-    await producer.connect();
-    topics = await testTopics(admin, 3);
+    broker = await connectTestBroker(kafkaBrokers, 3);
+    ({ kafka, admin, producer, topics } = broker);
     await publishPolicy(producer, topics.name('policies'), { id: 'api-per-ip', key: ['ip'], threshold: { count: 10, interval: '1m' }, action: { type: 'throttle', status: 429 } });
 
     const [enforcerPort, appPort, nginxPort] = await Promise.all([freePort(), freePort(), freePort()]);
@@ -57,8 +55,7 @@ describe('enforcer behind nginx auth_request', () => {
       sidecar.child.kill('SIGTERM');
       await exitWithin(sidecar, 15_000);
     }
-    await producer?.disconnect();
-    await admin?.disconnect();
+    await broker?.close();
   });
 
   it('lets a clean client through (the sidecar answers 204)', async () => {

@@ -6,8 +6,9 @@ import { banstreamPlugin, createEnforcer, type Enforcer } from '@banstream/enfor
 import { createMetricsRegistry } from '@banstream/platform';
 import { SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { captureLogger, testInfra, waitUntil } from './support/infra.js';
-import { produceOrFail, testKafka } from './support/kafka.js';
-import { catalog, publishPolicy, testTopics, TopicTail } from './support/aggregator.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
+import { produceOrFail } from './support/kafka.js';
+import { catalog, publishPolicy, TopicTail } from './support/aggregator.js';
 
 /** An edge service with the Fastify plugin: checks before handlers, events after responses. */
 describe('enforcer Fastify plugin', () => {
@@ -16,19 +17,16 @@ describe('enforcer Fastify plugin', () => {
   let kafka: Kafka;
   let admin: Admin;
   let producer: Producer;
-  let topics: Awaited<ReturnType<typeof testTopics>>;
+  let topics: TestBroker['topics'];
+  let broker: TestBroker | undefined;
   let enforcer: Enforcer;
   let publisher: EdgePublisher;
   let app: FastifyInstance;
   let events: TopicTail<{ events: RequestEvent[] }>;
 
   beforeAll(async () => {
-    kafka = testKafka(kafkaBrokers, logger);
-    admin = kafka.admin();
-    await admin.connect();
-    producer = kafka.producer({ idempotent: true });
-    await producer.connect();
-    topics = await testTopics(admin, 3);
+    broker = await connectTestBroker(kafkaBrokers, 3);
+    ({ kafka, admin, producer, topics } = broker);
     await publishPolicy(producer, topics.name('policies'), { id: 'api', key: ['ip'], match: { pathPrefixes: ['/api/'] }, threshold: { count: 50, interval: '1m' }, action: { type: 'throttle', status: 429 } });
     enforcer = createEnforcer({ kafka, admin, topicPrefix: topics.prefix, logger, registry: createMetricsRegistry('test', { defaultMetrics: false }), instanceId: 'plugin-test' });
     await enforcer.start();
@@ -46,8 +44,7 @@ describe('enforcer Fastify plugin', () => {
     await publisher?.close(5_000);
     await events?.stop();
     await enforcer?.stop();
-    await producer?.disconnect();
-    await admin?.disconnect();
+    await broker?.close();
   });
 
   const request = (path: string, ip: string) => app.inject({ method: 'GET', url: path, remoteAddress: ip, headers: { 'user-agent': 'curl/8' } });

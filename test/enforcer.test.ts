@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import { SCHEMA_NAMES, type Ban } from '@banstream/schemas';
-import { captureLogger, testInfra, waitUntil } from './support/infra.js';
-import { produceOrFail, testKafka } from './support/kafka.js';
+import { testInfra, waitUntil } from './support/infra.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
+import { produceOrFail } from './support/kafka.js';
 import { exitWithin, freePort, spawnService, type RunningProcess } from './support/processes.js';
-import { catalog, publishPolicy, testTopics } from './support/aggregator.js';
+import { catalog, publishPolicy } from './support/aggregator.js';
 
 interface Sidecar {
   proc: RunningProcess;
@@ -17,7 +18,8 @@ describe('enforcer sidecar', () => {
   let kafka: Kafka;
   let admin: Admin;
   let producer: Producer;
-  let topics: Awaited<ReturnType<typeof testTopics>>;
+  let topics: TestBroker['topics'];
+  let broker: TestBroker | undefined;
   const sidecars: Sidecar[] = [];
 
   async function startSidecar(): Promise<Sidecar> {
@@ -44,12 +46,8 @@ describe('enforcer sidecar', () => {
   const publishBan = (b: Ban) => produceOrFail(producer, topics.name('bans'), [{ key: b.subject, value: catalog.codec(SCHEMA_NAMES.ban).encode(b) }]);
 
   beforeAll(async () => {
-    kafka = testKafka(kafkaBrokers, captureLogger().logger);
-    admin = kafka.admin();
-    await admin.connect();
-    producer = kafka.producer({ idempotent: true });
-    await producer.connect();
-    topics = await testTopics(admin, 3);
+    broker = await connectTestBroker(kafkaBrokers, 3);
+    ({ kafka, admin, producer, topics } = broker);
   }, 60_000);
 
   afterAll(async () => {
@@ -57,8 +55,7 @@ describe('enforcer sidecar', () => {
       s.proc.child.kill('SIGTERM');
       await exitWithin(s.proc, 15_000).catch(() => s.proc.child.kill('SIGKILL'));
     }
-    await producer?.disconnect();
-    await admin?.disconnect();
+    await broker?.close();
   });
 
   it('enforces a ban at two instances and lifts it everywhere with its tombstone', async () => {
