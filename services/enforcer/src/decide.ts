@@ -45,7 +45,8 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
   const bans: Ban[] = [];
   // Subjects already looked up: a handful per request, so an array beats a Set.
   const seen: string[] = [];
-  lookUp(state, `ip:${attrs.ip}`, nowMs, seen, bans);
+  const onAddress = attrs.ipAddress ? state.bans.address(attrs.ipAddress, nowMs) : state.bans.subject(`ip:${attrs.ip}`, nowMs);
+  if (onAddress) bans.push(onAddress);
   if (attrs.userId !== undefined) lookUp(state, `user:${attrs.userId}`, nowMs, seen, bans);
   if (attrs.apiKeyHash !== undefined) lookUp(state, `apikey:${attrs.apiKeyHash}`, nowMs, seen, bans);
   if (attrs.ipAddress) state.bans.networksOf(attrs.ipAddress, nowMs, bans);
@@ -54,7 +55,8 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
     const subject = policy.subjectOf(attrs);
     if (subject === undefined) continue;
     if (policy.enforcement.type === 'hard') decision.hard.push({ policy, subject });
-    else if (policy.action.type === 'ban') lookUp(state, subject, nowMs, seen, bans);
+    // A policy keyed on the address alone bans `ip:…`, already looked up above.
+    else if (policy.action.type === 'ban' && !keyedOnAddressAlone(policy)) lookUp(state, subject, nowMs, seen, bans);
     else if (policy.action.type === 'throttle') throttle(state, policy, policy.action.status, subject, nowMs, uniform, decision);
   }
   for (const ban of bans) decision.candidates.push(banCandidate(ban, nowMs));
@@ -68,10 +70,27 @@ function lookUp(state: LocalState, subject: string, nowMs: number, seen: string[
   if (ban) out.push(ban);
 }
 
+function keyedOnAddressAlone(policy: RequestPolicy): boolean {
+  const key = policy.spec.key;
+  return key.length === 1 && key[0] === 'ip';
+}
+
+// A ban's reason text is the same for every request it denies: built once per ban.
+const banReasons = new WeakMap<Ban, string>();
+
+function banReason(ban: Ban): string {
+  let reason = banReasons.get(ban);
+  if (reason === undefined) {
+    reason = `${ban.subject} is banned until ${new Date(ban.expiresAt).toISOString()}: ${ban.reason}`;
+    banReasons.set(ban, reason);
+  }
+  return reason;
+}
+
 function banCandidate(ban: Ban, nowMs: number): Candidate {
   return {
     source: 'ban', policyId: ban.policyId, deny: true, status: ban.httpStatus === 429 ? 429 : 403, preview: ban.preview,
-    reason: `${ban.subject} is banned until ${new Date(ban.expiresAt).toISOString()}: ${ban.reason}`,
+    reason: banReason(ban),
     retryAfterSeconds: Math.max(1, Math.ceil((ban.expiresAt - nowMs) / 1000)),
   };
 }

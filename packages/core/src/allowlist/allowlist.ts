@@ -75,14 +75,17 @@ export class Allowlist {
   /** The live entry that allows this request, if any. */
   find(attrs: RequestAttributes, nowMs: number): AllowlistEntry | undefined {
     const live = (e: AllowlistEntry | undefined) => (e && (e.expiresAt === undefined || e.expiresAt > nowMs) ? e : undefined);
-    const byIp = live(this.exact.get(`ip:${attrs.ip}`));
-    if (byIp) return byIp;
-    const user = userSubject(attrs);
-    const byUser = user === undefined ? undefined : live(this.exact.get(user));
-    if (byUser) return byUser;
-    const apiKey = apiKeySubject(attrs);
-    const byKey = apiKey === undefined ? undefined : live(this.exact.get(apiKey));
-    if (byKey) return byKey;
+    // Most deployments allowlist few subjects: skip building subject text for an empty table.
+    if (this.exact.size > 0) {
+      const byIp = live(this.exact.get(`ip:${attrs.ip}`));
+      if (byIp) return byIp;
+      const user = userSubject(attrs);
+      const byUser = user === undefined ? undefined : live(this.exact.get(user));
+      if (byUser) return byUser;
+      const apiKey = apiKeySubject(attrs);
+      const byKey = apiKey === undefined ? undefined : live(this.exact.get(apiKey));
+      if (byKey) return byKey;
+    }
     const address: IpAddress | undefined = attrs.ipAddress ?? tryParseIp(attrs.ip);
     if (!address) return undefined;
     for (const [bits, nets] of this.networks[address.family]) {

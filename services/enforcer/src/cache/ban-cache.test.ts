@@ -47,3 +47,31 @@ describe('BanCache', () => {
     expect(cache.list(0, { after: 'ip:192.0.2.1', limit: 2 }).map((b) => b.subject)).toEqual(['ip:192.0.2.3', 'user:9']);
   });
 });
+
+describe('BanCache IPv4 address bans', () => {
+  it('finds an ip ban by the parsed address and by its subject, and lifts, purges and lists it like any other', () => {
+    const cache = new BanCache();
+    cache.observe('ip:203.0.113.9', ban('ip:203.0.113.9', 100));
+    cache.observe('ip:2001:db8::9', ban('ip:2001:db8::9'));
+    expect(cache.address(parseIp('203.0.113.9'), 0)?.banId).toBe('ip:203.0.113.9');
+    expect(cache.address(parseIp('::ffff:203.0.113.9'), 0)?.banId).toBe('ip:203.0.113.9');
+    expect(cache.address(parseIp('203.0.113.10'), 0)).toBeUndefined();
+    expect(cache.address(parseIp('2001:db8::9'), 0)?.banId).toBe('ip:2001:db8::9');
+    expect(cache.subject('ip:203.0.113.9', 0)?.banId).toBe('ip:203.0.113.9');
+    expect(cache.list(0, { scope: 'ip', limit: 10 }).map((b) => b.subject)).toEqual(['ip:2001:db8::9', 'ip:203.0.113.9']);
+    expect(cache.size).toBe(2);
+    expect(cache.address(parseIp('203.0.113.9'), 100)).toBeUndefined();
+    expect(cache.purgeExpired(100)).toBe(1);
+    cache.observe('ip:2001:db8::9', null);
+    expect(cache.size).toBe(0);
+  });
+
+  it('keeps the top and bottom of the address space apart (signed 32-bit keys)', () => {
+    const cache = new BanCache();
+    cache.observe('ip:255.255.255.255', ban('ip:255.255.255.255'));
+    cache.observe('ip:0.0.0.0', ban('ip:0.0.0.0'));
+    expect(cache.address(parseIp('255.255.255.255'), 0)?.banId).toBe('ip:255.255.255.255');
+    expect(cache.address(parseIp('0.0.0.0'), 0)?.banId).toBe('ip:0.0.0.0');
+    expect(cache.address(parseIp('127.255.255.255'), 0)).toBeUndefined();
+  });
+});

@@ -1,19 +1,23 @@
-import { networkPrefix, parseCidr, type IpAddress } from '@banstream/core';
+import { networkPrefix, parseCidr, tryParseIp, type IpAddress } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
+import { Int32Table } from './int32-table.js';
 
 /**
  * The bans topic as a lookup table. Exact subjects (`ip:…`, `user:…`, composites)
- * are one hash probe; prefix bans (`cidr:…`) are kept per prefix length, so an
+ * are one hash probe; IPv4 address bans are keyed by the address as a number, so the
+ * per-request check builds no `ip:…` string and hashes no text; prefix bans (`cidr:…`) are kept per prefix length, so an
  * address is matched against every banned network containing it with one probe per
  * length present, not one per ban. A ban stops applying at its expiry even before
  * its tombstone arrives; purgeExpired drops it so memory follows live bans.
  */
 export class BanCache {
   private readonly exact = new Map<string, Ban>();
+  /** `ip:a.b.c.d` bans by ipv4Key: the most numerous kind, probed on every request. */
+  private readonly v4 = new Int32Table<Ban>();
   private readonly networks = { 4: new Map<number, Map<string, Ban>>(), 6: new Map<number, Map<string, Ban>>() };
 
   get size(): number {
-    let n = this.exact.size;
+    let n = this.exact.size + this.v4.size;
     for (const family of [this.networks[4], this.networks[6]]) for (const m of family.values()) n += m.size;
     return n;
   }
@@ -22,6 +26,12 @@ export class BanCache {
   observe(subject: string, ban: Ban | null): void {
     const network = subject.startsWith('cidr:') ? parseCidr(subject.slice(5)) : undefined;
     if (!network) {
+      const v4 = ipv4SubjectKey(subject);
+      if (v4 !== undefined) {
+        if (ban) this.v4.set(v4, ban);
+        else this.v4.delete(v4);
+        return;
+      }
       if (ban) this.exact.set(subject, ban);
       else this.exact.delete(subject);
       return;
@@ -39,7 +49,13 @@ export class BanCache {
 
   /** The live ban on this exact subject, if any. */
   subject(subject: string, nowMs: number): Ban | undefined {
-    return live(this.exact.get(subject), nowMs);
+    const v4 = ipv4SubjectKey(subject);
+    return live(v4 === undefined ? this.exact.get(subject) : this.v4.get(v4), nowMs);
+  }
+
+  /** The live ban on this address itself (subject `ip:…`), if any. */
+  address(address: IpAddress, nowMs: number): Ban | undefined {
+    return live(address.family === 4 ? this.v4.get(ipv4Key(address.bytes)) : this.exact.get(`ip:${address.text}`), nowMs);
   }
 
   /** Every live prefix ban whose network contains the address. */
@@ -53,10 +69,11 @@ export class BanCache {
   /** Drops expired bans; returns how many. */
   purgeExpired(nowMs: number): number {
     let purged = 0;
-    const sweep = (m: Map<string, Ban>) => {
+    const sweep = <K>(m: Map<K, Ban>) => {
       for (const [k, b] of m) if (b.expiresAt <= nowMs && m.delete(k)) purged++;
     };
     sweep(this.exact);
+    purged += this.v4.deleteWhere((b) => b.expiresAt <= nowMs);
     for (const family of [this.networks[4], this.networks[6]]) for (const m of family.values()) sweep(m);
     return purged;
   }
@@ -68,9 +85,22 @@ export class BanCache {
       if (b.expiresAt > nowMs && (!options.scope || b.subject.startsWith(`${options.scope}:`)) && (!options.after || b.subject > options.after)) all.push(b);
     };
     for (const b of this.exact.values()) take(b);
+    for (const [, b] of this.v4.entries()) take(b);
     for (const family of [this.networks[4], this.networks[6]]) for (const m of family.values()) for (const b of m.values()) take(b);
     return all.sort((a, b) => (a.subject < b.subject ? -1 : 1)).slice(0, options.limit);
   }
+}
+
+/** The four bytes as one int32: a small integer key, hashed without touching text. */
+function ipv4Key(bytes: Uint8Array): number {
+  return (bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!;
+}
+
+/** ipv4Key of an `ip:` subject holding a canonical IPv4 address; undefined for any other subject. */
+function ipv4SubjectKey(subject: string): number | undefined {
+  if (!subject.startsWith('ip:')) return undefined;
+  const address = tryParseIp(subject.slice(3));
+  return address?.family === 4 && address.text === subject.slice(3) ? ipv4Key(address.bytes) : undefined;
 }
 
 function live(ban: Ban | undefined, nowMs: number): Ban | undefined {
