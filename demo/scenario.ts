@@ -78,17 +78,17 @@ export const DEMO_SCENARIO: Omit<ScenarioOptions, 'partitions'> = {
  * legitimate client does (a user's IP makes well under one request a minute; a
  * country's /24 fails a few logins a minute at its peak).
  */
-export const DEMO_POLICIES = [
+export const demoPolicies = (banDuration = '45s') => [
   {
     id: 'demo-flood', description: 'One IP over 100 requests in 10 s is banned.', mode: 'enforce',
-    key: ['ip'], threshold: { count: 100, interval: '10s' }, action: { type: 'ban', banDuration: '45s', status: 429 },
+    key: ['ip'], threshold: { count: 100, interval: '10s' }, action: { type: 'ban', banDuration, status: 429 },
   },
   {
     id: 'demo-login-stuffing', description: 'A /24 failing over 30 logins a minute is banned.', mode: 'enforce',
     match: { methods: ['POST'], paths: ['/login'], statuses: [401] },
-    key: ['prefix'], threshold: { count: 30, interval: '1m' }, action: { type: 'ban', banDuration: '45s', status: 403 },
+    key: ['prefix'], threshold: { count: 30, interval: '1m' }, action: { type: 'ban', banDuration, status: 403 },
   },
-] as const;
+];
 
 /** A seeded PRNG (mulberry32). */
 export function seeded(seed: number): () => number {
