@@ -12,11 +12,12 @@ import { eventOf, historyRanges, Scenario, type ScenarioOptions } from './scenar
 const SLICE_MS = 4_000;
 const catalog = loadSchemaCatalog();
 
-export async function publishHistory(producer: Producer, topic: string, options: ScenarioOptions, now: number, hoursAhead: number, onProgress?: (share: number) => void): Promise<number> {
+export async function publishHistory(producer: Producer, topic: string, options: ScenarioOptions, now: number, hoursAhead: number, onProgress?: (share: number) => void, since?: number): Promise<number> {
   // A generator of its own: history does not shift the live traffic's random draws.
   const scenario = new Scenario({ ...options, seed: options.seed + 1 }, now);
   const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
-  const ranges = historyRanges(now, hoursAhead);
+  // `since`: only the gap since then (a rerun's), contiguous with what was published before.
+  const ranges: [number, number][] = since === undefined ? historyRanges(now, hoursAhead) : [[since, now]];
   const total = ranges.reduce((s, [a, b]) => s + (b - a), 0);
   let done = 0;
   let events = 0;
