@@ -91,7 +91,9 @@ describe('end to end: edges, aggregator, control, CLI', () => {
     for (const attacker of ['flood', 'botnet'] as const) {
       const ms = await waitUntil(() => driver!.propagationMs(attacker), `${attacker} refused by both edges`, 60_000, 50);
       const episode = driver!.attacks[attacker]!;
-      console.log(`propagation: ${attacker} refused at every edge ${ms} ms after its first request (${Object.entries(episode.deniedAt).map(([e, t]) => `${e} +${t - episode.startedAt} ms`).join(', ')})`);
+      const ban = await waitUntil(() => bans.latest().get(attacker === 'flood' ? `ip:${FLOOD_IP}` : `cidr:${BOTNET_PREFIX}`), `the ${attacker} ban on the bans topic`, 10_000);
+      const crossing = episode.startedAt + ms - ban.startedAt;
+      console.log(`propagation: ${attacker} refused at every edge ${ms} ms after its first request, ${crossing} ms after the request that crossed the threshold (${Object.entries(episode.deniedAt).map(([e, t]) => `${e} +${t - episode.startedAt} ms`).join(', ')})`);
     }
     const live = bans.latest();
     expect(live.get(`ip:${FLOOD_IP}`)).toMatchObject({ policyId: 'demo-flood', httpStatus: 429, origin: 'aggregator', preview: false });
