@@ -11,7 +11,7 @@ import { startEdge, type Edge } from '../demo/edge.js';
 import { Driver } from '../demo/driver.js';
 import { applyDemoPolicies } from '../demo/control.js';
 import { publishHistory } from '../demo/history.js';
-import { BOTNET_PREFIX, COUNTRIES, DEMO_SCENARIO, FLOOD_IP, isLegitimateIp, nightCountry, Scenario, type ScenarioOptions } from '../demo/scenario.js';
+import { BOTNET_PREFIX, COUNTRIES, DEMO_SCENARIO, FLOOD_IP, isLegitimateIp, nightCountry, Scenario, type Country, type ScenarioOptions } from '../demo/scenario.js';
 
 const PARTITIONS = 6;
 const run = promisify(execFile);
@@ -39,7 +39,8 @@ describe('end to end: edges, aggregator, control, CLI', () => {
   let scenario: Scenario;
   // Attacks start 3 s in and stop at 30 s; the night spike runs to 60 s.
   const options: ScenarioOptions = { ...DEMO_SCENARIO, partitions: PARTITIONS, phases: { flood: [3_000, 30_000], botnet: [3_000, 30_000], spike: [3_000, 60_000] } };
-  const spiking = nightCountry(Date.now());
+  // The country deepest in its night when the traffic starts.
+  let spiking: Country;
 
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers, PARTITIONS);
@@ -62,11 +63,13 @@ describe('end to end: edges, aggregator, control, CLI', () => {
     for (const c of COUNTRIES) {
       await waitUntil(() => (baselines.latest().get(`country:${c.code}`)?.evaluatedUntil ?? 0) >= historyEnd - 5 * 60_000, `${c.code}'s history judged`, 120_000, 200);
     }
-    console.log(`history: ${history} events published and counted; the night spike comes from ${spiking.code}`);
+    console.log(`history: ${history} events published and counted`);
 
     edges = await Promise.all(['edge-a', 'edge-b'].map((edgeId) => startEdge({ brokers: kafkaBrokers, topicPrefix: broker.topics.prefix, edgeId, logger })));
     await waitUntil(() => edges.every((e) => e.enforcer.ready), 'both enforcers ready', 60_000, 50);
     scenario = new Scenario(options, Date.now());
+    spiking = nightCountry(scenario.startedAt);
+    console.log(`the night spike comes from ${spiking.code}`);
     driver = new Driver({ edges: edges.map((e) => e.url), scenario }).start();
   }, 420_000);
 
