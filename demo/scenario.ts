@@ -211,7 +211,7 @@ export class Scenario {
     const r = this.random();
     if (r < 0.4) return { ...base, method: 'GET', path: '/' };
     if (r < 0.9) return { ...base, method: 'GET', path: '/api/products' };
-    const typo = this.random() < 0.2;
+    const typo = this.random() < 0.1;
     return { ...base, method: 'POST', path: '/login', user: `user${n}@${COUNTRIES[i]!.code.toLowerCase()}.example`, password: typo ? 'correct-horse' : GOOD_PASSWORD };
   }
 }
