@@ -70,7 +70,9 @@ export interface ScenarioOptions {
 export const DEMO_SCENARIO: Omit<ScenarioOptions, 'partitions'> = {
   seed: 20261122,
   phases: { flood: [10_000, 50_000], botnet: [20_000, 60_000], spike: [30_000, 110_000], every: 180_000 },
-  peakPerSecond: 0.4, floodPerSecond: 40, botnetPerSecond: 12, spikePerSecond: 4,
+  // Attack rates of real ones (a flood sends hundreds a second, a botnet dozens of logins), so a
+  // policy crosses well within a second of the attack starting.
+  peakPerSecond: 0.4, floodPerSecond: 400, botnetPerSecond: 80, spikePerSecond: 4,
 };
 
 /**
