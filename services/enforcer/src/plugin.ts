@@ -19,6 +19,8 @@ export interface BanstreamPluginOptions {
   /** The client address; default request.ip (set Fastify's trustProxy to read X-Forwarded-For). */
   clientIp?: (request: FastifyRequest) => string;
   userId?: (request: FastifyRequest) => string | undefined;
+  /** The client's country as the edge knows it (e.g. a CF-IPCountry header), checked and published. */
+  country?: (request: FastifyRequest) => string | undefined;
   /** The clear API key, hashed before it is checked or published. */
   apiKey?: (request: FastifyRequest) => string | undefined;
   /** Request headers copied into events, for policies keyed on them (lower case; never credentials). */
@@ -45,9 +47,10 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const apiKey = options.apiKey?.(request);
     const userId = options.userId?.(request);
+    const country = options.country?.(request);
     const decision = await enforcer.check({
       ip: ipOf(request), method: request.method, host: request.host, path: request.url, headers: request.headers,
-      ...(apiKey ? { apiKey } : {}), ...(userId ? { userId } : {}),
+      ...(apiKey ? { apiKey } : {}), ...(userId ? { userId } : {}), ...(country ? { country } : {}),
     });
     request.banstream = decision;
     reply.headers(decisionHeaders(decision));
@@ -64,7 +67,7 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
       if (typeof value === 'string') headers[name] = value;
     }
     publisher.publish({
-      eventId: randomUUID(), timestamp: Date.now() - Math.round(reply.elapsedTime), ip: ipOf(request), country: null, region: null, asn: null,
+      eventId: randomUUID(), timestamp: Date.now() - Math.round(reply.elapsedTime), ip: ipOf(request), country: options.country?.(request) ?? null, region: null, asn: null,
       method: request.method, host: request.host, path: request.url.split('?')[0]!, route: request.routeOptions.url ?? null,
       status: reply.statusCode, userId: options.userId?.(request) ?? null, apiKeyHash: apiKey ? hashApiKey(apiKey) : null,
       headers, edgeId: options.edgeId, latencyMs: reply.elapsedTime,
