@@ -10,6 +10,7 @@
  * EdgePublisher, as Node edges do. Reports; never judges by exit code.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEdgePublisher } from '@banstream/edge';
@@ -44,6 +45,7 @@ const PROGRESS_MS = 30_000;
 const CHECKS_PER_TICK = 2; // 40 enforcer checks a second
 const GATEWAY_BATCH = 500;
 const GATEWAY_IN_FLIGHT = 16;
+const EDGES = 4;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const MB = 1024 * 1024;
 
@@ -55,6 +57,9 @@ interface Point {
   lagRecordsSubjects: number;
   lagEvents: number;
   feedLagMs: number;
+  /** Aggregator window entries and their bytes: state that must expire, for diagnosis. */
+  aggregatorKeys: number;
+  aggregatorStateBytes: number;
 }
 
 async function main(): Promise<void> {
@@ -72,7 +77,13 @@ async function main(): Promise<void> {
   const env = { KAFKA_BROKERS: BROKERS, REDIS_URL, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: String(PARTITIONS), LOG_LEVEL: 'warn' };
   let pipeline: Pipeline | undefined;
   const logger = createLogger({ service: 'soak-edge', level: 'warn', destination: process.stderr });
-  const publisher = createEdgePublisher({ kafka: createKafka({ brokers: parseBrokers(BROKERS), clientId: 'soak-edge', logger }), topic: eventsTopic, logger });
+  // One publisher per edge (events carry edge-0..3), as a fleet of Node edges would have.
+  const publishers = Array.from({ length: EDGES }, (_, i) =>
+    createEdgePublisher({ kafka: createKafka({ brokers: parseBrokers(BROKERS), clientId: `soak-edge-${i}`, logger }), topic: eventsTopic, logger }));
+  const edgeStats = () => publishers.map((x) => x.stats()).reduce((a, b) => ({
+    delivered: a.delivered + b.delivered,
+    dropped: a.dropped + Object.values(b.dropped).reduce((x, y) => x + y, 0),
+  }), { delivered: 0, dropped: 0 });
   let stop = false;
   process.once('SIGINT', () => void (stop = true));
   try {
@@ -125,7 +136,7 @@ async function main(): Promise<void> {
         }
         for (let i = 0; i < g; i += GATEWAY_BATCH) post(events.slice(i, Math.min(g, i + GATEWAY_BATCH)));
         viaGateway += g;
-        for (let i = g; i < events.length; i++) publisher.publish(events[i]!);
+        for (let i = g; i < events.length; i++) publishers[Number(events[i]!.edgeId.slice(5)) % EDGES]!.publish(events[i]!);
         if (checking < 8) {
           // The flood that started about 14 s ago crossed its threshold (600 at 60/s) some 4 s ago: banned for 30 s.
           const a = Math.max(0, traffic.attacksStarted(elapsed - 14_000) - 1);
@@ -148,7 +159,7 @@ async function main(): Promise<void> {
       const rss: Point['rss'] = {};
       const heap: Point['heap'] = {};
       for (const s of p.services) {
-        const bytes = rssBytes(s.proc.child.pid) ?? metric(texts[s.name], 'banstream_process_resident_memory_bytes');
+        const bytes = rssBytes(s.proc.child.pid) ?? 0;
         if (bytes > 0) rss[s.name] = bytes;
         const used = metric(texts[s.name], 'banstream_nodejs_heap_size_used_bytes');
         if (used > 0) heap[s.name] = used;
@@ -158,17 +169,22 @@ async function main(): Promise<void> {
         groupLag(admin, `${groupId}.subjects`, topicFullName(prefix, 'aggregator-subjects')).catch(() => Number.NaN),
       ]);
       // Events Kafka acknowledged (edge publisher here, the gateway's publisher there) less those the aggregator counted.
-      const acked = publisher.stats().delivered + metric(texts.ingest, 'banstream_edge_events_delivered_total');
-      const lagEvents = Math.max(0, acked - metric(texts.aggregator, 'banstream_aggregator_events_consumed_total'));
+      // A service too busy to answer within 3 s gives no figure for this sample (not a zero).
+      const acked = edgeStats().delivered + metric(texts.ingest, 'banstream_edge_events_delivered_total');
+      const lagEvents = texts.aggregator === undefined || texts.ingest === undefined
+        ? Number.NaN : Math.max(0, acked - metric(texts.aggregator, 'banstream_aggregator_events_consumed_total'));
       const feed = { sum: metric(texts.enforcer, 'banstream_enforcer_feed_lag_seconds_sum'), count: metric(texts.enforcer, 'banstream_enforcer_feed_lag_seconds_count') };
-      const feedLagMs = feed.count > lastFeed.count ? ((feed.sum - lastFeed.sum) / (feed.count - lastFeed.count)) * 1000 : 0;
-      lastFeed = feed;
+      const feedLagMs = texts.enforcer === undefined ? Number.NaN : feed.count > lastFeed.count ? ((feed.sum - lastFeed.sum) / (feed.count - lastFeed.count)) * 1000 : 0;
+      if (texts.enforcer !== undefined) lastFeed = feed;
       await fetch(`http://127.0.0.1:${p.port('control')}/v1/bans?limit=100`, { headers: { authorization: `Bearer ${p.viewerToken}` } }).then((r) => r.arrayBuffer(), () => undefined);
-      const point = { t, rss, heap, lagRecords, lagRecordsSubjects, lagEvents, feedLagMs };
+      const aggregatorKeys = metric(texts.aggregator, 'banstream_aggregator_state_keys');
+      const aggregatorStateBytes = metric(texts.aggregator, 'banstream_aggregator_state_bytes');
+      const point = { t, rss, heap, lagRecords, lagRecordsSubjects, lagEvents, feedLagMs, aggregatorKeys, aggregatorStateBytes };
       if (t - lastProgress >= PROGRESS_MS) {
         lastProgress = t;
         const sent = pacer.totals().sent;
-        note(`soak ${(t / 60_000).toFixed(1)} min: ${sent.toLocaleString('en')} events (${Math.round((sent / t) * 1000).toLocaleString('en')}/s), lag ${lagEvents.toLocaleString('en')} events / ${lagRecords} records, ` +
+        const edges = edgeStats();
+        note(`soak ${(t / 60_000).toFixed(1)} min: ${sent.toLocaleString('en')} events generated (${Math.round((sent / t) * 1000).toLocaleString("en")}/s), ${edges.dropped.toLocaleString("en")} dropped by the edges, lag ${lagEvents.toLocaleString('en')} events / ${lagRecords} records, ` +
           `rss MB ${SERVICES.map((n) => `${n} ${((rss[n] ?? 0) / MB).toFixed(0)}`).join(', ')}, ` +
           `aggregator keys ${metric(texts.aggregator, 'banstream_aggregator_state_keys')}, bans ${metric(texts.aggregator, 'banstream_aggregator_bans_emitted_total')} / tombstones ${metric(texts.aggregator, 'banstream_aggregator_ban_tombstones_total')}`);
       }
@@ -203,23 +219,30 @@ async function main(): Promise<void> {
       figures[`rss_mb_max_${name}`] = sig(Math.max(...rss.map((s) => s.value)) / MB, 4);
     }
     const { sent, skipped } = pacer.totals();
-    const stats = publisher.stats();
+    const edges = edgeStats();
+    const finite = (xs: number[]) => xs.filter(Number.isFinite);
     Object.assign(figures, {
       max_memory_slope_mb_per_min: sig(Math.max(...slopes.filter(Number.isFinite)), 3),
-      max_lag_events: Math.max(...points.map((pt) => pt.lagEvents)),
+      max_lag_events: Math.max(...finite(points.map((pt) => pt.lagEvents))),
       end_lag_events: end.lagEvents,
-      max_lag_records: Math.max(...points.map((pt) => pt.lagRecords).filter(Number.isFinite)),
+      max_lag_records: Math.max(...finite(points.map((pt) => pt.lagRecords))),
       end_lag_records: end.lagRecords,
-      max_lag_records_subjects: Math.max(...points.map((pt) => pt.lagRecordsSubjects).filter(Number.isFinite)),
+      max_lag_records_subjects: Math.max(...finite(points.map((pt) => pt.lagRecordsSubjects))),
       // After the warm-up: the first interval includes the policies published before the enforcer started.
-      max_enforcer_feed_lag_ms: sig(Math.max(0, ...points.filter((pt) => pt.t >= WARMUP_MS).map((pt) => pt.feedLagMs)), 3),
-      achieved_events_per_s: Math.round((sent / sendMs) * 1000),
-      events_sent: sent,
+      max_enforcer_feed_lag_ms: sig(Math.max(0, ...finite(points.filter((pt) => pt.t >= WARMUP_MS).map((pt) => pt.feedLagMs))), 3),
+      // What reached Kafka: events the edges generated on schedule but dropped (buffer full) do not count.
+      achieved_events_per_s: Math.round(((edges.delivered + gateway.accepted) / sendMs) * 1000),
+      generated_events_per_s: Math.round((sent / sendMs) * 1000),
+      events_sent: edges.delivered + gateway.accepted,
+      events_generated: sent,
       events_behind_schedule: skipped,
       events_via_gateway: viaGateway,
       gateway_events_accepted: gateway.accepted,
       gateway_events_refused: gateway.refused,
-      edge_events_dropped: Object.values(stats.dropped).reduce((a, b) => a + b, 0),
+      edge_events_dropped: edges.dropped,
+      unanswered_samples: points.filter((pt) => !Number.isFinite(pt.lagEvents)).length,
+      soak_process_cpu_s: sig(process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6, 3),
+      load_average_1m_end: sig(loadavg()[0]!, 3),
       aggregator_events_counted: metric(agg, 'banstream_aggregator_events_consumed_total'),
       aggregator_late_events: metric(agg, 'banstream_aggregator_late_events_total'),
       aggregator_state_keys_end: metric(agg, 'banstream_aggregator_state_keys'),
@@ -239,14 +262,14 @@ async function main(): Promise<void> {
     report('soak', {
       minutes: MINUTES, rate: RATE, warmup_s: WARMUP_MS / 1000, sample_s: SAMPLE_MS / 1000, partitions: PARTITIONS, policies: SOAK_POLICIES.map((x) => x.id),
       traffic: DEFAULT_SHAPE,
-      paths: `${GATEWAY_SHARE * 100}% of the events POSTed to the ingest gateway as Avro RequestEventBatch bodies of up to ${GATEWAY_BATCH}; the rest published straight to Kafka by an EdgePublisher in the soak process; ${CHECKS_PER_TICK * (1000 / TICK_MS)} POST /v1/check a second to the enforcer sidecar; GET /v1/bans on control every ${SAMPLE_MS / 1000} s`,
+      paths: `${GATEWAY_SHARE * 100}% of the events POSTed to the ingest gateway as Avro RequestEventBatch bodies of up to ${GATEWAY_BATCH}; the rest published straight to Kafka by ${EDGES} EdgePublishers in the soak process (one per edge id, default options); ${CHECKS_PER_TICK * (1000 / TICK_MS)} POST /v1/check a second to the enforcer sidecar; GET /v1/bans on control every ${SAMPLE_MS / 1000} s`,
       memory: 'VmRSS from /proc/PID/status every sample; slope = least squares after the warm-up (heap_*: nodejs_heap_size_used_bytes)',
       lag: 'max_lag_events: events Kafka acknowledged minus events the aggregator counted; lag_records: broker high watermarks minus the aggregator group\'s committed offsets, summed over partitions (events topic; _subjects: its repartition topic); enforcer feed lag: mean produce-to-applied delay per sample interval',
       target: 'memory slope flat, under 1 MB/min after warm-up (reported, not judged)',
     }, figures);
   } finally {
     stop = true;
-    await publisher.close(5_000).catch(() => undefined);
+    await Promise.all(publishers.map((x) => x.close(5_000).catch(() => undefined)));
     await pipeline?.stop();
     await deleteTopics(admin, prefix).catch((e: Error) => note(`could not delete topics: ${e.message}`));
     await deleteGroups(admin, prefix);
