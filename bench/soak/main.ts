@@ -53,6 +53,8 @@ interface Point {
   t: number;
   rss: Partial<Record<ServiceName, number>>;
   heap: Partial<Record<ServiceName, number>>;
+  /** Memory V8 tracks outside the heap (Buffers, typed arrays). */
+  external: Partial<Record<ServiceName, number>>;
   lagRecords: number;
   lagRecordsSubjects: number;
   lagEvents: number;
@@ -158,11 +160,14 @@ async function main(): Promise<void> {
       const texts = Object.fromEntries(await Promise.all(SERVICES.map(async (name) => [name, await scrape(p.port(name))] as const))) as Record<ServiceName, string | undefined>;
       const rss: Point['rss'] = {};
       const heap: Point['heap'] = {};
+      const external: Point['external'] = {};
       for (const s of p.services) {
         const bytes = rssBytes(s.proc.child.pid) ?? 0;
         if (bytes > 0) rss[s.name] = bytes;
         const used = metric(texts[s.name], 'banstream_nodejs_heap_size_used_bytes');
         if (used > 0) heap[s.name] = used;
+        const outside = metric(texts[s.name], 'banstream_nodejs_external_memory_bytes');
+        if (outside > 0) external[s.name] = outside;
       }
       const [lagRecords, lagRecordsSubjects] = await Promise.all([
         groupLag(admin, groupId, eventsTopic).catch(() => Number.NaN),
@@ -172,14 +177,14 @@ async function main(): Promise<void> {
       // A service too busy to answer within 3 s gives no figure for this sample (not a zero).
       const acked = edgeStats().delivered + metric(texts.ingest, 'banstream_edge_events_delivered_total');
       const lagEvents = texts.aggregator === undefined || texts.ingest === undefined
-        ? Number.NaN : Math.max(0, acked - metric(texts.aggregator, 'banstream_aggregator_events_consumed_total'));
+        ? Number.NaN : Math.max(0, acked - processed(texts.aggregator));
       const feed = { sum: metric(texts.enforcer, 'banstream_enforcer_feed_lag_seconds_sum'), count: metric(texts.enforcer, 'banstream_enforcer_feed_lag_seconds_count') };
       const feedLagMs = texts.enforcer === undefined ? Number.NaN : feed.count > lastFeed.count ? ((feed.sum - lastFeed.sum) / (feed.count - lastFeed.count)) * 1000 : 0;
       if (texts.enforcer !== undefined) lastFeed = feed;
       await fetch(`http://127.0.0.1:${p.port('control')}/v1/bans?limit=100`, { headers: { authorization: `Bearer ${p.viewerToken}` } }).then((r) => r.arrayBuffer(), () => undefined);
       const aggregatorKeys = metric(texts.aggregator, 'banstream_aggregator_state_keys');
       const aggregatorStateBytes = metric(texts.aggregator, 'banstream_aggregator_state_bytes');
-      const point = { t, rss, heap, lagRecords, lagRecordsSubjects, lagEvents, feedLagMs, aggregatorKeys, aggregatorStateBytes };
+      const point = { t, rss, heap, external, lagRecords, lagRecordsSubjects, lagEvents, feedLagMs, aggregatorKeys, aggregatorStateBytes };
       if (t - lastProgress >= PROGRESS_MS) {
         lastProgress = t;
         const sent = pacer.totals().sent;
@@ -263,8 +268,8 @@ async function main(): Promise<void> {
       minutes: MINUTES, rate: RATE, warmup_s: WARMUP_MS / 1000, sample_s: SAMPLE_MS / 1000, partitions: PARTITIONS, policies: SOAK_POLICIES.map((x) => x.id),
       traffic: DEFAULT_SHAPE,
       paths: `${GATEWAY_SHARE * 100}% of the events POSTed to the ingest gateway as Avro RequestEventBatch bodies of up to ${GATEWAY_BATCH}; the rest published straight to Kafka by ${EDGES} EdgePublishers in the soak process (one per edge id, default options); ${CHECKS_PER_TICK * (1000 / TICK_MS)} POST /v1/check a second to the enforcer sidecar; GET /v1/bans on control every ${SAMPLE_MS / 1000} s`,
-      memory: 'VmRSS from /proc/PID/status every sample; slope = least squares after the warm-up (heap_*: nodejs_heap_size_used_bytes)',
-      lag: 'max_lag_events: events Kafka acknowledged minus events the aggregator counted; lag_records: broker high watermarks minus the aggregator group\'s committed offsets, summed over partitions (events topic; _subjects: its repartition topic); enforcer feed lag: mean produce-to-applied delay per sample interval',
+      memory: 'VmRSS from /proc/PID/status every sample; slope = least squares after the warm-up (heap_*: nodejs_heap_size_used_bytes; soak.samples.json also has nodejs_external_memory_bytes and the aggregator window state)',
+      lag: 'max_lag_events: events Kafka acknowledged minus events the aggregator is done with (counted, late or dead-lettered); lag_records: broker high watermarks minus the aggregator group\'s committed offsets, summed over partitions (events topic; _subjects: its repartition topic); enforcer feed lag: mean produce-to-applied delay per sample interval',
       target: 'memory slope flat, under 1 MB/min after warm-up (reported, not judged)',
     }, figures);
   } finally {
@@ -275,6 +280,11 @@ async function main(): Promise<void> {
     await deleteGroups(admin, prefix);
     await admin.disconnect();
   }
+}
+
+/** Events the aggregator is done with: counted, too late to count, or sent to the DLQ. */
+function processed(text: string | undefined): number {
+  return metric(text, 'banstream_aggregator_events_consumed_total') + metric(text, 'banstream_aggregator_late_events_total') + metric(text, 'banstream_aggregator_dlq_records_total');
 }
 
 function cacheEntries(text: string | undefined, cache: string): number {
