@@ -58,7 +58,9 @@ export async function startPipeline(env: Record<string, string>, groupId: string
   try {
     for (const name of SERVICES) {
       const port = await freePort();
-      const proc = spawnService(name, { ...env, ...extra[name], HTTP_PORT: String(port), SERVICE_NAME: name });
+      // SOAK_SERVICE_NODE_OPTIONS, e.g. --heapsnapshot-signal=SIGUSR2, to look inside a service that grows.
+      const debug: Record<string, string> = process.env.SOAK_SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SOAK_SERVICE_NODE_OPTIONS } : {};
+      const proc = spawnService(name, { ...env, ...extra[name], ...debug, HTTP_PORT: String(port), SERVICE_NAME: name });
       services.push({ name, port, proc });
       await waitReady(`http://127.0.0.1:${port}/readyz`);
     }
