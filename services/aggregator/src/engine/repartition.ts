@@ -1,5 +1,5 @@
 import type { SubjectCountBatch, SubjectCountEntry } from '@banstream/schemas';
-import { partitionFor } from './routing.js';
+import { OwnerCache } from './owner-cache.js';
 
 /**
  * Stage one of the two-phase count for subjects that are not local to an events
@@ -69,20 +69,14 @@ export class RepartitionBuffer {
   }
 }
 
-/** murmur2 once per subject, shared by every events partition; dropped whole when large. */
-const ownersByCount = new Map<number, Map<string, number>>();
-const OWNERS_CACHED = 200_000;
+/** murmur2 once per subject, shared by every events partition. */
+const owners = new Map<number, OwnerCache>();
+const OWNERS_PER_GENERATION = 16_384;
 
 function ownerPartition(subject: string, partitions: number): number {
-  let owners = ownersByCount.get(partitions);
-  if (!owners) ownersByCount.set(partitions, (owners = new Map()));
-  let partition = owners.get(subject);
-  if (partition === undefined) {
-    if (owners.size >= OWNERS_CACHED) owners.clear();
-    partition = partitionFor(subject, partitions);
-    owners.set(subject, partition);
-  }
-  return partition;
+  let cache = owners.get(partitions);
+  if (!cache) owners.set(partitions, (cache = new OwnerCache(partitions, OWNERS_PER_GENERATION)));
+  return cache.owner(subject);
 }
 
 /**
