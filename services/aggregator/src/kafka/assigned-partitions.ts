@@ -101,6 +101,24 @@ export class AssignedPartitions<S> {
     return { state: h.state, live: at >= h.resumeAt };
   }
 
+  /**
+   * Forgets every partition and its state, and any assignment being planned: the
+   * member lost them (the group evicted it), so what it is assigned next is rebuilt
+   * by replay rather than continued from records the group will deliver again.
+   */
+  release(): void {
+    this.generation++;
+    this.held.clear();
+  }
+
+  /** release(), unless an assignment came since this was called (a commit that failed late must not forget it). */
+  releaser(): () => void {
+    const generation = this.generation;
+    return () => {
+      if (this.generation === generation) this.release();
+    };
+  }
+
   /** Is everything of this partition up to `offset` beyond the replay? */
   isLive(partition: number, offset: string): boolean {
     const h = this.held.get(partition);
