@@ -181,7 +181,7 @@ export async function startSidecar(env: Record<string, string>): Promise<Sidecar
     },
     ready: async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200,
   };
-  await waitUntil(() => sidecar.ready(), `enforcer on ${port} to be ready\n${proc.output()}`, 60_000, 50);
+  await waitUntil(() => sidecar.ready(), `enforcer on ${port} to be ready\n${proc.output()}`, 60_000, 10);
   return sidecar;
 }
 
