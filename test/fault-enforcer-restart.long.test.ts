@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { testInfra, waitUntil } from './support/infra.js';
-import { NO_DROPS, startPipeline, type Pipeline, type Sidecar } from './support/pipeline.js';
+import { NO_DROPS, serveThrough, startPipeline, type Pipeline, type Sidecar } from './support/pipeline.js';
 
 const BANNED = '203.0.113.9';
 const THROTTLED = '198.51.100.44';
@@ -34,20 +34,9 @@ describe('fault: an enforcer sidecar restarted', () => {
     const env = { REDIS_URL: redisUrl, ENFORCER_REDIS_TIMEOUT_MS: '200' };
     let sidecar: Sidecar = await p.startSidecar(env);
     const edge = p.edge('edge-restart');
-
-    // The edge serves requests: ask the sidecar, answer, publish the event; with no sidecar it fails open.
-    let serving = true;
-    const served = { checked: 0, failedOpen: 0 };
-    const serve = (async () => {
-      for (let i = 0; serving; i++) {
-        const ip = CLIENTS[i % CLIENTS.length]!;
-        const answer = await sidecar.check({ ip, path: '/' }).catch(() => undefined);
-        if (answer?.status === 200) served.checked++;
-        else served.failedOpen++;
-        edge.send(ip, answer?.body.allowed === false ? Number(answer.body.status) : 200);
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    })();
+    // The edge serves requests through the sidecar; with no sidecar it fails open.
+    const edgeLoop = serveThrough(edge, () => sidecar, CLIENTS);
+    const { served } = edgeLoop;
     const background = edge.steady(CLIENTS, 5, 20);
 
     // What the cache holds before the restart: a ban, a count far over its threshold (98% to deny), the policies.
@@ -77,8 +66,7 @@ describe('fault: an enforcer sidecar restarted', () => {
     expect(served.failedOpen).toBeGreaterThan(failedOpenBefore);
     const checkedAfter = served.checked;
     await waitUntil(() => served.checked > checkedAfter + 20, 'the edge to be answered by the new sidecar', 20_000, 50);
-    serving = false;
-    await serve;
+    await edgeLoop.stop();
     background.stop();
 
     const stats = await edge.settle(15_000);

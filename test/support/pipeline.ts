@@ -163,6 +163,33 @@ function createEdge(broker: TestBroker, host: string, name: string): Edge {
   return edge;
 }
 
+/**
+ * An edge serving requests in a loop: it asks the sidecar `current()` returns,
+ * answers (failing open when the sidecar does not answer) and publishes the event
+ * with the status it answered.
+ */
+export function serveThrough(edge: Edge, current: () => Sidecar, clients: readonly string[]) {
+  let serving = true;
+  const served = { checked: 0, failedOpen: 0 };
+  const loop = (async () => {
+    for (let i = 0; serving; i++) {
+      const ip = clients[i % clients.length]!;
+      const answer = await current().check({ ip }).catch(() => undefined);
+      if (answer?.status === 200) served.checked++;
+      else served.failedOpen++;
+      edge.send(ip, answer?.body.allowed === false ? Number(answer.body.status) : 200);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  return {
+    served,
+    async stop() {
+      serving = false;
+      await loop;
+    },
+  };
+}
+
 /** Starts the built enforcer sidecar and waits for /readyz. */
 export async function startSidecar(env: Record<string, string>): Promise<Sidecar> {
   const port = await freePort();
