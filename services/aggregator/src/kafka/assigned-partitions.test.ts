@@ -6,8 +6,8 @@ import { AssignedPartitions } from './assigned-partitions.js';
 
 /** A consumer whose group joins the test triggers, and an admin that knows two offsets per partition. */
 function setup() {
-  let onJoin: ((e: { payload: { memberAssignment: Record<string, number[]> } }) => void) | undefined;
-  const consumer = { events: { GROUP_JOIN: 'join' }, on: (_: string, f: typeof onJoin) => (onJoin = f), seek: vi.fn() } as unknown as Consumer;
+  const handlers = new Map<string, (e: { payload: { memberAssignment: Record<string, number[]> } }) => void>();
+  const consumer = { events: { GROUP_JOIN: 'join', CRASH: 'crash' }, on: (name: string, f: () => void) => handlers.set(name, f), seek: vi.fn() } as unknown as Consumer;
   const admin = {
     fetchTopicOffsetsByTimestamp: async () => [{ partition: 0, offset: '0' }, { partition: 1, offset: '0' }],
     fetchOffsets: async () => [{ topic: 'events', partitions: [{ partition: 0, offset: '5' }, { partition: 1, offset: '5' }] }],
@@ -16,10 +16,10 @@ function setup() {
   let created = 0;
   const assigned = new AssignedPartitions({ consumer, admin, topic: 'events', groupId: 'g', logger, horizonMs: () => 1, nowMs: () => 0, create: () => ++created });
   const join = async (partitions: number[]) => {
-    onJoin!({ payload: { memberAssignment: { events: partitions } } });
+    handlers.get('join')!({ payload: { memberAssignment: { events: partitions } } });
     await vi.waitFor(() => expect(assigned.ready && partitions.every((p) => assigned.has(p))).toBe(true));
   };
-  return { assigned, join, created: () => created };
+  return { assigned, join, created: () => created, crash: () => handlers.get('crash')!({ payload: { memberAssignment: {} } }) };
 }
 
 describe('AssignedPartitions.release', () => {
@@ -34,6 +34,13 @@ describe('AssignedPartitions.release', () => {
     await join([0, 1]);
     expect(created()).toBe(4);
     expect(assigned.accept(0, '0')).toMatchObject({ live: false });
+  });
+
+  it('forgets its partitions when the consumer crashes, as kafkajs restarts it from the committed offsets', async () => {
+    const { assigned, join, crash } = setup();
+    await join([1]);
+    crash();
+    expect(assigned.has(1)).toBe(false);
   });
 
   it('does not forget an assignment that came after the failed commit began', async () => {

@@ -46,6 +46,8 @@ export class AssignedPartitions<S> {
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
       this.plan([...(event.payload.memberAssignment[options.topic] ?? [])]);
     });
+    // kafkajs restarts a crashed consumer (Kafka away too long) from the committed offsets: rebuild, as after an eviction.
+    consumer.on(consumer.events.CRASH, () => this.release());
   }
 
   /** Plans an assignment; a failure (a leader still being elected…) is retried until a newer assignment comes. */
