@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Admin } from 'kafkajs';
-import { createEdgePublisher, DROP_REASONS, type BufferStats, type EdgePublisher } from '@banstream/edge';
+import { createEdgePublisher, DROP_REASONS, type BufferStats, type EdgePublisher, type EdgePublisherOptions } from '@banstream/edge';
 import { SCHEMA_NAMES, type Ban, type WindowCount } from '@banstream/schemas';
 import { captureLogger, uniqueName, waitUntil } from './infra.js';
 import { connectTestBroker, type TestBroker } from './broker.js';
@@ -36,7 +36,7 @@ export interface Pipeline {
   aggregatorEnv: Record<string, string>;
   startAggregator(extra?: Record<string, string>): Promise<Aggregator>;
   startSidecar(env: Record<string, string>): Promise<Sidecar>;
-  edge(name: string): Edge;
+  edge(name: string, options?: Pick<EdgePublisherOptions, 'budgetBytes'>): Edge;
   policy(spec: Record<string, unknown> & { id: string }): Promise<void>;
   ban(subject: string, ttlMs?: number): Promise<Ban>;
   /** Reads the counts and bans topics (again, after a broker outage: new consumers). */
@@ -60,6 +60,7 @@ export async function startPipeline(brokers: string, partitions = 3): Promise<Pi
     AGGREGATOR_SESSION_TIMEOUT_MS: '6000', GEO_ALERT_ENABLED: 'false',
   };
   const processes: RunningProcess[] = [];
+  const aggregators: Aggregator[] = [];
   const edges: Edge[] = [];
   let counts: TopicTail<WindowCount> | undefined;
   let bans: TopicTail<Ban> | undefined;
@@ -72,6 +73,7 @@ export async function startPipeline(brokers: string, partitions = 3): Promise<Pi
     async startAggregator(extra = {}) {
       const a = await startAggregator({ ...aggregatorEnv, ...extra });
       processes.push(a.proc);
+      aggregators.push(a);
       return a;
     },
     async startSidecar(env) {
@@ -79,8 +81,8 @@ export async function startPipeline(brokers: string, partitions = 3): Promise<Pi
       processes.push(s.proc);
       return s;
     },
-    edge(name) {
-      const e = createEdge(broker, host, name);
+    edge(name, options = {}) {
+      const e = createEdge(broker, host, name, options);
       edges.push(e);
       return e;
     },
@@ -103,8 +105,10 @@ export async function startPipeline(brokers: string, partitions = 3): Promise<Pi
     bans: () => bans ?? fail('watch() first'),
     counted: () => counts?.latest().get(`${TOTAL_POLICY}|host:${host}`)?.count,
     async waitCounted(expected, timeoutMs) {
-      await waitUntil(() => pipeline.counted() === expected(), 'the aggregator to count every accepted event', timeoutMs, 200).catch((error: Error) => {
-        throw new Error(`${error.message}: counted ${pipeline.counted()}, accepted ${expected()}`);
+      await waitUntil(() => pipeline.counted() === expected(), 'the aggregator to count every accepted event', timeoutMs, 200).catch(async (error: Error) => {
+        const state = await Promise.all(aggregators.map((a) => fetch(`http://127.0.0.1:${a.port}/metrics`).then((r) => r.text()).catch(() => 'gone')));
+        const logs = state.map((m) => m.split('\n').filter((l) => /consumed_total|replaying|counts_emitted|consumer_lag|entries_applied|late_events/.test(l) && !l.startsWith('#')).join('\n')).join('\n---\n');
+        throw new Error(`${error.message}: counted ${pipeline.counted()}, accepted ${expected()}\naggregator state:\n${logs}`);
       });
     },
     async close() {
@@ -137,10 +141,13 @@ export interface Edge {
   stats(): BufferStats;
   /** Waits until nothing is buffered or in flight. */
   settle(timeoutMs: number): Promise<BufferStats>;
+  /** The publisher's last warnings and errors, for failure messages. */
+  warnings(): string[];
 }
 
-function createEdge(broker: TestBroker, host: string, name: string): Edge {
-  const publisher = createEdgePublisher({ kafka: broker.kafka, topic: broker.topics.name('events'), logger: captureLogger().logger, lingerMs: 2 });
+function createEdge(broker: TestBroker, host: string, name: string, options: Pick<EdgePublisherOptions, 'budgetBytes'>): Edge {
+  const log = captureLogger();
+  const publisher = createEdgePublisher({ kafka: broker.kafka, topic: broker.topics.name('events'), logger: log.logger, lingerMs: 2, ...options });
   const edge: Edge = {
     publisher,
     send(ip, status = 200, path = '/') {
@@ -158,7 +165,10 @@ function createEdge(broker: TestBroker, host: string, name: string): Edge {
     settle: (timeoutMs) => waitUntil(() => {
       const s = publisher.stats();
       return s.pendingEvents === 0 && s.inFlightEvents === 0 ? s : undefined;
-    }, `edge ${name} to deliver what it buffered`, timeoutMs, 50),
+    }, `edge ${name} to deliver what it buffered`, timeoutMs, 50).catch((error: Error) => {
+      throw new Error(`${error.message}: ${JSON.stringify(publisher.stats())}; last warnings: ${edge.warnings().join(' | ')}`);
+    }),
+    warnings: () => log.lines().filter((l) => Number(l.level) >= 40).slice(-8).map((l) => `${String(l.msg)} ${l.err ? JSON.stringify(l.err).slice(0, 300) : ''}`),
   };
   return edge;
 }
