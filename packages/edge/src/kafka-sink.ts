@@ -10,6 +10,19 @@ export interface KafkaSinkOptions {
   reconnectMs: number;
 }
 
+/** Broker errors after which an idempotent producer id cannot write again, though the records could. */
+const PRODUCER_STATE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH']);
+
+/** The producer-state error inside `error` (kafkajs wraps it in retry errors), if any. */
+export function producerStateLost(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; depth < 8 && e !== null && typeof e === 'object'; depth++) {
+    const { type, originalError, cause } = e as { type?: unknown; originalError?: unknown; cause?: unknown };
+    if (typeof type === 'string' && PRODUCER_STATE_ERRORS.has(type)) return type;
+    e = originalError ?? cause;
+  }
+  return undefined;
+}
+
 /**
  * Records to Kafka through an idempotent producer, acknowledged by every in-sync
  * replica, partitioned by kafkajs's default partitioner (murmur2 of the key, as the
@@ -19,13 +32,14 @@ export interface KafkaSinkOptions {
  */
 export function createKafkaSink(options: KafkaSinkOptions): RecordSink {
   const { kafka, topic, logger, reconnectMs } = options;
-  const producer = kafka.producer({
+  const newProducer = () => kafka.producer({
     idempotent: true,
     maxInFlightRequests: 5,
     allowAutoTopicCreation: false,
     retry: { retries: Number.MAX_SAFE_INTEGER },
     createPartitioner: Partitioners.DefaultPartitioner,
   });
+  let producer = newProducer();
   let closed = false;
   let connecting: Promise<void> | undefined;
   let wake: (() => void) | undefined;
@@ -52,7 +66,23 @@ export function createKafkaSink(options: KafkaSinkOptions): RecordSink {
     async send(records: readonly KeyedRecord[]) {
       connecting ??= connect();
       await connecting;
-      await producer.send({ topic, acks: -1, messages: records as KeyedRecord[] });
+      const used = producer;
+      try {
+        await used.send({ topic, acks: -1, messages: records as KeyedRecord[] });
+      } catch (error) {
+        const lost = producerStateLost(error);
+        if (!lost) throw error;
+        // Sends that failed while the broker was away still advanced kafkajs's sequence
+        // numbers: this producer id can write nothing more. A new one starts afresh; the
+        // records were not written (a gap is what the broker refused), so they are sent again.
+        if (used === producer) {
+          producer = newProducer();
+          connecting = undefined;
+          void used.disconnect().catch(() => undefined);
+          logger.warn({ topic, reason: lost }, 'kafka refused the producer sequence; sending again with a new producer');
+        }
+        throw new Error(`kafka refused the producer sequence (${lost}); sending again with a new producer`);
+      }
     },
     async close() {
       closed = true;

@@ -5,6 +5,7 @@ import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, type AggregatorConfig } from './config.js';
 import { BanLedger } from './engine/ban-ledger.js';
 import { Outbox } from './engine/outbox.js';
+import { DecisionFlusher } from './kafka/decision-flusher.js';
 import { Publisher, type AggregatorTopics } from './kafka/publisher.js';
 import { aggregatorMetrics } from './metrics.js';
 import { EventsStage } from './stages/events-stage.js';
@@ -48,6 +49,7 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
   let context: StageContext | undefined;
   let stages: { events: EventsStage; subjects: SubjectsStage } | undefined;
   let ticker: Ticker | undefined;
+  let decisionFlusher: DecisionFlusher | undefined;
   let started = false;
   readiness.add('started', () => started);
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
@@ -88,30 +90,30 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
       logger.info({ policies: book.policies.map((p) => p.id), allowlist: allowlist.size, bans: ledger.size, baselines: geo?.baselines.size }, 'policies, allowlist, bans and baselines read');
       await Promise.all([decisions.connect(), bulk.connect()]);
       const publisher = new Publisher(bulk, decisions, topics, catalog);
-      let chain: Promise<void> = Promise.resolve();
+      const flusher = (decisionFlusher = new DecisionFlusher({
+        outbox,
+        async publish(drained) {
+          await publisher.decisions(drained);
+          const now = Date.now();
+          for (const b of drained.bans) {
+            if (!b.value) continue;
+            metrics.bans.inc({ policy: b.value.policyId, preview: String(b.value.preview) });
+            metrics.banDelay.observe(Math.max(0, now - b.value.startedAt) / 1000);
+          }
+          for (const c of drained.counts) if (c.value) metrics.counts.inc({ kind: c.value.kind });
+          for (const a of drained.alerts) if (a.value) metrics.geoAlerts.inc({ scope: a.value.scope, state: a.value.state });
+        },
+        onRetry(error, attempt) {
+          if (attempt === 1 || attempt % 20 === 0) logger.warn({ err: error, attempt }, 'publishing counts and bans failed; retrying');
+        },
+      }));
       const ctx: StageContext = (context = {
         kafka, admin, logger, config, catalog, topics, metrics, book, outbox, publisher,
         partitions: { events: partitionsOf(topics.events), subjects: partitionsOf(topics.subjects) },
         decider: { ledger, allowlist, nowMs: Date.now },
         ...(geo ? { geo: geo.context } : {}),
         horizonMs: () => Math.max(book.longestWindowMs, config.AGGREGATOR_GEO_WINDOW_MS) + config.AGGREGATOR_GRACE_MS + CLOCK_SKEW_MS,
-        flushDecisions() {
-          if (outbox.size === 0) return chain;
-          const drained = outbox.drain();
-          const { counts, bans, alerts } = drained;
-          chain = chain.then(async () => {
-            await publisher.decisions(drained);
-            const now = Date.now();
-            for (const b of bans) {
-              if (!b.value) continue;
-              metrics.bans.inc({ policy: b.value.policyId, preview: String(b.value.preview) });
-              metrics.banDelay.observe(Math.max(0, now - b.value.startedAt) / 1000);
-            }
-            for (const c of counts) if (c.value) metrics.counts.inc({ kind: c.value.kind });
-            for (const a of alerts) if (a.value) metrics.geoAlerts.inc({ scope: a.value.scope, state: a.value.state });
-          });
-          return chain;
-        },
+        flushDecisions: () => flusher.flush(),
       });
       stages = { events: new EventsStage(ctx), subjects: new SubjectsStage(ctx) };
       await Promise.all([stages.events.start(), stages.subjects.start()]);
@@ -127,6 +129,8 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
         // Everything learned since the last write, so a restart goes on from here.
         const now = Date.now();
         for (const s of stages.subjects.assigned.states()) s.watch?.flush(now, outbox, true);
+        // One last attempt: with Kafka away, shutting down must not wait for it.
+        decisionFlusher?.stop();
         await context.flushDecisions();
       }
       await Promise.all([...feeds.map((f) => f.stop()), geo?.baselines.stop(), geo?.notifier?.stop()]);

@@ -58,6 +58,19 @@ describe('EventBuffer', () => {
     expect(b.take(10, 100).map((p) => p.value)).toEqual(['a', 'b', 'c']);
   });
 
+  it('keeps publication order when sends in flight together fail in any order, their events grouped by key', () => {
+    const b = new EventBuffer<string>(1_000);
+    for (const v of ['a1', 'b1', 'a2', 'b2', 'a3', 'b3', 'a4']) b.push(v, 1);
+    const first = b.take(2, 100);
+    const second = b.take(2, 100);
+    const third = b.take(2, 100);
+    // A send's items come back grouped by key; the newest send fails first.
+    b.requeue([third[1]!, third[0]!]);
+    b.requeue(first);
+    b.requeue([second[1]!, second[0]!]);
+    expect(b.take(10, 100).map((p) => p.value)).toEqual(['a1', 'b1', 'a2', 'b2', 'a3', 'b3', 'a4']);
+  });
+
   it('keeps published = delivered + dropped + pending + in flight, within the budget, whatever happens', () => {
     const op = fc.oneof(
       fc.record({ kind: fc.constant('push' as const), bytes: fc.integer({ min: 1, max: 400 }) }),

@@ -16,6 +16,8 @@ export type DropReason = (typeof DROP_REASONS)[number];
 export interface Pending<T> {
   readonly value: T;
   readonly bytes: number;
+  /** Publication order: failed sends go back into it, so events still leave oldest first. */
+  readonly seq: number;
 }
 
 /**
@@ -42,6 +44,7 @@ export interface BufferStats {
  */
 export class EventBuffer<T> {
   private readonly queue = new Deque<Pending<T>>();
+  private nextSeq = 0;
   private readonly counts = {
     published: 0, delivered: 0, refused: 0, pendingBytes: 0, inFlightEvents: 0, inFlightBytes: 0,
     dropped: Object.fromEntries(DROP_REASONS.map((r) => [r, 0])) as Record<DropReason, number>,
@@ -77,7 +80,7 @@ export class EventBuffer<T> {
       this.counts.dropped.too_large++;
       return 0;
     }
-    this.queue.push({ value, bytes });
+    this.queue.push({ value, bytes, seq: this.nextSeq++ });
     this.counts.pendingBytes += bytes;
     let evicted = 0;
     while (this.usedBytes > this.budgetBytes) {
@@ -102,7 +105,7 @@ export class EventBuffer<T> {
       return false;
     }
     for (let i = 0; i < values.length; i++) {
-      this.queue.push({ value: values[i]!, bytes: sizes[i]! });
+      this.queue.push({ value: values[i]!, bytes: sizes[i]!, seq: this.nextSeq++ });
       this.counts.pendingBytes += sizes[i]!;
     }
     this.counts.published += values.length;
@@ -145,11 +148,19 @@ export class EventBuffer<T> {
   }
 
   /**
-   * Puts in-flight events back in front, in their order, after a send that may be
-   * retried: they are the oldest again, so the first to go if the budget runs out.
+   * Puts in-flight events back in front, in publication order, after a send that may
+   * be retried: they are the oldest again, so the first to go if the budget runs out.
+   * Sends in flight together fail in any order (and a send groups its events by key):
+   * merged by sequence with what earlier failures put back, the queue stays oldest
+   * first, so a consumer never sees an outage's backlog after newer events.
    */
   requeue(events: readonly Pending<T>[]): void {
-    for (let i = events.length - 1; i >= 0; i--) this.queue.unshift(events[i]!);
+    const back = [...events].sort((a, b) => a.seq - b.seq);
+    const last = back[back.length - 1]?.seq ?? -Infinity;
+    const older: Pending<T>[] = [];
+    for (let head = this.queue.peek(); head !== undefined && head.seq < last; head = this.queue.peek()) older.push(this.queue.shift()!);
+    const merged = mergeBySeq(back, older);
+    for (let i = merged.length - 1; i >= 0; i--) this.queue.unshift(merged[i]!);
     const bytes = sumBytes(events);
     this.counts.inFlightEvents -= events.length;
     this.counts.inFlightBytes -= bytes;
@@ -179,4 +190,13 @@ function sumBytes(events: readonly Pending<unknown>[]): number {
   let bytes = 0;
   for (const e of events) bytes += e.bytes;
   return bytes;
+}
+
+/** Two lists sorted by sequence, as one. */
+function mergeBySeq<T>(a: readonly Pending<T>[], b: readonly Pending<T>[]): Pending<T>[] {
+  const out: Pending<T>[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) out.push(j >= b.length || (i < a.length && a[i]!.seq < b[j]!.seq) ? a[i++]! : b[j++]!);
+  return out;
 }

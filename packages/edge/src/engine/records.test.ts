@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Pending } from './event-buffer.js';
 import { encodeGroups, groupByKey } from './records.js';
 
-const pending = (values: string[]): Pending<string>[] => values.map((value) => ({ value, bytes: 1 }));
+const pending = (values: string[]): Pending<string>[] => values.map((value, seq) => ({ value, bytes: 1, seq }));
 /** Test key: the part before the dot; values without a dot have no key. */
 const keyOf = (v: string) => (v.includes('.') ? v.split('.')[0] : undefined);
 

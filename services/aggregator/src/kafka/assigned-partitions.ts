@@ -46,6 +46,8 @@ export class AssignedPartitions<S> {
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
       this.plan([...(event.payload.memberAssignment[options.topic] ?? [])]);
     });
+    // kafkajs restarts a crashed consumer (Kafka away too long) from the committed offsets: rebuild, as after an eviction.
+    consumer.on(consumer.events.CRASH, () => this.release());
   }
 
   /** Plans an assignment; a failure (a leader still being elected…) is retried until a newer assignment comes. */
@@ -99,6 +101,24 @@ export class AssignedPartitions<S> {
     h.synced = true;
     h.next = at + 1n;
     return { state: h.state, live: at >= h.resumeAt };
+  }
+
+  /**
+   * Forgets every partition and its state, and any assignment being planned: the
+   * member lost them (the group evicted it), so what it is assigned next is rebuilt
+   * by replay rather than continued from records the group will deliver again.
+   */
+  release(): void {
+    this.generation++;
+    this.held.clear();
+  }
+
+  /** release(), unless an assignment came since this was called (a commit that failed late must not forget it). */
+  releaser(): () => void {
+    const generation = this.generation;
+    return () => {
+      if (this.generation === generation) this.release();
+    };
   }
 
   /** Is everything of this partition up to `offset` beyond the replay? */

@@ -58,7 +58,30 @@ export function reasonOf(error: unknown): Reason {
   return { code, message: error instanceof Error ? error.message : String(error) };
 }
 
-/** Commits a live record's offset: everything before it was processed and its output acknowledged. */
-export async function commitLive(consumer: Consumer, topic: string, partition: number, offset: string): Promise<void> {
-  await consumer.commitOffsets([{ topic, partition, offset: (BigInt(offset) + 1n).toString() }]);
+/** Group errors after which a commit is refused until the member joins again. */
+const REJOIN_ERRORS = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'NOT_COORDINATOR_FOR_GROUP']);
+
+/** The group protocol error inside `error` (kafkajs wraps it in its retrier's errors), when it asks the member to rejoin. */
+export function rejoinCause(error: unknown): Error | undefined {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    if (REJOIN_ERRORS.has((e as { type?: unknown }).type as string)) return e;
+  }
+  return undefined;
+}
+
+/**
+ * Commits a live record's offset: everything before it was processed and its output acknowledged.
+ * A commit refused because this member left the group (a pause longer than the session
+ * timeout) calls `lost` and throws the protocol error itself: kafkajs rejoins on that one,
+ * whereas the non-retriable wrapper its retrier puts around it stops the consumer for good.
+ */
+export async function commitLive(consumer: Consumer, topic: string, partition: number, offset: string, lost: () => void): Promise<void> {
+  try {
+    await consumer.commitOffsets([{ topic, partition, offset: (BigInt(offset) + 1n).toString() }]);
+  } catch (error) {
+    const cause = rejoinCause(error);
+    if (!cause) throw error;
+    lost();
+    throw cause;
+  }
 }

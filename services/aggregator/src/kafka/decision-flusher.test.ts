@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import type { Ban } from '@banstream/schemas';
+import { Outbox, type Drained } from '../engine/outbox.js';
+import { DecisionFlusher } from './decision-flusher.js';
+
+const ban = (subject: string): Ban => ({
+  banId: `b-${subject}`, subject, policyId: 'p', reason: 'r', evidenceCount: 1, windowSeconds: 60, startedAt: 0, expiresAt: 1,
+  preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
+});
+
+/** A publisher that fails its first `failures` calls, as a producer does while Kafka is away. */
+function setup(failures: number) {
+  const outbox = new Outbox();
+  const published: string[] = [];
+  const retries: number[] = [];
+  let calls = 0;
+  const flusher = new DecisionFlusher({
+    outbox, retryMs: 1,
+    async publish(drained: Drained) {
+      if (++calls <= failures) throw new Error('kafka away');
+      for (const b of drained.bans) published.push(`${b.key}:${b.value ? 'ban' : 'tombstone'}`);
+    },
+    onRetry: (_e, attempt) => retries.push(attempt),
+  });
+  return { outbox, flusher, published, retries };
+}
+
+describe('DecisionFlusher', () => {
+  it('retries a failed publication until Kafka takes it, keeping order with later flushes, and does not fail later flushes', async () => {
+    const { outbox, flusher, published, retries } = setup(3);
+    outbox.bans.push({ key: 'ip:1', value: ban('ip:1') });
+    const first = flusher.flush();
+    outbox.bans.push({ key: 'ip:1', value: null });
+    const second = flusher.flush();
+    await Promise.all([first, second]);
+    expect(published).toEqual(['ip:1:ban', 'ip:1:tombstone']);
+    expect(retries).toEqual([1, 2, 3]);
+    outbox.bans.push({ key: 'ip:2', value: ban('ip:2') });
+    await flusher.flush();
+    expect(published.at(-1)).toBe('ip:2:ban');
+  });
+
+  it('fails instead of retrying once stopped, so a shutdown without Kafka ends', async () => {
+    const { outbox, flusher } = setup(Infinity);
+    flusher.stop();
+    outbox.bans.push({ key: 'ip:1', value: ban('ip:1') });
+    await expect(flusher.flush()).rejects.toThrow('kafka away');
+  });
+});

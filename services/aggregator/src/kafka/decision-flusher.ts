@@ -1,0 +1,50 @@
+import type { Drained, Outbox } from '../engine/outbox.js';
+
+export interface DecisionFlusherOptions {
+  outbox: Outbox;
+  /** Resolves once the records are acknowledged. */
+  publish(drained: Drained): Promise<void>;
+  /** Told of each failed attempt before it is retried. */
+  onRetry(error: unknown, attempt: number): void;
+  retryMs?: number;
+}
+
+/**
+ * Publishes what the outbox holds, each publication after the one before, so the
+ * records of one key keep their order (a ban, then its tombstone). A failed
+ * publication (Kafka away) is retried until it succeeds: nothing decided is lost,
+ * later flushes wait behind it (so their input offsets are not committed), and one
+ * failure does not fail every later flush. After stop(), a failure is final.
+ */
+export class DecisionFlusher {
+  private chain: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(private readonly options: DecisionFlusherOptions) {}
+
+  flush(): Promise<void> {
+    const { outbox } = this.options;
+    if (outbox.size === 0) return this.chain;
+    const drained = outbox.drain();
+    this.chain = this.chain.then(() => this.publishUntilDone(drained));
+    return this.chain;
+  }
+
+  /** Retries no more (shutdown): a publication that fails from now on rejects. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private async publishUntilDone(drained: Drained): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.options.publish(drained);
+        return;
+      } catch (error) {
+        if (this.stopped) throw error;
+        this.options.onRetry(error, attempt);
+        await new Promise((r) => setTimeout(r, this.options.retryMs ?? 500));
+      }
+    }
+  }
+}
