@@ -19,11 +19,21 @@ export interface EdgePublisherOptions {
   lingerMs?: number;
   /** Events per Kafka record (one RequestEventBatch). Default 500. */
   maxEventsPerRecord?: number;
+  /**
+   * Event-time span of one record, in ms. Default 1000: well under the aggregator's
+   * grace (5 s), so a backlog sent at once still reaches each partition in time order
+   * within that grace and is counted.
+   */
+  maxRecordSpanMs?: number;
   /** Events per send (one produce request, many records). Default 5000. */
   maxEventsPerSend?: number;
   /** Estimated bytes per send; a send starts as soon as this much is buffered. Default 1 MiB. */
   maxBytesPerSend?: number;
-  /** Sends awaiting acknowledgement at once. Default 3. */
+  /**
+   * Sends awaiting acknowledgement at once. Default 1: with more, a send that fails and
+   * is retried lands behind newer ones, and after an outage that disorder can exceed
+   * the aggregator's grace, which then leaves those events uncounted.
+   */
   maxInFlight?: number;
   /** Pause after a failed send before the next attempt, and between connection attempts. Default 500 ms. */
   retryBackoffMs?: number;
@@ -39,6 +49,7 @@ export interface ResolvedOptions {
   budgetBytes: number;
   lingerMs: number;
   maxEventsPerRecord: number;
+  maxRecordSpanMs: number;
   maxEventsPerSend: number;
   maxBytesPerSend: number;
   maxInFlight: number;
@@ -50,9 +61,10 @@ export const DEFAULTS: ResolvedOptions = Object.freeze({
   budgetBytes: 64 * 1024 * 1024,
   lingerMs: 5,
   maxEventsPerRecord: 500,
+  maxRecordSpanMs: 1_000,
   maxEventsPerSend: 5_000,
   maxBytesPerSend: 1024 * 1024,
-  maxInFlight: 3,
+  maxInFlight: 1,
   retryBackoffMs: 500,
   dropLogIntervalMs: 10_000,
 });

@@ -4,7 +4,7 @@ import { loadSchemaCatalog, SCHEMA_NAMES, SINGLE_OBJECT_HEADER_LENGTH, SINGLE_OB
 import { DropLog } from './engine/drop-log.js';
 import { EventBuffer, type BufferStats, type DropReason, type Pending } from './engine/event-buffer.js';
 import { estimateEventBytes } from './engine/event-size.js';
-import { concatBatch, estimateBytes, isEncoded, type BufferedEvent } from './engine/encoded.js';
+import { concatBatch, encodedTimestamp, estimateBytes, isEncoded, type BufferedEvent } from './engine/encoded.js';
 import { encodeGroups, groupByKey, type EncodedRecord } from './engine/records.js';
 import { createKafkaSink } from './kafka-sink.js';
 import { edgeMetrics, type EdgeMetrics } from './metrics.js';
@@ -233,7 +233,7 @@ class Publisher implements EdgePublisher {
     let records: EncodedRecord<BufferedEvent>[] = [];
     let unusable: Pending<BufferedEvent>[];
     try {
-      const { groups, invalid: keyless } = groupByKey(send.items, partitionKeyOf, this.config.maxEventsPerRecord);
+      const { groups, invalid: keyless } = groupByKey(send.items, partitionKeyOf, this.config.maxEventsPerRecord, eventTimeOf, this.config.maxRecordSpanMs);
       const encoded = encodeGroups(groups, this.encodeBatch, this.isValidEvent);
       records = encoded.records;
       unusable = keyless.concat(encoded.invalid);
@@ -276,6 +276,11 @@ class Publisher implements EdgePublisher {
     const s = this.buffer.stats();
     this.logger.warn({ dropped, bufferBytes: s.pendingBytes + s.inFlightBytes, budgetBytes: s.budgetBytes }, 'edge publisher dropped events (Kafka slow or unreachable, or events unusable)');
   }
+}
+
+function eventTimeOf(event: BufferedEvent): number | undefined {
+  if (isEncoded(event)) return encodedTimestamp(event.body);
+  return typeof event.timestamp === 'number' ? event.timestamp : undefined;
 }
 
 function partitionKeyOf(event: BufferedEvent): string | undefined {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import avro from 'avsc';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
-import { avroLong, concatBatch } from './encoded.js';
+import { avroLong, concatBatch, encodedTimestamp } from './encoded.js';
 
 const catalog = loadSchemaCatalog();
 const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
@@ -27,6 +27,16 @@ describe('avroLong', () => {
     const long = avro.Type.forSchema('long');
     for (const n of [0, -1, 1, 63, -64, 64, 300, -300, 2 ** 31, 4_294_967_295, 1_700_000_000_000, -(2 ** 40)]) {
       expect(Buffer.from(avroLong(n))).toEqual(long.toBuffer(n));
+    }
+  });
+});
+
+describe('encodedTimestamp', () => {
+  it('reads the event time off an encoded RequestEvent, and nothing off bytes cut short', () => {
+    for (const [eventId, timestamp] of [['', 0], ['e-1', 1_795_000_000_123], ['x'.repeat(300), 42]] as const) {
+      const body = eventType.toBuffer({ ...event(1), eventId, timestamp });
+      expect(encodedTimestamp(body)).toBe(timestamp);
+      expect(encodedTimestamp(body.subarray(0, avroLong(Buffer.byteLength(eventId)).length + Buffer.byteLength(eventId)))).toBeUndefined();
     }
   });
 });

@@ -18,6 +18,30 @@ export function isEncoded(event: BufferedEvent): event is EncodedEvent {
   return (event as Partial<EncodedEvent>).body !== undefined;
 }
 
+/**
+ * The event time of an encoded RequestEvent, read off its bytes without decoding it:
+ * the schema starts with `eventId` (a string: length, then bytes) and `timestamp` (a
+ * long). Undefined when the bytes end early (the encoder's check refuses them later).
+ */
+export function encodedTimestamp(body: Uint8Array): number | undefined {
+  const length = readLong(body, 0);
+  if (length === undefined || length.value < 0) return undefined;
+  return readLong(body, length.next + length.value)?.value;
+}
+
+/** An Avro long (zigzag varint) at `at`, for values within ±2^52. */
+function readLong(bytes: Uint8Array, at: number): { value: number; next: number } | undefined {
+  let n = 0;
+  let scale = 1;
+  for (let i = at; i < bytes.length && i < at + 8; i++) {
+    const b = bytes[i]!;
+    n += (b & 0x7f) * scale;
+    scale *= 0x80;
+    if (b < 0x80) return { value: n % 2 === 0 ? n / 2 : -(n + 1) / 2, next: i + 1 };
+  }
+  return undefined;
+}
+
 /** The entry, the key string and the Buffer view; the bytes themselves count in full. */
 const ENCODED_OVERHEAD_BYTES = 160;
 

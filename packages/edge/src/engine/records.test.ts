@@ -42,3 +42,28 @@ describe('encodeGroups', () => {
     expect(invalid).toHaveLength(2);
   });
 });
+
+describe('groupByKey with a span cap', () => {
+  /** Value `key@ms`. */
+  const timed = (values: string[]): Pending<string>[] => values.map((value, seq) => ({ value, bytes: 1, seq }));
+  const key = (v: string) => v.split('@')[0];
+  const time = (v: string) => Number(v.split('@')[1]);
+
+  it('starts a new group when an event is further than the span from its group\'s first, so a backlog leaves in time order', () => {
+    // A backlog: a busy key `a` and a quiet `b` over 3 s; a cap of 1 s.
+    const backlog = ['a@0', 'b@100', 'a@500', 'a@1000', 'a@1001', 'b@1500', 'a@2100', 'b@2900'];
+    const { groups } = groupByKey(timed(backlog), key, 500, time, 1000);
+    expect(groups.map((g) => g.items.map((i) => i.value))).toEqual([['a@0', 'a@500', 'a@1000'], ['b@100'], ['a@1001'], ['b@1500'], ['a@2100'], ['b@2900']]);
+    // What a partition holding both keys receives: no event more than the span behind one before it.
+    let newest = -Infinity;
+    for (const g of groups) for (const i of g.items) {
+      expect(time(i.value)).toBeGreaterThanOrEqual(newest - 1000);
+      newest = Math.max(newest, time(i.value));
+    }
+  });
+
+  it('without times, only the event cap applies', () => {
+    const { groups } = groupByKey(timed(['a@0', 'a@5000']), key, 500, () => undefined, 1000);
+    expect(groups).toHaveLength(1);
+  });
+});

@@ -15,15 +15,22 @@ export interface EncodedRecord<T> {
 
 /**
  * Groups events by partition key, keeping their order within each key, into groups
- * of at most `maxEvents`. Events without a key (`keyOf` returns undefined: no valid
- * IP) come back apart, to be dropped as invalid.
+ * of at most `maxEvents` whose events span at most `maxSpanMs` by `timeOf` (when it
+ * knows the time). Groups come in order of their first event. The span cap keeps a
+ * partition's records in time order within `maxSpanMs` even when a backlog (Kafka
+ * was away) is sent at once: without it, one busy /24's record could carry half a
+ * minute of events before its neighbour's oldest, and the aggregator would find
+ * those older than its grace and not count them. Events without a key (`keyOf`
+ * returns undefined: no valid IP) come back apart, to be dropped as invalid.
  */
 export function groupByKey<T>(
   items: readonly Pending<T>[],
   keyOf: (value: T) => string | undefined,
   maxEvents: number,
+  timeOf: (value: T) => number | undefined = () => undefined,
+  maxSpanMs = Number.POSITIVE_INFINITY,
 ): { groups: KeyedGroup<T>[]; invalid: Pending<T>[] } {
-  const open = new Map<string, KeyedGroup<T>>();
+  const open = new Map<string, KeyedGroup<T> & { firstAt: number | undefined }>();
   const groups: KeyedGroup<T>[] = [];
   const invalid: Pending<T>[] = [];
   for (const item of items) {
@@ -32,12 +39,15 @@ export function groupByKey<T>(
       invalid.push(item);
       continue;
     }
+    const at = timeOf(item.value);
     let group = open.get(key);
-    if (group === undefined || group.items.length >= maxEvents) {
-      group = { key, items: [] };
+    const spanFull = group?.firstAt !== undefined && at !== undefined && at - group.firstAt > maxSpanMs;
+    if (group === undefined || group.items.length >= maxEvents || spanFull) {
+      group = { key, items: [], firstAt: at };
       open.set(key, group);
       groups.push(group);
     }
+    group.firstAt ??= at;
     group.items.push(item);
   }
   return { groups, invalid };
