@@ -5,7 +5,7 @@ import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, type AggregatorConfig } from './config.js';
 import { BanLedger } from './engine/ban-ledger.js';
 import { Outbox } from './engine/outbox.js';
-import { DecisionFlusher } from './kafka/decision-flusher.js';
+import { DecisionFlusher, retryUntilDone } from './kafka/decision-flusher.js';
 import { Publisher, type AggregatorTopics } from './kafka/publisher.js';
 import { aggregatorMetrics } from './metrics.js';
 import { EventsStage } from './stages/events-stage.js';
@@ -114,6 +114,12 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
         ...(geo ? { geo: geo.context } : {}),
         horizonMs: () => Math.max(book.longestWindowMs, config.AGGREGATOR_GEO_WINDOW_MS) + config.AGGREGATOR_GRACE_MS + CLOCK_SKEW_MS,
         flushDecisions: () => flusher.flush(),
+        publishUntilDone: (what, publish) => retryUntilDone(publish, {
+          stopped: () => flusher.isStopped,
+          onRetry(error, attempt) {
+            if (attempt === 1 || attempt % 20 === 0) logger.warn({ err: error, attempt }, `publishing ${what} failed; retrying`);
+          },
+        }),
       });
       stages = { events: new EventsStage(ctx), subjects: new SubjectsStage(ctx) };
       await Promise.all([stages.events.start(), stages.subjects.start()]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Ban } from '@banstream/schemas';
 import { Outbox, type Drained } from '../engine/outbox.js';
-import { DecisionFlusher } from './decision-flusher.js';
+import { DecisionFlusher, retryUntilDone } from './decision-flusher.js';
 
 const ban = (subject: string): Ban => ({
   banId: `b-${subject}`, subject, policyId: 'p', reason: 'r', evidenceCount: 1, windowSeconds: 60, startedAt: 0, expiresAt: 1,
@@ -45,5 +45,20 @@ describe('DecisionFlusher', () => {
     flusher.stop();
     outbox.bans.push({ key: 'ip:1', value: ban('ip:1') });
     await expect(flusher.flush()).rejects.toThrow('kafka away');
+  });
+});
+
+describe('retryUntilDone', () => {
+  it('retries a failing publication until Kafka takes it, and gives up only once stopped', async () => {
+    let calls = 0;
+    const retries: number[] = [];
+    await retryUntilDone(async () => {
+      if (++calls < 4) throw new Error('broker away');
+    }, { retryMs: 1, stopped: () => false, onRetry: (_e, attempt) => retries.push(attempt) });
+    expect(calls).toBe(4);
+    expect(retries).toEqual([1, 2, 3]);
+    await expect(retryUntilDone(async () => {
+      throw new Error('broker away');
+    }, { retryMs: 1, stopped: () => true, onRetry: () => undefined })).rejects.toThrow('broker away');
   });
 });

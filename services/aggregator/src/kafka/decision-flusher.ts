@@ -35,16 +35,37 @@ export class DecisionFlusher {
     this.stopped = true;
   }
 
-  private async publishUntilDone(drained: Drained): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.options.publish(drained);
-        return;
-      } catch (error) {
-        if (this.stopped) throw error;
-        this.options.onRetry(error, attempt);
-        await new Promise((r) => setTimeout(r, this.options.retryMs ?? 500));
-      }
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  private publishUntilDone(drained: Drained): Promise<void> {
+    return retryUntilDone(() => this.options.publish(drained), { onRetry: this.options.onRetry, retryMs: this.options.retryMs, stopped: () => this.stopped });
+  }
+}
+
+export interface RetryOptions {
+  onRetry(error: unknown, attempt: number): void;
+  retryMs?: number | undefined;
+  /** True once the service stops: the failure is then final. */
+  stopped(): boolean;
+}
+
+/**
+ * Runs `publish` until it succeeds. Output the aggregator owes Kafka (decisions, the
+ * repartition, dead letters) must not be dropped when Kafka is away: the input it
+ * came from is never read again (its offsets are behind the partition's position),
+ * so an output given up is an event never counted.
+ */
+export async function retryUntilDone(publish: () => Promise<void>, options: RetryOptions): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await publish();
+      return;
+    } catch (error) {
+      if (options.stopped()) throw error;
+      options.onRetry(error, attempt);
+      await new Promise((r) => setTimeout(r, options.retryMs ?? 500));
     }
   }
 }

@@ -27,6 +27,8 @@ export interface StageContext {
   publisher: Publisher;
   /** Publishes what the outbox holds, in order with every earlier call. */
   flushDecisions(): Promise<void>;
+  /** Runs a publication of stage output (repartition, dead letters) until Kafka takes it. */
+  publishUntilDone(what: string, publish: () => Promise<void>): Promise<void>;
   /** Longest window to rebuild on assignment, grace and clock skew included. */
   horizonMs(): number;
   /** Geographic alerting; absent when GEO_ALERT_ENABLED is false. */

@@ -85,8 +85,10 @@ export class EventsStage {
     if (fresh > 0) this.ctx.metrics.eventsConsumed.inc({ replay: 'false' }, fresh);
     if (replayed > 0) this.ctx.metrics.eventsConsumed.inc({ replay: 'true' }, replayed);
     if (last === undefined || !owner) return;
-    await this.ctx.publisher.repartition(owner.repartition.take());
-    await this.ctx.publisher.deadLetters(dead);
+    // Taken out of the buffer: if Kafka refused them, nothing would send them again.
+    const batches = owner.repartition.take();
+    await this.ctx.publishUntilDone('the repartition', () => this.ctx.publisher.repartition(batches));
+    await this.ctx.publishUntilDone('dead letters', () => this.ctx.publisher.deadLetters(dead));
     for (const d of dead) this.ctx.metrics.dlq.inc({ reason: d.reasonCode });
     await this.ctx.flushDecisions();
     // kafkajs fetches again from the last resolved offset, so a replay longer than one

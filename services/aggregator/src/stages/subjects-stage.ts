@@ -88,7 +88,7 @@ export class SubjectsStage {
     }
     ctx.geo?.record(report);
     if (last === undefined) return;
-    await ctx.publisher.deadLetters(dead);
+    await ctx.publishUntilDone('dead letters', () => ctx.publisher.deadLetters(dead));
     for (const d of dead) ctx.metrics.dlq.inc({ reason: d.reasonCode });
     await ctx.flushDecisions();
     // kafkajs fetches again from the last resolved offset, so a replay longer than one
