@@ -81,6 +81,8 @@ export class EventsStage {
       if (accepted.live) fresh += n;
       else replayed += n;
       last = m.offset;
+      // A ban leaves now, not after the rest of a large fetch (a backlog can hold seconds of events).
+      if (this.ctx.outbox.bans.length > 0) await this.ctx.flushDecisions();
     }
     if (fresh > 0) this.ctx.metrics.eventsConsumed.inc({ replay: 'false' }, fresh);
     if (replayed > 0) this.ctx.metrics.eventsConsumed.inc({ replay: 'true' }, replayed);

@@ -85,6 +85,8 @@ export class SubjectsStage {
         continue;
       }
       this.apply(accepted.state, decoded, accepted.live, report);
+      // A ban leaves now, not after the rest of a large fetch.
+      if (ctx.outbox.bans.length > 0) await ctx.flushDecisions();
     }
     ctx.geo?.record(report);
     if (last === undefined) return;
