@@ -30,6 +30,8 @@ const TIMEOUT_MS = intEnv('BENCH_AGG_TIMEOUT_S', 180) * 1000;
 const STALL_MS = intEnv('BENCH_AGG_STALL_S', 30) * 1000;
 const START_MS = intEnv('BENCH_AGG_START_S', 60) * 1000;
 const SKIP_SERVICE = process.env.BENCH_AGG_SKIP_SERVICE === '1';
+/** The service's own fetch size unless set (README "Configuration": drain speed against ban latency). */
+const FETCH_KB = process.env.AGGREGATOR_FETCH_KB_PER_PARTITION;
 /** Development only: another entry point for the service process. */
 const SERVICE_ENTRY = process.env.BENCH_AGG_SERVICE_MAIN || 'services/aggregator/dist/main.js';
 
@@ -86,6 +88,7 @@ export async function main(repoRoot: string): Promise<void> {
           HTTP_PORT: String(port),
           LOG_LEVEL: 'warn',
           AGGREGATOR_GROUP_ID: groupId,
+          ...(FETCH_KB === undefined ? {} : { AGGREGATOR_FETCH_KB_PER_PARTITION: FETCH_KB }),
           ...(connection.redisUrl === undefined ? {} : { REDIS_URL: connection.redisUrl }),
         };
         note(`run ${run}/${RUNS}: aggregator (group ${groupId}, metrics on :${port})`);
@@ -169,6 +172,7 @@ export async function main(repoRoot: string): Promise<void> {
         service: SKIP_SERVICE
           ? 'skipped (BENCH_AGG_SKIP_SERVICE=1)'
           : `node ${SERVICE_ENTRY}, fresh AGGREGATOR_GROUP_ID per run; ${CONSUMED_METRIC} sampled every 50 ms; rate between the first sample above 0 and the first sample at the total`,
+        aggregator_fetch_kb_per_partition: FETCH_KB ?? 'service default',
         service_failures: service.flatMap((r, i) => (r.failure === undefined ? [] : [`run ${i + 1}: ${r.failure}`])),
         run_order: SKIP_SERVICE ? 'per run: ceiling, fetch-only' : 'per run: aggregator, ceiling, fetch-only',
         stack_started_by_bench: connection.startedStack,
