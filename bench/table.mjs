@@ -23,6 +23,7 @@ const ROWS = [
   { bench: 'enforcer', figure: 'http_checks_per_s', ceiling: 'http_ceiling_per_s', ratio: 'http_ratio', target: 'ratio ≥ 0.8', anchor: 'ceiling: Fastify hello-world, same client' },
   { bench: 'enforcer', figure: 'redis_checks_per_s', ceiling: 'redis_ceiling_per_s', ratio: 'redis_ratio', target: 'ratio ≥ 0.75', anchor: 'ceiling: redis-benchmark -P 16 EVALSHA of the same script' },
   { bench: 'enforcer', figure: 'ban_feed_lag_p99_ms', target: '≤ 100', anchor: 'ban record sent → applied by an enforcer' },
+  { bench: 'propagation', figure: 'p50_ms', ceiling: 'ceiling_roundtrip_p50_ms', target: '–', anchor: 'median of 100 attackers, same run' },
   { bench: 'propagation', figure: 'p99_ms', ceiling: 'ceiling_roundtrip_p99_ms', target: '≤ 250', anchor: 'CrowdSec bouncers poll every 10 s; Cloudflare "up to a few seconds"; AWS WAF "usually below 30 seconds"' },
   { bench: 'propagation', figure: 'background_events_per_s', target: '100,000', anchor: 'background load during the propagation run' },
   { bench: 'geo', figure: 'false_alerts_per_country_week', target: 'low (0 seen)', anchor: 'seeded diurnal traffic, 12 countries' },
