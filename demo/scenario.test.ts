@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { activeAttacks, COUNTRIES, DEMO_SCENARIO, demoPolicies, eventOf, localHour, nightCountry, Scenario } from './scenario.js';
+import { activeAttacks, COUNTRIES, DEMO_SCENARIO, demoPolicies, eventOf, historyRanges, localHour, nightCountry, Scenario } from './scenario.js';
 
 const options = { ...DEMO_SCENARIO, partitions: 6 };
 const T0 = Date.UTC(2026, 10, 16, 0, 0, 0);
@@ -50,5 +50,13 @@ describe('demo scenario', () => {
     expect([...activeAttacks(DEMO_SCENARIO.phases, 5_000)]).toEqual([]);
     expect([...activeAttacks(DEMO_SCENARIO.phases, 35_000)]).toEqual(['flood', 'botnet', 'spike']);
     expect([...activeAttacks(DEMO_SCENARIO.phases, 180_000 + 15_000)]).toEqual(['flood']);
+  });
+
+  it('publishes history from the hour a week ago, then from the start of this hour, never from inside an hour after silence', () => {
+    const HOUR = 3_600_000;
+    const now = Date.UTC(2026, 10, 23, 17, 41, 12);
+    const ranges = historyRanges(now, 1);
+    expect(ranges).toEqual([[Date.UTC(2026, 10, 16, 17), Date.UTC(2026, 10, 16, 19)], [Date.UTC(2026, 10, 23, 17), now]]);
+    for (const [from] of ranges) expect(from % HOUR).toBe(0);
   });
 });

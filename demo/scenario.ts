@@ -231,10 +231,13 @@ export function eventOf(r: DemoRequest, eventId: string): RequestEvent {
  * History for the geographic baselines: the hours of the week the next `hoursAhead`
  * hours fall in, a week ago, then the current hour up to `now`, so the detector has
  * learned every hour the run will judge (and no silence is learned in them).
+ * Both ranges start on the hour: the detector learns the silence between them as
+ * quiet windows, so a range starting inside an hour would be judged against a
+ * baseline that hour's silent part had just pulled towards zero (a false alert).
  */
 export function historyRanges(now: number, hoursAhead: number): [number, number][] {
   const HOUR = 3_600_000;
   const WEEK = 7 * 24 * HOUR;
   const hourStart = Math.floor(now / HOUR) * HOUR;
-  return [[hourStart - WEEK - 10 * 60_000, hourStart - WEEK + (hoursAhead + 1) * HOUR], [hourStart - 60_000, now]];
+  return [[hourStart - WEEK, hourStart - WEEK + (hoursAhead + 1) * HOUR], [hourStart, now]];
 }
