@@ -188,8 +188,8 @@ describe('four enforcer processes hammering one key', () => {
 
   it.each(Object.keys(POLICIES) as HardAlgorithm[])('%s: a hard limit of N admits exactly N in total', async (algorithm) => {
     const subject = `ip:198.51.100.${Object.keys(POLICIES).indexOf(algorithm)}`;
-    const task: WorkerTask = { policy: POLICIES[algorithm], subject, attempts: 100, wave: 5 };
-    // Written to all four before any answer is read: they run together.
+    // Written to all four before any answer is read, with one start time: they run together.
+    const task: WorkerTask = { policy: POLICIES[algorithm], subject, attempts: 100, wave: 5, startAt: Date.now() + 300 };
     for (const w of workers) w.child.stdin!.write(`${JSON.stringify(task)}\n`);
     const results = await Promise.all(workers.map(async (w) => JSON.parse(await w.next()) as WorkerResult));
 

@@ -15,6 +15,8 @@ export interface WorkerTask {
   attempts: number;
   /** Checks in flight at once. */
   wave: number;
+  /** Epoch ms to start at: a worker that reads its task first must not finish before the others begin. */
+  startAt?: number;
 }
 
 export interface WorkerResult {
@@ -32,6 +34,8 @@ const limiter = createHardLimiter({ redis, logger, registry: createMetricsRegist
 
 async function run(task: WorkerTask): Promise<WorkerResult> {
   const result: WorkerResult = { admitted: 0, denied: 0, failMode: 0 };
+  const wait = (task.startAt ?? 0) - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   for (let done = 0; done < task.attempts; done += task.wave) {
     const size = Math.min(task.wave, task.attempts - done);
     const decisions = await Promise.all(Array.from({ length: size }, () => limiter.check([{ policy: task.policy, subject: task.subject }], Date.now())));
