@@ -42,6 +42,15 @@ export interface GeoContext extends GeoWatchDeps {
   record(report: GeoWatchReport): void;
 }
 
+/**
+ * Whether a ban waits in the outbox: the stages publish it as soon as the record that
+ * crossed its threshold is counted, not after the rest of the fetch (a backlog's fetch
+ * can hold seconds of events).
+ */
+export function bansWaiting(ctx: StageContext): boolean {
+  return ctx.outbox.bans.length > 0;
+}
+
 /** The DLQ record for input that could not be used, keeping its bytes untouched. */
 export function deadLetter(
   topic: string, partition: number, offset: string, key: Buffer | null, value: Buffer | null, reason: Reason, nowMs: number,

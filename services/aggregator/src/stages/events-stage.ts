@@ -10,7 +10,7 @@ import type { RequestPolicy } from '@banstream/platform';
 import { RepartitionBuffer } from '../engine/repartition.js';
 import { routeOf, type Route } from '../engine/routing.js';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
-import { commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
+import { bansWaiting, commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
 
 const PARTITIONS_AT_ONCE = 4;
 
@@ -83,8 +83,7 @@ export class EventsStage {
       if (accepted.live) fresh += n;
       else replayed += n;
       last = m.offset;
-      // A ban leaves now, not after the rest of a large fetch (a backlog can hold seconds of events).
-      if (this.ctx.outbox.bans.length > 0) await this.ctx.flushDecisions();
+      if (bansWaiting(this.ctx)) await this.ctx.flushDecisions();
     }
     if (fresh > 0) this.ctx.metrics.eventsConsumed.inc({ replay: 'false' }, fresh);
     if (replayed > 0) this.ctx.metrics.eventsConsumed.inc({ replay: 'true' }, replayed);

@@ -6,7 +6,7 @@ import { emptyReport, GeoWatch, type GeoWatchReport } from '../engine/geo-watch.
 import { PartitionState } from '../engine/partition-state.js';
 import { AppliedOffsets } from '../engine/repartition.js';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
-import { commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
+import { bansWaiting, commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
 
 const PARTITIONS_AT_ONCE = 4;
 
@@ -85,8 +85,7 @@ export class SubjectsStage {
         continue;
       }
       this.apply(accepted.state, decoded, accepted.live, report);
-      // A ban leaves now, not after the rest of a large fetch.
-      if (ctx.outbox.bans.length > 0) await ctx.flushDecisions();
+      if (bansWaiting(ctx)) await ctx.flushDecisions();
     }
     ctx.geo?.record(report);
     if (last === undefined) return;
