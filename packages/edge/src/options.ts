@@ -30,9 +30,11 @@ export interface EdgePublisherOptions {
   /** Estimated bytes per send; a send starts as soon as this much is buffered. Default 1 MiB. */
   maxBytesPerSend?: number;
   /**
-   * Sends awaiting acknowledgement at once. Default 1: with more, a send that fails and
-   * is retried lands behind newer ones, and after an outage that disorder can exceed
-   * the aggregator's grace, which then leaves those events uncounted.
+   * Sends awaiting acknowledgement at once: 1 (the default, and the only value the
+   * Kafka sink takes). With more, Kafka's idempotent producer (kafkajs) can hand a
+   * failed send's sequence numbers to the next send; had the failed one been written
+   * after all, the broker would take the next for its duplicate, acknowledge it and
+   * not write it. A custom sink may take more.
    */
   maxInFlight?: number;
   /** Pause after a failed send before the next attempt, and between connection attempts. Default 500 ms. */
@@ -85,5 +87,8 @@ export function resolveOptions(options: EdgePublisherOptions): ResolvedOptions {
   }
   resolved.maxBytesPerSend = Math.max(1, Math.min(resolved.maxBytesPerSend, Math.floor(resolved.budgetBytes / (2 * resolved.maxInFlight))));
   if (!options.sink && (!options.kafka || !options.topic)) throw new TypeError('edge publisher: give either `kafka` and `topic`, or a `sink`');
+  if (!options.sink && resolved.maxInFlight !== 1) {
+    throw new RangeError(`edge publisher: maxInFlight must be 1 with Kafka (got ${resolved.maxInFlight}): a second send in flight could reuse a failed send's sequence numbers and be lost`);
+  }
   return Object.freeze(resolved);
 }

@@ -14,10 +14,13 @@ const batchCodec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
 /** A sink whose behaviour the test switches: acknowledge, hang (Kafka away), fail, refuse for good. */
 class FakeSink implements RecordSink {
   readonly sent: KeyedRecord[] = [];
+  /** The records of every call, acknowledged or not. */
+  readonly attempts: (readonly KeyedRecord[])[] = [];
   mode: 'ok' | 'hang' | 'fail' | 'permanent' = 'ok';
   private readonly hanging: { resolve: () => void; reject: (e: Error) => void }[] = [];
 
   async send(records: readonly KeyedRecord[]): Promise<void> {
+    this.attempts.push(records);
     if (this.mode === 'fail') throw new Error('connect ECONNREFUSED');
     if (this.mode === 'permanent') throw Object.assign(new Error('MESSAGE_TOO_LARGE'), { permanent: true });
     if (this.mode === 'hang') await new Promise<void>((resolve, reject) => this.hanging.push({ resolve, reject }));
@@ -179,6 +182,32 @@ describe('EdgePublisher', () => {
     await settled(publisher);
     expect(publisher.stats()).toMatchObject({ published: 15, delivered: 10, dropped: { rejected: 5 } });
     await publisher.close();
+  });
+
+  it('sends a failed send again exactly as it was, before newer events, even when more of its networks arrived meanwhile', async () => {
+    // The idempotent producer gives the retry the failed send's sequence numbers; regrouped
+    // records under them would be taken by the broker for duplicates of what it may hold.
+    const sink = new FakeSink();
+    sink.mode = 'fail';
+    const { publisher, lines } = publisherWith(sink, { retryBackoffMs: 50 });
+    for (let i = 0; i < 10; i++) publisher.publish(event(`192.0.2.${i}`));
+    await vi.waitFor(() => expect(lines.some((l) => l.msg === 'kafka send failed: events kept in the buffer and retried')).toBe(true));
+    for (let i = 0; i < 20; i++) publisher.publish(event(i % 2 ? `192.0.2.${i}` : `198.51.100.${i}`));
+    sink.mode = 'ok';
+    await settled(publisher);
+    const failed = sink.attempts[0]!;
+    const retries = sink.attempts.slice(1).filter((a) => a.length === failed.length && a.every((r, i) => r.key === failed[i]!.key && r.value.equals(failed[i]!.value)));
+    expect(retries.length).toBeGreaterThan(0);
+    // The first acknowledged send is the failed one, unchanged; the 20 newer events come after.
+    expect(sink.sent.slice(0, failed.length)).toEqual(failed);
+    expect(sink.events().map((e) => e.eventId)).toEqual([...new Set(sink.events().map((e) => e.eventId))]);
+    expect(publisher.stats()).toMatchObject({ published: 30, delivered: 30 });
+    await publisher.close();
+  });
+
+  it('refuses more than one send in flight with Kafka, whose idempotent producer could lose the second after a failure', () => {
+    const { logger } = logCapture();
+    expect(() => createEdgePublisher({ kafka: {} as never, topic: 'events', logger, maxInFlight: 2 })).toThrow(/maxInFlight must be 1 with Kafka/);
   });
 
   it('never throws into the caller: unusable events are dropped as invalid, late ones as closed', async () => {

@@ -9,7 +9,7 @@ import { encodeGroups, groupByKey, type EncodedRecord } from './engine/records.j
 import { createKafkaSink } from './kafka-sink.js';
 import { edgeMetrics, type EdgeMetrics } from './metrics.js';
 import { resolveOptions, type EdgePublisherOptions, type ResolvedOptions } from './options.js';
-import { isPermanentFailure, type RecordSink } from './sink.js';
+import { isPermanentFailure, type KeyedRecord, type RecordSink } from './sink.js';
 
 export interface EdgePublisher {
   /**
@@ -40,6 +40,13 @@ interface ActiveSend {
   abandoned: boolean;
 }
 
+/** Events taken from the buffer and the records that carry them. */
+interface PreparedSend {
+  items: Pending<BufferedEvent>[];
+  records: KeyedRecord[];
+  eventsPerRecord: number[];
+}
+
 const METRICS_SYNC_MS = 1_000;
 
 export function createEdgePublisher(options: EdgePublisherOptions): EdgePublisher {
@@ -63,6 +70,15 @@ class Publisher implements EdgePublisher {
   private readonly encodeBatch: (events: BufferedEvent[]) => Buffer;
   private readonly isValidEvent: (event: BufferedEvent) => boolean;
   private readonly active = new Set<ActiveSend>();
+  /**
+   * Sends that failed, oldest first, to repeat before any new one; their events stay
+   * in flight meanwhile. A failed send may have been written all the same (the broker
+   * wrote it, the answer was lost), so it goes again exactly as it was: the idempotent
+   * producer gives the retry the failed send's sequence numbers, and the broker takes
+   * a batch with sequence numbers it knows for a duplicate of what it holds. Events
+   * regrouped under those numbers would be acknowledged and never written.
+   */
+  private readonly failedSends: PreparedSend[] = [];
   private state: 'open' | 'closing' | 'closed' = 'open';
   private flushQueued = false;
   private lingerTimer: NodeJS.Timeout | undefined;
@@ -144,7 +160,7 @@ class Publisher implements EdgePublisher {
     const deadline = this.now() + timeoutMs;
     this.retryAt = 0;
     this.flushNow();
-    while (this.buffer.pendingEvents + this.active.size > 0 && this.now() < deadline) {
+    while (this.buffer.pendingEvents + this.active.size + this.failedSends.length > 0 && this.now() < deadline) {
       await new Promise<void>((resolve) => {
         this.onSettled = resolve;
         setTimeout(resolve, Math.max(1, Math.min(50, deadline - this.now())));
@@ -159,6 +175,7 @@ class Publisher implements EdgePublisher {
       this.buffer.settle(send.items, 'shutdown');
     }
     this.active.clear();
+    for (const failed of this.failedSends.splice(0)) this.buffer.settle(failed.items, 'shutdown');
     clearTimeout(this.lingerTimer);
     clearInterval(this.syncTimer);
     await this.sink.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the Kafka producer failed'));
@@ -177,9 +194,9 @@ class Publisher implements EdgePublisher {
   private scheduleFlush(): void {
     if (this.flushQueued || this.state === 'closed' || this.active.size >= this.config.maxInFlight) return;
     const b = this.buffer;
-    if (b.pendingEvents === 0) return;
+    if (b.pendingEvents === 0 && this.failedSends.length === 0) return;
     const wait = this.retryAt === 0 ? 0 : this.retryAt - this.now();
-    const full = this.state === 'closing' || b.pendingEvents >= this.config.maxEventsPerSend || b.pendingBytes >= this.config.maxBytesPerSend;
+    const full = this.state === 'closing' || this.failedSends.length > 0 || b.pendingEvents >= this.config.maxEventsPerSend || b.pendingBytes >= this.config.maxBytesPerSend;
     if (full && wait <= 0) {
       this.flushQueued = true;
       setImmediate(this.flushNow);
@@ -198,28 +215,33 @@ class Publisher implements EdgePublisher {
       if (this.now() < this.retryAt) return this.scheduleFlush();
       this.retryAt = 0;
     }
+    // Failed sends go again as they were, one at a time, before anything newer (see failedSends).
+    if (this.failedSends.length > 0) {
+      if (this.active.size === 0) void this.send(this.failedSends.shift()!);
+      return;
+    }
     while (this.active.size < this.config.maxInFlight && this.buffer.pendingEvents > 0) {
-      void this.send(this.buffer.take(this.config.maxEventsPerSend, this.config.maxBytesPerSend));
+      const prepared = this.prepare(this.buffer.take(this.config.maxEventsPerSend, this.config.maxBytesPerSend));
+      if (prepared.records.length > 0) void this.send(prepared);
     }
   };
 
-  private async send(taken: Pending<BufferedEvent>[]): Promise<void> {
-    const send: ActiveSend = { items: taken, abandoned: false };
+  private async send(prepared: PreparedSend): Promise<void> {
+    const { items, records, eventsPerRecord } = prepared;
+    const send: ActiveSend = { items, abandoned: false };
     this.active.add(send);
     const started = this.now();
     try {
-      const records = this.encode(send);
-      if (records.length === 0) return;
       try {
-        await this.sink.send(records.map((r) => ({ key: r.key, value: r.value })));
+        await this.sink.send(records);
       } catch (error) {
-        if (!send.abandoned) this.failed(send.items, error);
+        if (!send.abandoned) this.failed(prepared, error);
         return;
       }
       if (send.abandoned) return;
       this.buffer.settle(send.items, 'delivered');
       this.metrics.produceSeconds.observe((this.now() - started) / 1000);
-      for (const r of records) this.metrics.recordEvents.observe(r.items.length);
+      for (const n of eventsPerRecord) this.metrics.recordEvents.observe(n);
     } finally {
       this.active.delete(send);
       this.metrics.sync(this.buffer.stats());
@@ -228,31 +250,37 @@ class Publisher implements EdgePublisher {
     }
   }
 
-  /** Records of one send, keyed by client network; events that cannot be sent are dropped as invalid. */
-  private encode(send: ActiveSend): EncodedRecord<BufferedEvent>[] {
+  /** Records of the taken events, keyed by client network; events that cannot be sent are dropped as invalid. */
+  private prepare(taken: Pending<BufferedEvent>[]): PreparedSend {
     let records: EncodedRecord<BufferedEvent>[] = [];
     let unusable: Pending<BufferedEvent>[];
     try {
-      const { groups, invalid: keyless } = groupByKey(send.items, partitionKeyOf, this.config.maxEventsPerRecord, eventTimeOf, this.config.maxRecordSpanMs);
+      const { groups, invalid: keyless } = groupByKey(taken, partitionKeyOf, this.config.maxEventsPerRecord, eventTimeOf, this.config.maxRecordSpanMs);
       const encoded = encodeGroups(groups, this.encodeBatch, this.isValidEvent);
       records = encoded.records;
       unusable = keyless.concat(encoded.invalid);
     } catch (error) {
-      this.logger.error({ err: error, events: send.items.length }, 'events could not be grouped or encoded: dropped');
-      unusable = send.items;
+      this.logger.error({ err: error, events: taken.length }, 'events could not be grouped or encoded: dropped');
+      unusable = taken;
     }
     if (unusable.length > 0) this.noteDrop('invalid', unusable.length, () => this.buffer.settle(unusable, 'invalid'));
-    send.items = records.flatMap((r) => r.items);
-    return records;
+    return {
+      items: records.flatMap((r) => r.items),
+      records: records.map((r) => ({ key: r.key, value: r.value })),
+      eventsPerRecord: records.map((r) => r.items.length),
+    };
   }
 
-  /** A send that failed: put back to retry, or dropped when Kafka refuses it for good. */
-  private failed(items: Pending<BufferedEvent>[], error: unknown): void {
+  /** A send that failed: kept to be sent again as it was, or dropped when Kafka refuses it for good. */
+  private failed(prepared: PreparedSend, error: unknown): void {
+    const { items } = prepared;
     if (isPermanentFailure(error)) {
       this.logger.error({ err: error, events: items.length }, 'kafka refused the records for good: dropped');
       return this.noteDrop('rejected', items.length, () => this.buffer.settle(items, 'rejected'));
     }
-    this.buffer.requeue(items);
+    // Oldest first: concurrent sends (a custom sink) may fail in any order.
+    const at = this.failedSends.findIndex((f) => f.items[0]!.seq > items[0]!.seq);
+    this.failedSends.splice(at < 0 ? this.failedSends.length : at, 0, prepared);
     this.retryAt = this.now() + this.config.retryBackoffMs;
     if (this.now() - this.lastFailureLogAt >= this.config.dropLogIntervalMs) {
       this.lastFailureLogAt = this.now();

@@ -48,35 +48,12 @@ describe('EventBuffer', () => {
     expect(b.take(0, 800)).toEqual([]);
   });
 
-  it('puts a failed send back in front, in order, ahead of newer events', () => {
-    const b = new EventBuffer<string>(10_000);
-    b.push('a', 1);
-    b.push('b', 1);
-    const sent = b.take(2, 100);
-    b.push('c', 1);
-    b.requeue(sent);
-    expect(b.take(10, 100).map((p) => p.value)).toEqual(['a', 'b', 'c']);
-  });
-
-  it('keeps publication order when sends in flight together fail in any order, their events grouped by key', () => {
-    const b = new EventBuffer<string>(1_000);
-    for (const v of ['a1', 'b1', 'a2', 'b2', 'a3', 'b3', 'a4']) b.push(v, 1);
-    const first = b.take(2, 100);
-    const second = b.take(2, 100);
-    const third = b.take(2, 100);
-    // A send's items come back grouped by key; the newest send fails first.
-    b.requeue([third[1]!, third[0]!]);
-    b.requeue(first);
-    b.requeue([second[1]!, second[0]!]);
-    expect(b.take(10, 100).map((p) => p.value)).toEqual(['a1', 'b1', 'a2', 'b2', 'a3', 'b3', 'a4']);
-  });
-
   it('keeps published = delivered + dropped + pending + in flight, within the budget, whatever happens', () => {
     const op = fc.oneof(
       fc.record({ kind: fc.constant('push' as const), bytes: fc.integer({ min: 1, max: 400 }) }),
       fc.record({ kind: fc.constant('offer' as const), sizes: fc.array(fc.integer({ min: 1, max: 200 }), { maxLength: 5 }) }),
       fc.record({ kind: fc.constant('take' as const), events: fc.integer({ min: 0, max: 6 }), bytes: fc.integer({ min: 1, max: 500 }) }),
-      fc.record({ kind: fc.constant('settle' as const), outcome: fc.constantFrom('delivered' as const, 'rejected' as const, 'requeue' as const) }),
+      fc.record({ kind: fc.constant('settle' as const), outcome: fc.constantFrom('delivered' as const, 'rejected' as const) }),
       fc.record({ kind: fc.constant('dropPending' as const) }),
     );
     fc.assert(
@@ -92,8 +69,7 @@ describe('EventBuffer', () => {
           else {
             const send = inFlight.shift();
             if (send === undefined) continue;
-            if (o.outcome === 'requeue') b.requeue(send);
-            else b.settle(send, o.outcome);
+            b.settle(send, o.outcome);
           }
           const s = b.stats();
           // Only an oversized in-flight set could exceed the budget, and take() never creates one from a budgeted buffer.

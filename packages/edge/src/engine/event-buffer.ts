@@ -16,7 +16,7 @@ export type DropReason = (typeof DROP_REASONS)[number];
 export interface Pending<T> {
   readonly value: T;
   readonly bytes: number;
-  /** Publication order: failed sends go back into it, so events still leave oldest first. */
+  /** Publication order. */
   readonly seq: number;
 }
 
@@ -147,26 +147,6 @@ export class EventBuffer<T> {
     else this.counts.dropped[outcome] += events.length;
   }
 
-  /**
-   * Puts in-flight events back in front, in publication order, after a send that may
-   * be retried: they are the oldest again, so the first to go if the budget runs out.
-   * Sends in flight together fail in any order (and a send groups its events by key):
-   * merged by sequence with what earlier failures put back, the queue stays oldest
-   * first, so a consumer never sees an outage's backlog after newer events.
-   */
-  requeue(events: readonly Pending<T>[]): void {
-    const back = [...events].sort((a, b) => a.seq - b.seq);
-    const last = back[back.length - 1]?.seq ?? -Infinity;
-    const older: Pending<T>[] = [];
-    for (let head = this.queue.peek(); head !== undefined && head.seq < last; head = this.queue.peek()) older.push(this.queue.shift()!);
-    const merged = mergeBySeq(back, older);
-    for (let i = merged.length - 1; i >= 0; i--) this.queue.unshift(merged[i]!);
-    const bytes = sumBytes(events);
-    this.counts.inFlightEvents -= events.length;
-    this.counts.inFlightBytes -= bytes;
-    this.counts.pendingBytes += bytes;
-  }
-
   /** Drops every pending event (not those in flight) for `reason`; returns how many. */
   dropPending(reason: DropReason): number {
     const n = this.queue.length;
@@ -190,13 +170,4 @@ function sumBytes(events: readonly Pending<unknown>[]): number {
   let bytes = 0;
   for (const e of events) bytes += e.bytes;
   return bytes;
-}
-
-/** Two lists sorted by sequence, as one. */
-function mergeBySeq<T>(a: readonly Pending<T>[], b: readonly Pending<T>[]): Pending<T>[] {
-  const out: Pending<T>[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) out.push(j >= b.length || (i < a.length && a[i]!.seq < b[j]!.seq) ? a[i++]! : b[j++]!);
-  return out;
 }
