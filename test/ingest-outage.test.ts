@@ -49,8 +49,12 @@ describe('the ingest gateway through a Kafka outage', () => {
     gateway = await startGateway({ KAFKA_BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '3', INGEST_BUFFER_BYTES: String(BUFFER_BYTES), KAFKA_REQUEST_TIMEOUT_MS: '2000' });
     const accepted = new Set<string>();
     const refused = new Set<string>();
+    // When each accepted event was taken, so a shortfall says which phase lost it.
+    const phaseOf = new Map<string, string>();
+    let phase = 'broker up';
     const record = (answer: Awaited<ReturnType<typeof postBatch>>) => {
       for (const id of answer.ids) (answer.status === 202 ? accepted : refused).add(id);
+      if (answer.status === 202) for (const id of answer.ids) phaseOf.set(id, phase);
       return answer;
     };
 
@@ -59,6 +63,7 @@ describe('the ingest gateway through a Kafka outage', () => {
 
     // Broker down: the gateway keeps taking events into its buffer, then pushes back.
     await stackDown(settings);
+    phase = 'broker down';
     let answer = record(await postBatch(gateway));
     const acceptedBeforeDown = accepted.size;
     for (let i = 0; i < 200 && answer.status === 202; i++) answer = record(await postBatch(gateway));
@@ -72,6 +77,7 @@ describe('the ingest gateway through a Kafka outage', () => {
 
     // Broker back: the gateway recovers without help.
     await stackUp(settings, () => undefined);
+    phase = 'broker back';
     const recovered = await waitUntil(async () => {
       const a = record(await postBatch(gateway!));
       return a.status === 202 ? a : undefined;
@@ -98,14 +104,17 @@ describe('the ingest gateway through a Kafka outage', () => {
       await admin.connect();
       const ends = await admin.fetchTopicOffsets(topicFullName(prefix, 'events'));
       await admin.disconnect();
-      const stored = ends.reduce((n, e) => n + Number(e.high) - Number(e.low), 0);
+      const stored = ends.map((e) => `p${e.partition} ${e.low}..${e.high}`).join(', ');
       const first = { seen: reading.ids().length, records: reading.tail.records.length, warnings: reading.warnings };
       await reading.tail.stop();
       reading = await read('a second reading', 60_000);
       tail = reading.tail;
       if (!reading.complete) {
         const delivered = await gateway!.metric('banstream_edge_events_delivered_total');
-        throw new Error(`accepted ${accepted.size}, gateway delivered ${delivered}; records stored ${stored}; first reading ${JSON.stringify(first)}; second reading saw ${reading.ids().length} in ${reading.tail.records.length} records`);
+        const seen = new Set(reading.ids());
+        const missing: Record<string, number> = {};
+        for (const id of accepted) if (!seen.has(id)) missing[phaseOf.get(id)!] = (missing[phaseOf.get(id)!] ?? 0) + 1;
+        throw new Error(`accepted ${accepted.size}, gateway delivered ${delivered}; offsets ${stored}; missing by phase ${JSON.stringify(missing)}; first reading ${JSON.stringify(first)}; second reading saw ${reading.ids().length} in ${reading.tail.records.length} records\ngateway log:\n${gateway!.proc.output().slice(-6000)}`);
       }
     }
     const onTopic = reading.ids;
