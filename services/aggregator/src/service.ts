@@ -5,7 +5,7 @@ import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, type AggregatorConfig } from './config.js';
 import { BanLedger } from './engine/ban-ledger.js';
 import { Outbox } from './engine/outbox.js';
-import { DecisionFlusher, retryUntilDone } from './kafka/decision-flusher.js';
+import { DecisionFlusher, SerialPublications } from './kafka/decision-flusher.js';
 import { Publisher, type AggregatorTopics } from './kafka/publisher.js';
 import { aggregatorMetrics } from './metrics.js';
 import { EventsStage } from './stages/events-stage.js';
@@ -107,6 +107,8 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
           if (attempt === 1 || attempt % 20 === 0) logger.warn({ err: error, attempt }, 'publishing counts and bans failed; retrying');
         },
       }));
+      // The repartition and dead letters of every partition share the bulk producer: one publication at a time.
+      const bulkPublications = new SerialPublications({ stopped: () => flusher.isStopped });
       const ctx: StageContext = (context = {
         kafka, admin, logger, config, catalog, topics, metrics, book, outbox, publisher,
         partitions: { events: partitionsOf(topics.events), subjects: partitionsOf(topics.subjects) },
@@ -114,11 +116,8 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
         ...(geo ? { geo: geo.context } : {}),
         horizonMs: () => Math.max(book.longestWindowMs, config.AGGREGATOR_GEO_WINDOW_MS) + config.AGGREGATOR_GRACE_MS + CLOCK_SKEW_MS,
         flushDecisions: () => flusher.flush(),
-        publishUntilDone: (what, publish) => retryUntilDone(publish, {
-          stopped: () => flusher.isStopped,
-          onRetry(error, attempt) {
-            if (attempt === 1 || attempt % 20 === 0) logger.warn({ err: error, attempt }, `publishing ${what} failed; retrying`);
-          },
+        publishUntilDone: (what, publish) => bulkPublications.run(publish, (error, attempt) => {
+          if (attempt === 1 || attempt % 20 === 0) logger.warn({ err: error, attempt }, `publishing ${what} failed; retrying`);
         }),
       });
       stages = { events: new EventsStage(ctx), subjects: new SubjectsStage(ctx) };

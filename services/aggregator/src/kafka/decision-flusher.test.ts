@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Ban } from '@banstream/schemas';
 import { Outbox, type Drained } from '../engine/outbox.js';
-import { DecisionFlusher, retryUntilDone } from './decision-flusher.js';
+import { DecisionFlusher, retryUntilDone, SerialPublications } from './decision-flusher.js';
 
 const ban = (subject: string): Ban => ({
   banId: `b-${subject}`, subject, policyId: 'p', reason: 'r', evidenceCount: 1, windowSeconds: 60, startedAt: 0, expiresAt: 1,
@@ -60,5 +60,38 @@ describe('retryUntilDone', () => {
     await expect(retryUntilDone(async () => {
       throw new Error('broker away');
     }, { retryMs: 1, stopped: () => true, onRetry: () => undefined })).rejects.toThrow('broker away');
+  });
+});
+
+const noop = () => undefined;
+
+describe('SerialPublications', () => {
+  it('runs one publication at a time and retries a failed one, unchanged, before the next starts', async () => {
+    const calls: string[] = [];
+    let failuresLeft = 2;
+    const serial = new SerialPublications({ retryMs: 1, stopped: () => false });
+    let inFlight = 0;
+    let peak = 0;
+    const publication = (name: string, fail: boolean) => async () => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      calls.push(name);
+      await new Promise((r) => setTimeout(r, 2));
+      inFlight--;
+      if (fail && failuresLeft-- > 0) throw new Error('request timed out');
+    };
+    await Promise.all([serial.run(publication('a', true), noop), serial.run(publication('b', false), noop), serial.run(publication('c', false), noop)]);
+    expect(calls).toEqual(['a', 'a', 'a', 'b', 'c']);
+    expect(peak).toBe(1);
+  });
+
+  it('lets later publications go on after one that failed for good (stopped)', async () => {
+    let stopped = false;
+    const serial = new SerialPublications({ retryMs: 1, stopped: () => stopped });
+    stopped = true;
+    await expect(serial.run(async () => { throw new Error('kafka away'); }, noop)).rejects.toThrow('kafka away');
+    let ran = false;
+    await serial.run(async () => { ran = true; }, noop);
+    expect(ran).toBe(true);
   });
 });

@@ -69,3 +69,26 @@ export async function retryUntilDone(publish: () => Promise<void>, options: Retr
     }
   }
 }
+
+/**
+ * Publications through one idempotent producer, one at a time, each retried until
+ * done before the next starts. kafkajs hands a failed request's sequence numbers to
+ * the next request to the same partition; had the failed one been written after all
+ * (its answer lost to a timeout or a broker restart), the broker would take the next
+ * for a duplicate of it, acknowledge it and not write it: repartition records, and
+ * the counts they carry, would be lost. Retried alone and unchanged, a failed
+ * publication is deduplicated, never mistaken. kafkajs already sends one request at
+ * a time per broker for an idempotent producer, so this costs no parallelism there.
+ */
+export class SerialPublications {
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: Omit<RetryOptions, 'onRetry'>) {}
+
+  /** Resolves once `publish` has succeeded, after every publication queued before it. */
+  run(publish: () => Promise<void>, onRetry: RetryOptions['onRetry']): Promise<void> {
+    const done = this.chain.then(() => retryUntilDone(publish, { ...this.options, onRetry }));
+    this.chain = done.catch(() => undefined);
+    return done;
+  }
+}
