@@ -11,6 +11,7 @@ import { controlEnv, type ControlConfig } from './config.js';
 import { adminApi } from './http/admin-api.js';
 import { expiredManualBans } from './routes/bans.js';
 import { ChangeWriter, type ControlTopics } from './state/change-writer.js';
+import { ProducerSlot } from './state/producer-slot.js';
 import { ControlState } from './state/control-state.js';
 import { controlMetrics } from './metrics.js';
 
@@ -37,9 +38,9 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
   };
   const clock = Date.now;
   const state = new ControlState(config.CONTROL_ALERTS_KEPT);
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER } });
+  const producers = new ProducerSlot(() => kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER } }));
   const metrics = controlMetrics(deps.registry);
-  const writer = new ChangeWriter(producer, topics, catalog, state, clock, 3 * config.KAFKA_REQUEST_TIMEOUT_MS, (action) => metrics.changes.inc({ action }));
+  const writer = new ChangeWriter(producers, topics, catalog, state, clock, 3 * config.KAFKA_REQUEST_TIMEOUT_MS, (action) => metrics.changes.inc({ action }));
   const jobs = new BacktestJobs({
     kafka, admin, logger: logger.child({ component: 'backtest' }), catalog, topics, state, clock,
     graceMs: config.AGGREGATOR_GRACE_MS, maxFutureMs: config.AGGREGATOR_MAX_FUTURE_MS, onFinished: (s) => metrics.backtests.inc({ state: s }),
@@ -77,7 +78,7 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
     async start() {
       await admin.connect();
       await ensureTopicsFromConfig(admin, config);
-      await Promise.all([producer.connect(), ...feeds.map((f) => f.start())]);
+      await Promise.all([producers.current(), ...feeds.map((f) => f.start())]);
       started = true;
       logger.info({ policies: state.policies.size, bans: state.bans.size, allowlist: state.allowlist.size, tokens: tokens.size }, 'topics read; API open');
       sweep = setInterval(() => void liftExpiredManualBans().catch((error: unknown) => logger.warn({ err: error }, 'lifting expired manual bans failed; retried')), config.CONTROL_BAN_SWEEP_MS);
@@ -88,7 +89,7 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
       clearInterval(sweep);
       jobs.stopAll();
       await Promise.all(feeds.map((f) => f.stop()));
-      await producer.disconnect();
+      await producers.close();
       await admin.disconnect();
     },
   };

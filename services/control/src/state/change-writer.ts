@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Producer } from 'kafkajs';
 import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type Policy, type SchemaCatalog } from '@banstream/schemas';
 import { withDeadline } from '@banstream/platform';
 import type { ControlState } from './control-state.js';
+import type { ProducerSlot } from './producer-slot.js';
+import type { Producer } from 'kafkajs';
 
 export interface ControlTopics {
   policies: string;
@@ -36,14 +37,18 @@ const ACTIONS = {
  * acknowledged by every in-sync replica, then applied to the local state so the
  * next read sees it. Changes are serialised, so a policy's versions go up by one.
  * A write not acknowledged within the bound is a retryable KAFKA_TIMEOUT (503):
- * the caller must not assume it happened, nor that it did not.
+ * the caller must not assume it happened, nor that it did not. The next change
+ * waits until that send has settled (kafkajs retries it), so two changes to one key
+ * cannot land out of order; a send that failed retires its producer (ProducerSlot).
  */
 export class ChangeWriter {
   private chain: Promise<unknown> = Promise.resolve();
+  /** The last change's send: the next change starts once it has settled. */
+  private lastSend: { producer: Producer; settled: Promise<void> } | undefined;
   private readonly codecs;
 
   constructor(
-    private readonly producer: Producer, private readonly topics: ControlTopics, catalog: SchemaCatalog,
+    private readonly producers: ProducerSlot, private readonly topics: ControlTopics, catalog: SchemaCatalog,
     private readonly state: ControlState, private readonly clock: () => number, private readonly timeoutMs: number,
     private readonly onWritten: (action: string) => void = () => undefined,
   ) {
@@ -56,8 +61,20 @@ export class ChangeWriter {
   /** Runs `work` (which reads the current state, then writes) after every earlier one: one change at a time. */
   serial<T>(work: () => Promise<T>): Promise<T> {
     const run = this.chain.then(work, work);
-    this.chain = run.catch(() => undefined);
+    this.chain = run.catch(() => undefined).then(() => this.sendSettled());
     return run;
+  }
+
+  /**
+   * Waits for the last send to settle, at most one more timeout; one still pending
+   * then has its producer retired (disconnected, so it cannot land after the next
+   * change), and the next change goes through a new one.
+   */
+  private async sendSettled(): Promise<void> {
+    const last = this.lastSend;
+    if (!last) return;
+    const settled = await withDeadline(last.settled.then(() => true), this.timeoutMs, 'the last change').catch(() => false);
+    if (!settled) this.producers.retire(last.producer);
   }
 
   async write(change: Change, ctx: ChangeContext): Promise<AuditRecord> {
@@ -69,13 +86,15 @@ export class ChangeWriter {
       at: this.clock(), requestId: ctx.requestId,
     };
     const [topic, value] = this.encode(change);
-    const sent = this.producer.sendBatch({
+    const producer = await withDeadline(this.producers.current(), this.timeoutMs, 'connecting to Kafka');
+    const sent = producer.sendBatch({
       acks: -1,
       topicMessages: [
         { topic: this.topics.audit, messages: [{ key: ctx.actor, value: this.codecs.audit.encode(audit) }] },
         { topic, messages: [{ key: change.key, value }] },
       ],
     });
+    this.lastSend = { producer, settled: sent.then(() => undefined, () => this.producers.retire(producer)) };
     await withDeadline(sent, this.timeoutMs, `writing ${audit.action} ${change.key}`);
     if (change.kind === 'policy') this.state.applyPolicy(change.key, change.value);
     else if (change.kind === 'ban') this.state.applyBan(change.key, change.value);

@@ -1,0 +1,82 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { Producer } from 'kafkajs';
+import { loadSchemaCatalog, type Ban } from '@banstream/schemas';
+import { ChangeWriter, type ControlTopics } from './change-writer.js';
+import { ControlState } from './control-state.js';
+import { ProducerSlot } from './producer-slot.js';
+
+const topics: ControlTopics = { policies: 'p', bans: 'b', allowlist: 'a', alerts: 'al', audit: 'au', events: 'e' };
+const catalog = loadSchemaCatalog();
+const ban = (subject: string): Ban => ({
+  banId: `b-${subject}`, subject, policyId: 'manual', reason: 'r', evidenceCount: 0, windowSeconds: 0, startedAt: 0, expiresAt: 1e13,
+  preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'alice',
+});
+
+/** A producer whose sends the test settles by hand, in the order they were made. */
+class FakeProducer {
+  readonly sends: { subject: string; resolve: () => void; reject: (e: Error) => void }[] = [];
+  disconnected = false;
+  async connect(): Promise<void> {}
+  async disconnect(): Promise<void> {
+    this.disconnected = true;
+  }
+  sendBatch(batch: { topicMessages: { topic: string; messages: { key: string }[] }[] }): Promise<unknown> {
+    return new Promise((resolve, reject) => this.sends.push({ subject: batch.topicMessages[1]!.messages[0]!.key, resolve: () => resolve([]), reject }));
+  }
+}
+
+function setup(timeoutMs: number) {
+  const made: FakeProducer[] = [];
+  const slot = new ProducerSlot(() => {
+    const p = new FakeProducer();
+    made.push(p);
+    return p as unknown as Producer;
+  });
+  const writer = new ChangeWriter(slot, topics, catalog, new ControlState(10), () => 0, timeoutMs);
+  const change = (subject: string) => writer.serial(() => writer.write({ kind: 'ban', key: subject, value: ban(subject), before: undefined }, { actor: 'alice', requestId: null }));
+  return { made, change };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+describe('ChangeWriter', () => {
+  it('sends the next change through a new producer after a send failed, so it cannot take the failed one\'s sequence numbers', async () => {
+    const { made, change } = setup(1_000);
+    const first = change('ip:192.0.2.1');
+    await tick();
+    made[0]!.sends[0]!.reject(new Error('request timed out'));
+    await expect(first).rejects.toThrow('request timed out');
+    const second = change('ip:192.0.2.2');
+    await tick();
+    expect(made).toHaveLength(2);
+    expect(made[0]!.disconnected).toBe(true);
+    expect(made[1]!.sends.map((s) => s.subject)).toEqual(['ip:192.0.2.2']);
+    made[1]!.sends[0]!.resolve();
+    await expect(second).resolves.toMatchObject({ action: 'ban.add', target: 'ip:192.0.2.2' });
+  });
+
+  it('starts the next change only once a send that outlived its caller has settled', async () => {
+    const { made, change } = setup(50);
+    const first = change('ip:192.0.2.1');
+    await expect(first).rejects.toThrow(/no answer within 50 ms/);
+    const second = change('ip:192.0.2.1');
+    await tick();
+    expect(made[0]!.sends).toHaveLength(1); // the second waits: it could otherwise land before the first
+    made[0]!.sends[0]!.resolve();
+    await tick();
+    expect(made[0]!.sends.map((s) => s.subject)).toEqual(['ip:192.0.2.1', 'ip:192.0.2.1']);
+    made[0]!.sends[1]!.resolve();
+    await expect(second).resolves.toMatchObject({ target: 'ip:192.0.2.1' });
+  });
+
+  it('retires a producer whose send never settles, so a hung broker does not stop every later change', async () => {
+    const { made, change } = setup(30);
+    await expect(change('ip:192.0.2.1')).rejects.toThrow(/no answer/);
+    const second = change('ip:192.0.2.2');
+    await vi.waitFor(() => expect(made[1]?.sends).toHaveLength(1), { timeout: 1_000, interval: 1 });
+    expect(made[0]!.disconnected).toBe(true);
+    expect(made[1]!.sends.map((s) => s.subject)).toEqual(['ip:192.0.2.2']);
+    made[1]!.sends[0]!.resolve();
+    await expect(second).resolves.toMatchObject({ target: 'ip:192.0.2.2' });
+  });
+});
