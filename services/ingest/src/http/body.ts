@@ -1,11 +1,17 @@
 import { isBanstreamError } from '@banstream/core';
 import type { Codec, RequestEventBatch } from '@banstream/schemas';
 import type { IngestErrorCode } from './errors.js';
+import { CHUNKED_FROM_BYTES, parseJsonArrayInChunks } from './json-array.js';
 
 export type DecodedBody = { ok: true; events: unknown[] } | { ok: false; code: IngestErrorCode; message: string };
 
 /** A JSON array of events. */
 export function decodeJsonBody(body: Buffer): DecodedBody {
+  if (body.length > CHUNKED_FROM_BYTES) {
+    const events = parseJsonArrayInChunks(body);
+    if (events !== undefined) return { ok: true, events };
+    // Not one well-formed array: parsed whole below, for JSON.parse's own message.
+  }
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));
