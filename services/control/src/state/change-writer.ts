@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { Producer } from 'kafkajs';
 import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type Policy, type SchemaCatalog } from '@banstream/schemas';
 import { withDeadline } from '@banstream/platform';
 import type { ControlState } from './control-state.js';
 import type { ProducerSlot } from './producer-slot.js';
-import type { Producer } from 'kafkajs';
 
 export interface ControlTopics {
   policies: string;
