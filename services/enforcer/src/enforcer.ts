@@ -114,7 +114,7 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
     },
     async check(request) {
       const now = clock();
-      const attrs = attributesFromRequest({ ...request, timestamp: now });
+      const attrs = attributesFromRequest(request, now);
       const local = decideLocally(state, attrs, now, random);
       let candidates = local.candidates;
       let quota = local.quota;
@@ -124,10 +124,12 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
         candidates = candidates.concat(hard);
         quota = tightest(quota, hard, local.hard);
       }
-      const verdict = resolveVerdict(local.allowlisted, candidates);
-      metrics.decisions.inc({ source: verdict.source, result: verdict.allowed ? 'allow' : 'deny' });
-      for (const c of verdict.previewDenies) metrics.previewDenies.inc({ policy: c.policyId });
-      return quota === undefined || local.allowlisted ? verdict : { ...verdict, quota };
+      const decision: Decision = resolveVerdict(local.allowlisted, candidates);
+      metrics.decisions.inc({ source: decision.source, result: decision.allowed ? 'allow' : 'deny' });
+      for (const c of decision.previewDenies) metrics.previewDenies.inc({ policy: c.policyId });
+      // Set on the fresh verdict rather than copied into a spread (slow in Node 20, see attributesFromRequest).
+      if (quota !== undefined && !local.allowlisted) decision.quota = quota;
+      return decision;
     },
   };
 }

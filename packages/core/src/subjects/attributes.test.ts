@@ -100,6 +100,13 @@ describe('attributesFromRequest', () => {
     expect(JSON.stringify(attrs)).not.toContain('"clear"');
   });
 
+  it('takes the time apart from the request (the enforcer clock), and refuses a request without one', () => {
+    const request = { ip: '192.0.2.1', method: 'GET', host: 'h', path: '/' };
+    expect(attributesFromRequest(request, 1_700_000_000_000).timestamp).toBe(1_700_000_000_000);
+    expect(attributesFromRequest({ ...request, timestamp: 3 }, 9).timestamp).toBe(9);
+    expect(() => attributesFromRequest(request)).toThrow(/invalid request attribute timestamp: undefined is not a time in ms/);
+  });
+
   it('keeps header and cookie maps free of Object.prototype', () => {
     const attrs = attributesFromRequest({ ip: '192.0.2.1', method: 'GET', host: 'h', path: '/', headers: { cookie: 'a=1' }, timestamp: 0 });
     expect(attrs.headers['constructor']).toBeUndefined();

@@ -98,20 +98,26 @@ export function attributesFromEvent(event: RequestEventInput): RequestAttributes
     if (apiKeyHash === undefined) throw invalidAttribute('apiKeyHash', 'is not a hex SHA-256 (64 hex digits)');
   }
   const headers = normaliseHeaders(event.headers);
-  return build(event, event.route, event.status, headers, apiKeyHash);
+  return build(event, event.timestamp, event.route, event.status, headers, apiKeyHash);
 }
 
-/** Attributes of a live request, for the enforcer. Throws like attributesFromEvent. */
-export function attributesFromRequest(request: RequestInput): RequestAttributes {
+/**
+ * Attributes of a live request, for the enforcer. Throws like attributesFromEvent.
+ * `timestamp` may come apart from the request (the enforcer's clock), so a caller
+ * need not copy the request to add it: in Node 20, adding a property to an object
+ * made by spread costs about 700 ns and leaves an object slow to read.
+ */
+export function attributesFromRequest(request: Omit<RequestInput, 'timestamp'> & { timestamp?: number }, timestamp = request.timestamp): RequestAttributes {
   const apiKey = request.apiKey;
   const apiKeyHash = apiKey === undefined || apiKey === null || apiKey.length === 0 ? undefined : hashApiKey(apiKey);
-  return build(request, request.route, request.status, normaliseHeaders(request.headers), apiKeyHash);
+  return build(request, timestamp, request.route, request.status, normaliseHeaders(request.headers), apiKeyHash);
 }
 
-type CommonInput = Pick<RequestInput, 'ip' | 'method' | 'host' | 'path' | 'userId' | 'country' | 'region' | 'asn' | 'timestamp'>;
+type CommonInput = Pick<RequestInput, 'ip' | 'method' | 'host' | 'path' | 'userId' | 'country' | 'region' | 'asn'>;
 
 function build(
   input: CommonInput,
+  timestamp: number | undefined,
   route: string | null | undefined,
   rawStatus: number | null | undefined,
   headers: Record<string, string>,
@@ -123,7 +129,7 @@ function build(
   if (status !== undefined && !isValidStatus(status)) throw invalidAttribute('status', `${String(status)} is not an HTTP status (100–999, or 0 for none)`);
   const asn = input.asn ?? undefined;
   if (asn !== undefined && !isValidAsn(asn)) throw invalidAttribute('asn', `${String(asn)} is not an unsigned 32-bit integer`);
-  if (!Number.isFinite(input.timestamp)) throw invalidAttribute('timestamp', `${String(input.timestamp)} is not a time in ms`);
+  if (timestamp === undefined || !Number.isFinite(timestamp)) throw invalidAttribute('timestamp', `${String(timestamp)} is not a time in ms`);
   for (const field of ['method', 'host', 'path'] as const) {
     if (typeof input[field] !== 'string') throw invalidAttribute(field, 'is not a string');
   }
@@ -143,7 +149,7 @@ function build(
     country: normaliseGeo(input.country),
     region: normaliseGeo(input.region),
     asn,
-    timestamp: input.timestamp,
+    timestamp,
   };
 }
 
