@@ -34,8 +34,10 @@ export class CompactedFeed {
   private waiters: { targets: Map<number, bigint>; resolve: () => void }[] = [];
 
   constructor(private readonly options: CompactedFeedOptions) {
-    // Low fetch wait: a ban or a policy change should reach us within milliseconds.
-    this.consumer = options.kafka.consumer({ groupId: options.groupId, maxWaitTimeInMs: 50, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
+    // A ban or a policy change reaches us within milliseconds whatever the fetch wait: the
+    // broker answers a waiting fetch as soon as a record arrives (minBytes 1). The wait
+    // only paces polling of an idle topic: 50 ms there cost an idle sidecar 8% of a core.
+    this.consumer = options.kafka.consumer({ groupId: options.groupId, maxWaitTimeInMs: 500, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
   }
 
   async start(): Promise<void> {
