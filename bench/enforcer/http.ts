@@ -2,14 +2,17 @@
  * Sidecar HTTP checks per second (POST /v1/check, keep-alive connections) against a
  * Fastify hello-world measured the same way in the same run: what HTTP on this
  * machine allows. Both servers run as their own processes; autocannon drives them
- * from this one.
+ * from this one. Each server is warmed up, then they take turns for ROUNDS rounds, so
+ * a drift of the shared machine falls on both; the figures are the medians.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
-import { note } from '../lib.js';
+import { median, note } from '../lib.js';
 import { freePort } from '../aggregator/service.js';
 
-const DURATION_S = 8;
+const DURATION_S = 5;
+const WARMUP_S = 2;
+const ROUNDS = 3;
 const CONNECTIONS = 32;
 
 const HELLO = `
@@ -27,9 +30,9 @@ async function waitReady(url: string): Promise<void> {
   throw new Error(`${url} not ready after 60 s`);
 }
 
-function load(url: string, body: string): Promise<number> {
+function load(url: string, body: string, durationS = DURATION_S): Promise<number> {
   return new Promise((resolve, reject) => {
-    autocannon({ url, method: 'POST', body, headers: { 'content-type': 'application/json' }, connections: CONNECTIONS, duration: DURATION_S }, (err, result) => {
+    autocannon({ url, method: 'POST', body, headers: { 'content-type': 'application/json' }, connections: CONNECTIONS, duration: durationS }, (err, result) => {
       if (err) reject(err);
       else if (result.non2xx > 0 || result.errors > 0) reject(new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`));
       else resolve(result.requests.average);
@@ -41,6 +44,8 @@ export interface HttpFigures {
   http_checks_per_s: number;
   http_ceiling_per_s: number;
   http_ratio: number;
+  /** The lowest of the rounds' own ratios (sidecar over the hello-world just before it). */
+  http_ratio_min: number;
 }
 
 export async function measureHttp(env: Record<string, string>): Promise<HttpFigures> {
@@ -52,10 +57,24 @@ export async function measureHttp(env: Record<string, string>): Promise<HttpFigu
     await waitReady(`http://127.0.0.1:${sidecarPort}/readyz`);
     await waitReady(`http://127.0.0.1:${helloPort}/`);
     const body = JSON.stringify({ ip: '203.0.113.7', method: 'GET', host: 'shop.example', path: '/api/items', headers: { 'user-agent': 'bench' } });
-    note(`http: ${CONNECTIONS} connections, ${DURATION_S} s each`);
-    const ceiling = await load(`http://127.0.0.1:${helloPort}/v1/check`, body);
-    const checks = await load(`http://127.0.0.1:${sidecarPort}/v1/check`, body);
-    return { http_checks_per_s: Math.round(checks), http_ceiling_per_s: Math.round(ceiling), http_ratio: Number((checks / ceiling).toFixed(3)) };
+    const hello = `http://127.0.0.1:${helloPort}/v1/check`;
+    const sidecar = `http://127.0.0.1:${sidecarPort}/v1/check`;
+    note(`http: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up each, then ${ROUNDS} rounds of ${DURATION_S} s each`);
+    await load(hello, body, WARMUP_S);
+    await load(sidecar, body, WARMUP_S);
+    const ceilings: number[] = [];
+    const checks: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      ceilings.push(await load(hello, body));
+      checks.push(await load(sidecar, body));
+      note(`http round ${round + 1}: hello-world ${Math.round(ceilings[round]!)}/s, sidecar ${Math.round(checks[round]!)}/s`);
+    }
+    const ceiling = median(ceilings);
+    const check = median(checks);
+    const ratioMin = Math.min(...checks.map((c, i) => c / ceilings[i]!));
+    return {
+      http_checks_per_s: Math.round(check), http_ceiling_per_s: Math.round(ceiling), http_ratio: Number((check / ceiling).toFixed(3)), http_ratio_min: Number(ratioMin.toFixed(3)),
+    };
   } finally {
     for (const c of children) c.kill('SIGTERM');
   }
