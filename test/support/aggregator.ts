@@ -4,7 +4,7 @@ import { ensureTopics, topicFullName, topicSpecs, type TopicName } from '@banstr
 import { loadSchemaCatalog, SCHEMA_NAMES, type Ban, type RequestEvent, type WindowCount } from '@banstream/schemas';
 import { captureLogger, uniqueName, waitUntil } from './infra.js';
 import { produceOrFail, testKafka } from './kafka.js';
-import { freePort, spawnService, type RunningProcess } from './processes.js';
+import { describeProcess, freePort, spawnService, type RunningProcess } from './processes.js';
 
 export const catalog = loadSchemaCatalog();
 
@@ -35,7 +35,7 @@ export interface Aggregator {
 export async function startAggregator(env: Record<string, string>): Promise<Aggregator> {
   const port = await freePort();
   const proc = spawnService('aggregator', { LOG_LEVEL: 'warn', ...env, HTTP_PORT: String(port) });
-  await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, `aggregator on ${port} to be ready\n${proc.output()}`, 60_000, 100);
+  await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, () => `aggregator on ${port} to be ready (${describeProcess(proc)})`, 60_000, 100);
   return {
     proc, port,
     async metric(name) {

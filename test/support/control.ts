@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { SCHEMA_NAMES, type AuditRecord } from '@banstream/schemas';
 import { waitUntil } from './infra.js';
 import { catalog } from './aggregator.js';
-import { exitWithin, freePort, spawnService, type RunningProcess } from './processes.js';
+import { describeProcess, exitWithin, freePort, spawnService, type RunningProcess } from './processes.js';
 
 export type Role = 'viewer' | 'operator' | 'admin';
 
@@ -27,7 +27,7 @@ export async function startControl(env: Record<string, string>): Promise<Control
   const port = await freePort();
   const proc = spawnService('control', { LOG_LEVEL: 'info', ...env, HTTP_PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
-  await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, `control on ${port} to be ready\n${proc.output()}`, 60_000, 100);
+  await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, () => `control on ${port} to be ready (${describeProcess(proc)})`, 60_000, 100);
   return {
     proc, url,
     async call(method, path, options = {}) {

@@ -25,8 +25,13 @@ export function captureLogger(): { logger: Logger; lines: () => Record<string, u
   return { logger: createLogger({ service: 'test', level: 'debug', destination }), lines: () => lines };
 }
 
-/** Polls until `check` returns a value that is not undefined/false, or fails naming what it waited for. */
-export async function waitUntil<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 20_000, intervalMs = 50): Promise<T> {
+/**
+ * Polls until `check` returns a value that is not undefined/false, or fails naming what
+ * it waited for; `what` may be a function, read at the timeout (a process's output then).
+ */
+export async function waitUntil<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false, what: string | (() => string), timeoutMs = 20_000, intervalMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -36,7 +41,9 @@ export async function waitUntil<T>(check: () => Promise<T | undefined | false> |
     } catch (error) {
       lastError = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}${lastError ? `: ${String(lastError)}` : ''}`);
+    }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import type { RequestEvent } from '@banstream/schemas';
 import { waitUntil } from './infra.js';
-import { freePort, spawnService, type RunningProcess } from './processes.js';
+import { describeProcess, freePort, spawnService, type RunningProcess } from './processes.js';
 
 /** A CC0 country database that ships in an npm package (a devDependency). */
 export const GEO_DB = createRequire(import.meta.url).resolve('@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb');
@@ -19,7 +19,7 @@ export async function startGateway(env: Record<string, string>): Promise<Gateway
   const port = await freePort();
   const proc = spawnService('ingest', { LOG_LEVEL: 'warn', ...env, HTTP_PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
-  await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, `ingest on ${port} to be ready\n${proc.output()}`, 60_000, 100);
+  await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, () => `ingest on ${port} to be ready (${describeProcess(proc)})`, 60_000, 100);
   return {
     proc, url,
     post: (body, contentType, headers = {}) => fetch(`${url}/v1/events`, { method: 'POST', body, headers: { 'content-type': contentType, ...headers } }),

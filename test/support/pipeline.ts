@@ -6,7 +6,7 @@ import { captureLogger, uniqueName, waitUntil } from './infra.js';
 import { connectTestBroker, type TestBroker } from './broker.js';
 import { produceOrFail } from './kafka.js';
 import { catalog, decodeBan, decodeCount, event, publishPolicy, startAggregator, TopicTail, type Aggregator } from './aggregator.js';
-import { exitWithin, freePort, spawnService, type RunningProcess } from './processes.js';
+import { describeProcess, exitWithin, freePort, spawnService, type RunningProcess } from './processes.js';
 
 /**
  * The whole pipeline for fault tests: edges (EdgePublisher) -> events topic ->
@@ -218,7 +218,7 @@ export async function startSidecar(env: Record<string, string>): Promise<Sidecar
     },
     ready: async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200,
   };
-  await waitUntil(() => sidecar.ready(), `enforcer on ${port} to be ready\n${proc.output()}`, 60_000, 10);
+  await waitUntil(() => sidecar.ready(), () => `enforcer on ${port} to be ready (${describeProcess(proc)})`, 60_000, 10);
   return sidecar;
 }
 

@@ -27,6 +27,12 @@ export function spawnService(service: 'ingest' | 'aggregator' | 'enforcer' | 'co
   return { child, output: () => out, exited };
 }
 
+/** For a timeout message: whether the process is still running, and what it printed. */
+export function describeProcess(proc: RunningProcess): string {
+  const ended = proc.child.exitCode ?? proc.child.signalCode;
+  return `${ended === null ? 'still running' : `exited with ${ended}`}; output:\n${proc.output()}`;
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
