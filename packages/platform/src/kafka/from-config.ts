@@ -42,9 +42,18 @@ export async function ensureTopicsFromConfig(admin: Admin, config: KafkaConfig):
   return ensureTopics(admin, topicSpecs({ prefix: config.TOPIC_PREFIX, partitions: config.TOPIC_PARTITIONS, replicationFactor: config.TOPIC_REPLICATION_FACTOR }));
 }
 
-/** A readiness check: the cluster answers a metadata request in time. */
+/**
+ * A readiness check: the cluster answers a metadata request in time. False until the
+ * service has connected `admin` itself: a probe's request racing the first
+ * `admin.connect()` makes kafkajs create two seed brokers, and the service's next
+ * request then finds its broker "not connected" (a gateway that failed to start).
+ */
 export function kafkaReachable(admin: Admin, timeoutMs: number): () => Promise<boolean> {
+  let connected = false;
+  admin.on(admin.events.CONNECT, () => (connected = true));
+  admin.on(admin.events.DISCONNECT, () => (connected = false));
   return async () => {
+    if (!connected) return false;
     await withDeadline(admin.describeCluster(), timeoutMs, 'kafka describeCluster');
     return true;
   };
