@@ -227,6 +227,9 @@ export function eventOf(r: DemoRequest, eventId: string): RequestEvent {
   };
 }
 
+/** The recent range is never shorter than this: a low-traffic country gets events in it, and so a judged baseline. */
+export const MIN_RECENT_HISTORY_MS = 5 * 60_000;
+
 /**
  * History for the geographic baselines: the hours of the week the next `hoursAhead`
  * hours fall in, a week ago, then the current hour up to `now`, so the detector has
@@ -234,10 +237,14 @@ export function eventOf(r: DemoRequest, eventId: string): RequestEvent {
  * Both ranges start on the hour: the detector learns the silence between them as
  * quiet windows, so a range starting inside an hour would be judged against a
  * baseline that hour's silent part had just pulled towards zero (a false alert).
+ * In the first minutes of an hour both start an hour earlier: seconds of recent
+ * history left a small country with no event to be judged by (an e2e test waiting on
+ * every country's baseline timed out when it ran just after the hour).
  */
 export function historyRanges(now: number, hoursAhead: number): [number, number][] {
   const HOUR = 3_600_000;
   const WEEK = 7 * 24 * HOUR;
-  const hourStart = Math.floor(now / HOUR) * HOUR;
-  return [[hourStart - WEEK, hourStart - WEEK + (hoursAhead + 1) * HOUR], [hourStart, now]];
+  const recentFrom = Math.floor((now - MIN_RECENT_HISTORY_MS) / HOUR) * HOUR;
+  const aheadUntil = (Math.floor(now / HOUR) + hoursAhead + 1) * HOUR;
+  return [[recentFrom - WEEK, aheadUntil - WEEK], [recentFrom, now]];
 }
