@@ -228,7 +228,7 @@ export function eventOf(r: DemoRequest, eventId: string): RequestEvent {
 }
 
 /** The recent range is never shorter than this: a low-traffic country gets events in it, and so a judged baseline. */
-export const MIN_RECENT_HISTORY_MS = 5 * 60_000;
+const MIN_RECENT_HISTORY_MS = 5 * 60_000;
 
 /**
  * History for the geographic baselines: the hours of the week the next `hoursAhead`
