@@ -1,5 +1,6 @@
 import { Kafka, logLevel, type KafkaConfig, type LogEntry } from 'kafkajs';
 import type { Logger } from '../logging/logger.js';
+import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
 
 export interface KafkaClientOptions {
   brokers: readonly string[];
@@ -11,9 +12,11 @@ export interface KafkaClientOptions {
 
 /**
  * A kafkajs client whose every wait is bounded: a broker that is down makes calls
- * fail within seconds (retryable KAFKA_UNAVAILABLE upstream) instead of hanging.
+ * fail within seconds (retryable KAFKA_UNAVAILABLE upstream) instead of hanging,
+ * and whose idle connections do not spin a 1 ms timer (fixKafkajsIdleTimerLoop).
  */
 export function createKafka(options: KafkaClientOptions): Kafka {
+  fixKafkajsIdleTimerLoop();
   const requestTimeout = options.requestTimeoutMs ?? 5_000;
   const log = options.logger.child({ component: 'kafkajs' });
   const config: KafkaConfig = {
