@@ -15,7 +15,7 @@ import { ensureTopics, parseBrokers, topicFullName, topicSpecs } from '@banstrea
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { median, note, percentile, report, sig } from './lib.js';
 import { benchKafka, publishPolicies } from './aggregator/kafka.js';
-import { freePort, waitReady } from './aggregator/service.js';
+import { freePort, serviceNodeArgs, waitReady } from './aggregator/service.js';
 
 const ATTACKERS = 60;
 const THRESHOLD = 50;
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   await producer.connect();
   await publishPolicies(kafka, prefix, catalog, [{ id: 'flood', key: ['ip'], threshold: { count: THRESHOLD, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } }]);
   const port = await freePort();
-  const child = spawn(process.execPath, ['services/aggregator/dist/main.js'], {
+  const child = spawn(process.execPath, serviceNodeArgs('aggregator'), {
     env: { PATH: process.env.PATH ?? '', KAFKA_BROKERS: BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '6', HTTP_PORT: String(port), LOG_LEVEL: 'warn', AGGREGATOR_GROUP_ID: `${prefix}aggregator` },
     // Its log stays out of stdout: the result must be the last line printed.
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -16,7 +16,7 @@ import { ensureTopics, parseBrokers, topicFullName, topicSpecs } from '@banstrea
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { median, note, percentile, report, sig } from './lib.js';
 import { benchKafka, publishPolicies } from './aggregator/kafka.js';
-import { freePort, waitReady } from './aggregator/service.js';
+import { freePort, serviceNodeArgs, waitReady } from './aggregator/service.js';
 
 const RATE = Number(process.env.BENCH_PROPAGATION_RATE ?? 100_000);
 const ATTACKERS = 100; // enough for p99 to be a percentile rather than the maximum
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const start = async (service: string, extra: Record<string, string>) => {
     const port = await freePort();
-    children.push(spawn(process.execPath, [`services/${service}/dist/main.js`], { env: { ...env, ...extra, HTTP_PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] }));
+    children.push(spawn(process.execPath, serviceNodeArgs(service), { env: { ...env, ...extra, HTTP_PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] }));
     await waitReady(`http://127.0.0.1:${port}/readyz`);
     return port;
   };

@@ -4,7 +4,7 @@
 // control with labelled logs, and on Ctrl-C (or `npm run stop`) stops everything it
 // started. The control API gets a local admin token (scripts/run/control-token.mjs).
 import { spawn, spawnSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from './stack/settings.mjs';
@@ -50,8 +50,13 @@ async function main() {
   if (control) say(`CLI: export BANSTREAM_URL=http://127.0.0.1:${controlPort} BANSTREAM_TOKEN_FILE=${control.tokenFile}; npx banstream --help`);
 }
 
+/** The service's node flags (`banstream.nodeFlags` in its package.json, as every launcher reads them). */
+function nodeFlags(name) {
+  return JSON.parse(readFileSync(join(REPO_ROOT, `services/${name}/package.json`), 'utf8')).banstream?.nodeFlags ?? [];
+}
+
 function startService({ name, port }, env) {
-  const child = spawn(process.execPath, [join(REPO_ROOT, `services/${name}/dist/main.js`)], {
+  const child = spawn(process.execPath, [...nodeFlags(name), join(REPO_ROOT, `services/${name}/dist/main.js`)], {
     env: { ...env, HTTP_PORT: String(port), SERVICE_NAME: name },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Own process group: a terminal's Ctrl-C reaches only this runner, which then

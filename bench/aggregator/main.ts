@@ -14,7 +14,7 @@ import {
   preload, publishPolicies,
 } from './kafka.js';
 import { runCeilingProcess } from './ceiling-child.js';
-import { CONSUMED_METRIC, freePort, timeService, type ServiceRun } from './service.js';
+import { CONSUMED_METRIC, freePort, serviceNodeArgs, timeService, type ServiceRun } from './service.js';
 
 function intEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -33,7 +33,7 @@ const SKIP_SERVICE = process.env.BENCH_AGG_SKIP_SERVICE === '1';
 /** The service's own fetch size unless set (README "Configuration": drain speed against ban latency). */
 const FETCH_KB = process.env.AGGREGATOR_FETCH_KB_PER_PARTITION;
 /** Development only: another entry point for the service process. */
-const SERVICE_ENTRY = process.env.BENCH_AGG_SERVICE_MAIN || 'services/aggregator/dist/main.js';
+const SERVICE_NODE_ARGS = process.env.BENCH_AGG_SERVICE_MAIN ? [process.env.BENCH_AGG_SERVICE_MAIN] : serviceNodeArgs('aggregator');
 
 async function kafkaConnection(): Promise<{ brokers: string; redisUrl: string | undefined; startedStack: boolean }> {
   if (process.env.KAFKA_BROKERS) return { brokers: process.env.KAFKA_BROKERS, redisUrl: process.env.REDIS_URL, startedStack: false };
@@ -93,11 +93,12 @@ export async function main(repoRoot: string): Promise<void> {
         };
         note(`run ${run}/${RUNS}: aggregator (group ${groupId}, metrics on :${port})`);
         const result = await timeService({
-          repoRoot, entry: SERVICE_ENTRY, env, total: loaded.events, timeoutMs: TIMEOUT_MS, stallMs: STALL_MS, startMs: START_MS,
+          repoRoot, nodeArgs: SERVICE_NODE_ARGS, env, total: loaded.events, timeoutMs: TIMEOUT_MS, stallMs: STALL_MS, startMs: START_MS,
         });
         note(
           `run ${run}/${RUNS}: aggregator ${Math.round(result.eventsPerS).toLocaleString('en')} events/s, ` +
-            `reached ${result.reached.toLocaleString('en')}${result.timedOut ? ' (TIMED OUT)' : ''}, peak RSS ${result.peakRssMb.toFixed(0)} MB`,
+            `reached ${result.reached.toLocaleString('en')}${result.timedOut ? ' (TIMED OUT)' : ''}, peak RSS ${result.peakRssMb.toFixed(0)} MB, ` +
+            `CPU ${result.cpuUsPerEvent.toFixed(2)} µs/event`,
         );
         service.push(result);
       }
@@ -135,6 +136,7 @@ export async function main(repoRoot: string): Promise<void> {
       const rate = rates.length > 0 ? median(rates) : 0;
       const rss = service.map((r) => r.peakRssMb).filter((r) => Number.isFinite(r));
       const startup = service.map((r) => r.startupMs).filter((r) => Number.isFinite(r));
+      const cpu = service.map((r) => r.cpuUsPerEvent).filter((r) => Number.isFinite(r));
       Object.assign(figures, {
         events_per_s: Math.round(rate),
         events_per_s_min: rates.length > 0 ? Math.round(min(rates)) : 0,
@@ -143,6 +145,8 @@ export async function main(repoRoot: string): Promise<void> {
         aggregator_reached_events_min: min(service.map((r) => r.reached)),
         peak_rss_mb: rss.length > 0 ? sig(Math.max(...rss), 3) : Number.NaN,
         startup_to_first_event_s: startup.length > 0 ? sig(median(startup) / 1000, 3) : Number.NaN,
+        // Less noisy than events/s on a shared machine: what one event costs the service.
+        cpu_us_per_event: cpu.length > 0 ? sig(median(cpu), 3) : Number.NaN,
       });
     }
 
@@ -171,7 +175,7 @@ export async function main(repoRoot: string): Promise<void> {
         fetch_only: 'the ceiling consumer without the decode, counting records (events/s from the known total)',
         service: SKIP_SERVICE
           ? 'skipped (BENCH_AGG_SKIP_SERVICE=1)'
-          : `node ${SERVICE_ENTRY}, fresh AGGREGATOR_GROUP_ID per run; ${CONSUMED_METRIC} sampled every 50 ms; rate between the first sample above 0 and the first sample at the total`,
+          : `node ${SERVICE_NODE_ARGS.join(' ')}, fresh AGGREGATOR_GROUP_ID per run; ${CONSUMED_METRIC} sampled every 50 ms; rate between the first sample above 0 and the first sample at the total`,
         aggregator_fetch_kb_per_partition: FETCH_KB ?? 'service default',
         service_failures: service.flatMap((r, i) => (r.failure === undefined ? [] : [`run ${i + 1}: ${r.failure}`])),
         run_order: SKIP_SERVICE ? 'per run: ceiling, fetch-only' : 'per run: aggregator, ceiling, fetch-only',

@@ -5,11 +5,10 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
 import { note } from '../lib.js';
 
 /** The test harness's own: the benchmarks start services the same way. */
-export { freePort } from '../../test/support/processes.js';
+export { freePort, serviceNodeArgs } from '../../test/support/processes.js';
 
 export const CONSUMED_METRIC = 'banstream_aggregator_events_consumed_total';
 const POLL_MS = 50;
@@ -27,13 +26,15 @@ export interface ServiceRun {
   peakRssMb: number;
   /** ms from spawn to the first non-zero sample. */
   startupMs: number;
+  /** CPU time of the process (all threads, user + system) per counted event, µs; NaN when unreadable. */
+  cpuUsPerEvent: number;
   exit: number | string;
 }
 
 export interface ServiceOptions {
   repoRoot: string;
-  /** The service's entry point, relative to repoRoot (or absolute). */
-  entry: string;
+  /** Node flags and the service's entry point, relative to repoRoot (or absolute). */
+  nodeArgs: string[];
   env: Record<string, string>;
   total: number;
   timeoutMs: number;
@@ -56,6 +57,18 @@ export function metricSum(text: string, name: string): number | undefined {
   return sum;
 }
 
+/** User + system CPU time of a process so far, ms (clock ticks of 10 ms); NaN when unreadable. */
+function cpuMs(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 function peakRssMb(pid: number | undefined): number {
   if (pid === undefined) return Number.NaN;
   try {
@@ -69,7 +82,7 @@ function peakRssMb(pid: number | undefined): number {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Spawns `node services/aggregator/dist/main.js` and samples the counter. The rate is
+ * Spawns the service (`node <nodeArgs>`) and samples the counter. The rate is
  * measured between two samples, so the polling interval does not blur its start: from
  * the first sample above zero (count c0 at t0) to the first sample at the total (t1),
  * events/s = (total − c0) / (t1 − t0). A run that does not get there reports the rate
@@ -77,7 +90,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  */
 export async function timeService(options: ServiceOptions): Promise<ServiceRun> {
   const port = Number(options.env.HTTP_PORT);
-  const child = spawn(process.execPath, [resolve(options.repoRoot, options.entry)], {
+  const child = spawn(process.execPath, options.nodeArgs, {
     cwd: options.repoRoot,
     env: { PATH: process.env.PATH ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -95,11 +108,11 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
   );
 
   const spawnedAt = performance.now();
-  let first: { t: number; count: number } | undefined;
+  let first: { t: number; count: number; cpuMs: number } | undefined;
   let last = { t: 0, count: 0 };
   let sampled = false;
   let lastIncrease = { t: 0, count: 0 };
-  let done: { t: number } | undefined;
+  let done: { t: number; cpuMs: number } | undefined;
   let failure: string | undefined;
   while (true) {
     const now = performance.now();
@@ -131,11 +144,11 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
     const t = performance.now();
     if (count !== undefined) {
       sampled = true;
-      if (count > 0 && first === undefined) first = { t, count };
+      if (count > 0 && first === undefined) first = { t, count, cpuMs: cpuMs(child.pid) };
       if (count > last.count) lastIncrease = { t, count };
       last = { t, count };
       if (count >= options.total) {
-        done = { t };
+        done = { t, cpuMs: cpuMs(child.pid) };
         break;
       }
     }
@@ -180,6 +193,7 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
     ...(failure === undefined ? {} : { failure }),
     peakRssMb: rss,
     startupMs: first === undefined ? Number.NaN : first.t - spawnedAt,
+    cpuUsPerEvent: first !== undefined && done !== undefined ? ((done.cpuMs - first.cpuMs) * 1000) / (options.total - first.count) : Number.NaN,
     exit: exit ?? 'unknown',
   };
 }

@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { median, note } from '../lib.js';
-import { freePort } from '../aggregator/service.js';
+import { freePort, serviceNodeArgs } from '../aggregator/service.js';
 
 const DURATION_S = 2;
 const WARMUP_S = 2;
@@ -55,7 +55,7 @@ export async function measureHttp(env: Record<string, string>): Promise<HttpFigu
   const [sidecarPort, helloPort] = await Promise.all([freePort(), freePort()]);
   const children: ChildProcess[] = [];
   try {
-    children.push(spawn(process.execPath, ['services/enforcer/dist/main.js'], { env: { PATH: process.env.PATH ?? '', ...env, HTTP_PORT: String(sidecarPort), LOG_LEVEL: 'warn' }, stdio: 'inherit' }));
+    children.push(spawn(process.execPath, serviceNodeArgs('enforcer'), { env: { PATH: process.env.PATH ?? '', ...env, HTTP_PORT: String(sidecarPort), LOG_LEVEL: 'warn' }, stdio: 'inherit' }));
     children.push(spawn(process.execPath, ['--input-type=module', '-e', HELLO], { env: { PATH: process.env.PATH ?? '', PORT: String(helloPort) }, stdio: 'inherit' }));
     await waitReady(`http://127.0.0.1:${sidecarPort}/readyz`);
     await waitReady(`http://127.0.0.1:${helloPort}/`);

@@ -12,9 +12,19 @@ export interface RunningProcess {
   exited: Promise<number | string>;
 }
 
+/**
+ * The node arguments that start a built service, relative to REPO_ROOT: its node flags
+ * (`banstream.nodeFlags` in services/NAME/package.json, read by every launcher: tests,
+ * benchmarks, scripts/run.mjs and services/Dockerfile) and its entry point.
+ */
+export function serviceNodeArgs(service: string): string[] {
+  const manifest = JSON.parse(readFileSync(new URL(`../../services/${service}/package.json`, import.meta.url), 'utf8')) as { banstream?: { nodeFlags?: string[] } };
+  return [...(manifest.banstream?.nodeFlags ?? []), `services/${service}/dist/main.js`];
+}
+
 /** Starts a built service (`npm run build` first) as a real process. */
 export function spawnService(service: 'ingest' | 'aggregator' | 'enforcer' | 'control', env: Record<string, string>): RunningProcess {
-  const child = spawn(process.execPath, [`services/${service}/dist/main.js`], {
+  const child = spawn(process.execPath, serviceNodeArgs(service), {
     cwd: REPO_ROOT,
     // Only what the test gives, plus PATH: the service must not lean on the caller's environment.
     env: { PATH: process.env.PATH ?? '', ...env },
