@@ -4,13 +4,14 @@
 // control with labelled logs, and on Ctrl-C (or `npm run stop`) stops everything it
 // started. The control API gets a local admin token (scripts/run/control-token.mjs).
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from './stack/settings.mjs';
 import { stackDown, stackSettings, stackStatus, stackUp } from './stack/index.mjs';
 import { formatLine } from './run/log-format.mjs';
 import { localControlToken } from './run/control-token.mjs';
+import { serviceNodeFlags } from './run/node-flags.mjs';
 
 const SERVICES = [
   { name: 'ingest', port: Number(process.env.BANSTREAM_INGEST_PORT ?? 8080) },
@@ -50,13 +51,8 @@ async function main() {
   if (control) say(`CLI: export BANSTREAM_URL=http://127.0.0.1:${controlPort} BANSTREAM_TOKEN_FILE=${control.tokenFile}; npx banstream --help`);
 }
 
-/** The service's node flags (`banstream.nodeFlags` in its package.json, as every launcher reads them). */
-function nodeFlags(name) {
-  return JSON.parse(readFileSync(join(REPO_ROOT, `services/${name}/package.json`), 'utf8')).banstream?.nodeFlags ?? [];
-}
-
 function startService({ name, port }, env) {
-  const child = spawn(process.execPath, [...nodeFlags(name), join(REPO_ROOT, `services/${name}/dist/main.js`)], {
+  const child = spawn(process.execPath, [...serviceNodeFlags(name), join(REPO_ROOT, `services/${name}/dist/main.js`)], {
     env: { ...env, HTTP_PORT: String(port), SERVICE_NAME: name },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Own process group: a terminal's Ctrl-C reaches only this runner, which then

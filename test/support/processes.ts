@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { serviceNodeFlags } from '../../scripts/run/node-flags.mjs';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -14,12 +15,10 @@ export interface RunningProcess {
 
 /**
  * The node arguments that start a built service, relative to REPO_ROOT: its node flags
- * (`banstream.nodeFlags` in services/NAME/package.json, read by every launcher: tests,
- * benchmarks, scripts/run.mjs and services/Dockerfile) and its entry point.
+ * (scripts/run/node-flags.mjs, as every launcher reads them) and its entry point.
  */
 export function serviceNodeArgs(service: string): string[] {
-  const manifest = JSON.parse(readFileSync(new URL(`../../services/${service}/package.json`, import.meta.url), 'utf8')) as { banstream?: { nodeFlags?: string[] } };
-  return [...(manifest.banstream?.nodeFlags ?? []), `services/${service}/dist/main.js`];
+  return [...serviceNodeFlags(service), `services/${service}/dist/main.js`];
 }
 
 /** Starts a built service (`npm run build` first) as a real process. */

@@ -36,8 +36,7 @@ let applied = false;
  */
 export function fixKafkajsIdleTimerLoop(): boolean {
   if (applied) return true;
-  const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as { prototype: Partial<RequestQueueState> };
-  const proto = RequestQueue.prototype;
+  const proto = kafkajsRequestQueuePrototype() as Partial<RequestQueueState>;
   if (typeof proto.checkPendingRequests !== 'function' || typeof proto.scheduleCheckPendingRequests !== 'function') return false;
   proto.scheduleCheckPendingRequests = function scheduleCheckPendingRequests(this: RequestQueueState): void {
     if (this.throttleCheckTimeoutId || this.pending.length === 0) return;
@@ -51,7 +50,7 @@ export function fixKafkajsIdleTimerLoop(): boolean {
   return true;
 }
 
-/** The RequestQueue prototype, for tests that drive the scheduler on a bare queue state. */
+/** The RequestQueue prototype (also for tests that drive the scheduler on a bare queue state). */
 export function kafkajsRequestQueuePrototype(): object {
   return (require('kafkajs/src/network/requestQueue/index.js') as { prototype: object }).prototype;
 }

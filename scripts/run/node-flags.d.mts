@@ -1,0 +1,2 @@
+// Types for node-flags.mjs (plain JavaScript, run by `npm start` before any build).
+export declare function serviceNodeFlags(service: string): string[];
