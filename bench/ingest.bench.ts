@@ -15,12 +15,12 @@
  * figures drift, the ratio less so.
  */
 import { createRequire } from 'node:module';
-import { Partitioners, type Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import { eventPartitionKey } from '@banstream/core';
 import { createEdgePublisher, EDGE_PUBLISHER_DEFAULTS } from '@banstream/edge';
 import { createIngestService, ingestEnv } from '@banstream/ingest';
 import {
-  createHttpServer, createKafka, createLogger, createMetricsRegistry, ensureTopics, loadConfig, Readiness, topicFullName, topicSpecs, type Registry,
+  createHttpServer, createKafka, createLogger, createMetricsRegistry, ensureTopics, KeyPartitioner, loadConfig, Readiness, topicFullName, topicSpecs, type Registry,
 } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { chunks, Loader, seededEvents } from './ingest-load.js';
@@ -69,7 +69,7 @@ async function gatewayRun(loader: Loader, registry: Registry, bodies: Buffer[], 
 
 /** The same Avro batches straight to Kafka, shaped like the publisher's sends. */
 async function ceilingRun(kafka: Kafka, topic: string, records: { key: string; value: Buffer }[], events: number): Promise<number> {
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: Partitioners.DefaultPartitioner });
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: KeyPartitioner });
   await producer.connect();
   const perSend = Math.max(1, Math.floor(EDGE_PUBLISHER_DEFAULTS.maxEventsPerSend / BATCH));
   const sends = chunks(records, perSend);

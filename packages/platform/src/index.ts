@@ -10,6 +10,7 @@ export type { Service, ServiceDeps } from './lifecycle/service.js';
 export { runService, baseEnv, EXIT } from './service/run-service.js';
 export { createKafka, parseBrokers, type KafkaClientOptions } from './kafka/client.js';
 export { fixKafkajsIdleTimerLoop } from './kafka/idle-timer-fix.js';
+export { KeyPartitioner, keyPartition, murmur2 } from './kafka/key-partitioner.js';
 export { topicSpecs, topicFullName, TOPIC_NAMES, type TopicName, type TopicSpec, type TopicLayoutOptions } from './kafka/topics.js';
 export { ensureTopics, type EnsureTopicsResult } from './kafka/topic-admin.js';
 export { createRedis, type Redis, type RedisClientOptions } from './redis/client.js';

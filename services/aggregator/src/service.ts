@@ -1,5 +1,5 @@
 import { Allowlist } from '@banstream/core';
-import { allowlistEntry, CompactedFeed, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, PolicyBook, topicFullName } from '@banstream/platform';
+import { allowlistEntry, CompactedFeed, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, PolicyBook, topicFullName } from '@banstream/platform';
 import type { Service, ServiceDeps } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, type AggregatorConfig } from './config.js';
@@ -41,8 +41,8 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
   const allowlist = new Allowlist();
   const outbox = new Outbox();
   // Ordered output (a ban, then its tombstone) needs one request in flight.
-  const decisions = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER } });
-  const bulk = kafka.producer({ idempotent: true, maxInFlightRequests: 5, retry: { retries: Number.MAX_SAFE_INTEGER } });
+  const decisions = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: KeyPartitioner });
+  const bulk = kafka.producer({ idempotent: true, maxInFlightRequests: 5, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: KeyPartitioner });
   const instance = `${process.pid}-${Date.now().toString(36)}`;
   const feeds = feedsFor();
   let geo: GeoAlerting | undefined;

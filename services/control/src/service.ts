@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
-  CompactedFeed, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, topicFullName, type Service, type ServiceDeps,
+  CompactedFeed, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, topicFullName, type Service, type ServiceDeps,
 } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { BanstreamError } from '@banstream/core';
@@ -38,7 +38,7 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
   };
   const clock = Date.now;
   const state = new ControlState(config.CONTROL_ALERTS_KEPT);
-  const producers = new ProducerSlot(() => kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER } }));
+  const producers = new ProducerSlot(() => kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: KeyPartitioner }));
   const metrics = controlMetrics(deps.registry);
   const writer = new ChangeWriter(producers, topics, catalog, state, clock, 3 * config.KAFKA_REQUEST_TIMEOUT_MS, (action) => metrics.changes.inc({ action }));
   const jobs = new BacktestJobs({

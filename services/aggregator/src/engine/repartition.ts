@@ -1,5 +1,5 @@
 import type { SubjectCountBatch, SubjectCountEntry } from '@banstream/schemas';
-import { OwnerCache } from './owner-cache.js';
+import { partitionFor } from './routing.js';
 
 /**
  * Stage one of the two-phase count for subjects that are not local to an events
@@ -61,22 +61,13 @@ export class RepartitionBuffer {
   }
 
   private queue(entry: SubjectCountEntry): void {
-    const partition = ownerPartition(entry.subject, this.partitions);
+    // murmur2 per entry: in 32-bit arithmetic it costs less than a memo's Map lookup.
+    const partition = partitionFor(entry.subject, this.partitions);
     let list = this.pending.get(partition);
     if (!list) this.pending.set(partition, (list = []));
     list.push(entry);
     this.entries++;
   }
-}
-
-/** murmur2 once per subject, shared by every events partition. */
-const owners = new Map<number, OwnerCache>();
-const OWNERS_PER_GENERATION = 16_384;
-
-function ownerPartition(subject: string, partitions: number): number {
-  let cache = owners.get(partitions);
-  if (!cache) owners.set(partitions, (cache = new OwnerCache(partitions, OWNERS_PER_GENERATION)));
-  return cache.owner(subject);
 }
 
 /**

@@ -1,6 +1,5 @@
-import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import { EVENT_KEY_PREFIX_BITS, eventPartitionKey, parseCidr, parseKey, parseSubject, type KeyDimension } from '@banstream/core';
-import { policyIntervals, type RequestPolicy } from '@banstream/platform';
+import { keyPartition, policyIntervals, type RequestPolicy } from '@banstream/platform';
 
 /**
  * Where a subject is counted. Events are partitioned by the client's /24 (IPv4) or
@@ -36,17 +35,9 @@ export function routeOf(policy: RequestPolicy): Route {
   return { local: isPartitionLocal(policy), resolutionMs: Math.min(1000, Math.max(1, Math.floor(shortest / 1000))) };
 }
 
-const defaultPartitioner = Partitioners.DefaultPartitioner();
-const metadataCache = new Map<number, PartitionMetadata[]>();
-
-/** The partition kafkajs's default partitioner (murmur2, as the Java client) picks for `key`. */
+/** The partition Kafka's default partitioner (murmur2, as the Java client and kafkajs) picks for `key`. */
 export function partitionFor(key: string, partitions: number): number {
-  let metadata = metadataCache.get(partitions);
-  if (!metadata) {
-    metadata = Array.from({ length: partitions }, (_, partitionId) => ({ partitionId, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
-    metadataCache.set(partitions, metadata);
-  }
-  return defaultPartitioner({ topic: '', partitionMetadata: metadata, message: { key, value: null } });
+  return keyPartition(key, partitions);
 }
 
 /**

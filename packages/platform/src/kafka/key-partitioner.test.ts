@@ -1,0 +1,59 @@
+import { Partitioners, type PartitionMetadata } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { KeyPartitioner, keyPartition, murmur2 } from './key-partitioner.js';
+
+const metadata = (n: number): PartitionMetadata[] =>
+  Array.from({ length: n }, (_, partitionId) => ({ partitionId, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
+
+function randomKey(random: () => number): string {
+  const length = Math.floor(random() * 40);
+  let key = '';
+  for (let i = 0; i < length; i++) {
+    const r = random();
+    // ASCII mostly, then 2- and 3-byte UTF-8, and a surrogate pair now and then.
+    key += r < 0.7 ? String.fromCharCode(32 + Math.floor(random() * 95)) : r < 0.85 ? 'é' : r < 0.95 ? '€' : '😀';
+  }
+  return key;
+}
+
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+}
+
+describe('keyPartition', () => {
+  const kafkajs = Partitioners.DefaultPartitioner();
+  const ours = KeyPartitioner();
+
+  it('puts every key where kafkajs 2.2.4 (the Java client\'s murmur2) puts it', () => {
+    const random = prng(42);
+    const keys = ['', 'a', 'ab', 'abc', 'abcd', 'abcde', '203.0.113.0/24', '2001:db8:1::/48', 'user:42', 'country:FR', 'x'.repeat(300), 'é'.repeat(200)];
+    for (let i = 0; i < 5000; i++) keys.push(randomKey(random));
+    for (const partitions of [1, 6, 12, 7]) {
+      const partitionMetadata = metadata(partitions);
+      for (const key of keys) {
+        const expected = kafkajs({ topic: 't', partitionMetadata, message: { key, value: null } });
+        expect(keyPartition(key, partitions), `${JSON.stringify(key)} over ${partitions}`).toBe(expected);
+        expect(ours({ topic: 't', partitionMetadata, message: { key, value: null } })).toBe(expected);
+        expect(keyPartition(Buffer.from(key), partitions)).toBe(expected);
+      }
+    }
+  });
+
+  it('matches the Java client on known values', () => {
+    // From Apache Kafka's UtilsTest.testMurmur2: the bytes of "21" hash to -973932308.
+    expect(murmur2('21')).toBe(-973932308);
+    expect(murmur2('foobar')).toBe(-790332482);
+    expect(murmur2('a-little-bit-long-string')).toBe(-985981536);
+    expect(murmur2('a-little-bit-longer-string')).toBe(-1486304829);
+    expect(murmur2('lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8')).toBe(-58897971);
+  });
+
+  it('keeps an explicit partition and spreads records without a key', () => {
+    const partitionMetadata = metadata(6);
+    expect(ours({ topic: 't', partitionMetadata, message: { key: 'abc', partition: 4, value: null } })).toBe(4);
+    const seen = new Set<number>();
+    for (let i = 0; i < 60; i++) seen.add(ours({ topic: 't', partitionMetadata, message: { value: null } }));
+    expect(seen.size).toBe(6);
+  });
+});
