@@ -4,14 +4,14 @@
  */
 import { Kafka, Partitioners, logLevel, type Admin, type LogEntry, type Message } from 'kafkajs';
 import { validatePolicyDocument, type PolicySpec } from '@banstream/core';
-import { ensureTopics, fixKafkajsIdleTimerLoop, topicFullName, topicSpecs } from '@banstream/platform';
+import { ensureTopics, fixKafkajs, topicFullName, topicSpecs } from '@banstream/platform';
 import { SCHEMA_NAMES, type Codec, type Policy, type RequestEventBatch, type SchemaCatalog } from '@banstream/schemas';
 import { note } from '../lib.js';
 import type { EventSet } from './events.js';
 
-/** The benchmarks' own client; its ceilings get the services' kafkajs fix too, so no ratio gains from it. */
+/** The benchmarks' own client; its ceilings get the services' kafkajs fixes too, so no ratio gains from them. */
 export function benchKafka(brokers: string[], clientId: string): Kafka {
-  fixKafkajsIdleTimerLoop();
+  fixKafkajs();
   const names = ['NOTHING', 'ERROR', 'WARN', 'INFO', 'DEBUG'];
   return new Kafka({
     clientId,

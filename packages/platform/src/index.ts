@@ -8,7 +8,8 @@ export { runShutdown, type ShutdownStep, type ShutdownReport } from './lifecycle
 export { withDeadline } from './lifecycle/deadline.js';
 export type { Service, ServiceDeps } from './lifecycle/service.js';
 export { runService, baseEnv, EXIT } from './service/run-service.js';
-export { createKafka, parseBrokers, type KafkaClientOptions } from './kafka/client.js';
+export { createKafka, fixKafkajs, parseBrokers, type KafkaClientOptions } from './kafka/client.js';
+export { fixKafkajsEncoder } from './kafka/encoder-fix.js';
 export { fixKafkajsIdleTimerLoop } from './kafka/idle-timer-fix.js';
 export { KeyPartitioner, keyPartition, murmur2 } from './kafka/key-partitioner.js';
 export { topicSpecs, topicFullName, TOPIC_NAMES, type TopicName, type TopicSpec, type TopicLayoutOptions } from './kafka/topics.js';

@@ -1,5 +1,6 @@
 import { Kafka, logLevel, type KafkaConfig, type LogEntry } from 'kafkajs';
 import type { Logger } from '../logging/logger.js';
+import { fixKafkajsEncoder } from './encoder-fix.js';
 import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
 
 export interface KafkaClientOptions {
@@ -13,10 +14,10 @@ export interface KafkaClientOptions {
 /**
  * A kafkajs client whose every wait is bounded: a broker that is down makes calls
  * fail within seconds (retryable KAFKA_UNAVAILABLE upstream) instead of hanging,
- * and whose idle connections do not spin a 1 ms timer (fixKafkajsIdleTimerLoop).
+ * with kafkajs's fixes applied (fixKafkajs).
  */
 export function createKafka(options: KafkaClientOptions): Kafka {
-  fixKafkajsIdleTimerLoop();
+  fixKafkajs();
   const requestTimeout = options.requestTimeoutMs ?? 5_000;
   const log = options.logger.child({ component: 'kafkajs' });
   const config: KafkaConfig = {
@@ -30,6 +31,16 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     logCreator: () => (entry: LogEntry) => forwardKafkaLog(log, entry),
   };
   return new Kafka(config);
+}
+
+/**
+ * Fixes to the installed kafkajs 2.2.4, once per process, for every client it makes:
+ * idle connections that wake the event loop every millisecond (fixKafkajsIdleTimerLoop)
+ * and a record encoder that allocates more than it writes (fixKafkajsEncoder).
+ */
+export function fixKafkajs(): void {
+  fixKafkajsIdleTimerLoop();
+  fixKafkajsEncoder();
 }
 
 function forwardKafkaLog(log: Logger, { namespace, level, log: record }: LogEntry): void {
