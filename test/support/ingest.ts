@@ -40,7 +40,8 @@ export function postedEvent(ip: string, extra: Partial<RequestEvent> = {}): Part
 /**
  * The partition Kafka's default partitioner gives a key: murmur2 of its UTF-8 bytes
  * (the Java client's Utils.murmur2), sign bit cleared, modulo the partition count.
- * Written out here so the test does not check kafkajs against itself.
+ * Written out here, pinned to the Java client's vectors, so the test does not check
+ * the gateway's partitioner (KeyPartitioner) against itself.
  */
 export function kafkaPartition(key: string, partitions: number): number {
   return (murmur2(Buffer.from(key, 'utf8')) & 0x7fffffff) % partitions;

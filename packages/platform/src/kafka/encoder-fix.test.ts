@@ -1,5 +1,20 @@
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { fixKafkajsEncoder, kafkajsEncoderClass, unpatchedKafkajsEncoderClass, type KafkajsEncoder } from './encoder-fix.js';
+import { ENCODER_MODULE, fixKafkajsEncoder, kafkajsEncoderClass, type KafkajsEncoder } from './encoder-fix.js';
+
+const require = createRequire(import.meta.url);
+
+/** A second, unpatched copy of kafkajs's Encoder; the module cache is restored, so kafkajs keeps the one it loaded. */
+function unpatchedKafkajsEncoderClass(): new (initialSize?: number) => KafkajsEncoder {
+  const path = require.resolve(ENCODER_MODULE);
+  const loaded = require.cache[path];
+  delete require.cache[path];
+  try {
+    return require(ENCODER_MODULE) as new (initialSize?: number) => KafkajsEncoder;
+  } finally {
+    if (loaded) require.cache[path] = loaded;
+  }
+}
 
 /** The Encoder methods kafkajs calls while encoding records. */
 interface Writer extends KafkajsEncoder {

@@ -30,7 +30,7 @@ interface KafkajsEncoderStatics {
 }
 
 const require = createRequire(import.meta.url);
-const ENCODER_MODULE = 'kafkajs/src/protocol/encoder.js';
+export const ENCODER_MODULE = 'kafkajs/src/protocol/encoder.js';
 let applied = false;
 
 /**
@@ -94,19 +94,4 @@ function nextPowerOfTwo(value: number): number {
 /** The Encoder class kafkajs's protocol modules share. */
 export function kafkajsEncoderClass(): { prototype: object; new (initialSize?: number): KafkajsEncoder } {
   return require(ENCODER_MODULE) as { prototype: object; new (initialSize?: number): KafkajsEncoder };
-}
-
-/**
- * A second, unpatched copy of kafkajs's Encoder, for the test that compares bytes. The
- * module cache is restored, so kafkajs itself keeps the one it loaded.
- */
-export function unpatchedKafkajsEncoderClass(): new (initialSize?: number) => KafkajsEncoder {
-  const path = require.resolve(ENCODER_MODULE);
-  const loaded = require.cache[path];
-  delete require.cache[path];
-  try {
-    return require(ENCODER_MODULE) as new (initialSize?: number) => KafkajsEncoder;
-  } finally {
-    if (loaded) require.cache[path] = loaded;
-  }
 }
