@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Partitioners, type Admin, type Consumer, type Producer } from 'kafkajs';
 import { isBanstreamError } from '@banstream/core';
+import { produceRequestEncodings } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent, type RequestEventBatch } from '@banstream/schemas';
 import { captureLogger, testInfra, uniqueName, waitUntil } from './support/infra.js';
 import { createTestTopic, produceOrFail, testKafka } from './support/kafka.js';
@@ -62,6 +63,43 @@ describe('RequestEvent batches through the real broker', () => {
     await waitUntil(() => received.size === 2, 'both batches to be consumed');
     expect(received.get('203.0.113.0/24#0')).toEqual(batches[0]);
     expect(received.get('203.0.113.0/24#1')).toEqual(batches[1]);
+  });
+
+  it('writes produce requests in one pass (fixKafkajs) that the broker accepts and gives back byte for byte', async () => {
+    const before = produceRequestEncodings();
+    const sent = Array.from({ length: 40 }, (_, i) => ({
+      key: `203.0.113.0/24#one-pass-${i}-é`,
+      value: Buffer.from(Array.from({ length: (i * 37) % 300 }, (_, j) => (i + j) & 0xff)),
+      timestamp: String(1_790_000_000_000 + i),
+      headers: { trace: `t-${i}`, hop: [Buffer.from([i]), 'edge-a'] },
+    }));
+    await producer.send({ topic, acks: -1, messages: sent });
+    const after = produceRequestEncodings();
+    expect(after.onePass).toBeGreaterThan(before.onePass);
+    expect(after.kafkajs).toBe(before.kafkajs);
+
+    const got = new Map<string, { value: Buffer; timestamp: string; headers: Record<string, unknown> }>();
+    const reader = kafka.consumer({ groupId: uniqueName('one-pass'), maxWaitTimeInMs: 100 });
+    await reader.connect();
+    await reader.subscribe({ topic, fromBeginning: true });
+    await reader.run({
+      eachMessage: async ({ message }) => {
+        const key = message.key!.toString();
+        if (key.includes('one-pass')) got.set(key, { value: message.value!, timestamp: message.timestamp, headers: message.headers ?? {} });
+      },
+    });
+    try {
+      await waitUntil(() => got.size === sent.length, 'every one-pass record to be consumed');
+    } finally {
+      await reader.disconnect();
+    }
+    for (const m of sent) {
+      const back = got.get(m.key)!;
+      expect(back.value.equals(m.value)).toBe(true);
+      expect(back.timestamp).toBe(m.timestamp);
+      expect(back.headers.trace?.toString()).toBe(m.headers.trace);
+      expect((back.headers.hop as Buffer[]).map((h) => h.toString('hex'))).toEqual([Buffer.from([sent.indexOf(m)]).toString('hex'), Buffer.from('edge-a').toString('hex')]);
+    }
   });
 
   it('turns a record that is not a banstream batch into a typed error, not a crash', () => {

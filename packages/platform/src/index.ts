@@ -11,6 +11,7 @@ export { runService, baseEnv, EXIT } from './service/run-service.js';
 export { createKafka, fixKafkajs, parseBrokers, type KafkaClientOptions } from './kafka/client.js';
 export { fixKafkajsEncoder } from './kafka/encoder-fix.js';
 export { fixKafkajsIdleTimerLoop } from './kafka/idle-timer-fix.js';
+export { fixKafkajsProduceRequest, produceRequestEncodings } from './kafka/produce-request-fix.js';
 export { KeyPartitioner, keyPartition, murmur2 } from './kafka/key-partitioner.js';
 export { topicSpecs, topicFullName, TOPIC_NAMES, type TopicName, type TopicSpec, type TopicLayoutOptions } from './kafka/topics.js';
 export { ensureTopics, type EnsureTopicsResult } from './kafka/topic-admin.js';

@@ -2,6 +2,7 @@ import { Kafka, logLevel, type KafkaConfig, type LogEntry } from 'kafkajs';
 import type { Logger } from '../logging/logger.js';
 import { fixKafkajsEncoder } from './encoder-fix.js';
 import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
+import { fixKafkajsProduceRequest } from './produce-request-fix.js';
 
 export interface KafkaClientOptions {
   brokers: readonly string[];
@@ -36,11 +37,14 @@ export function createKafka(options: KafkaClientOptions): Kafka {
 /**
  * Fixes to the installed kafkajs 2.2.4, once per process, for every client it makes:
  * idle connections that wake the event loop every millisecond (fixKafkajsIdleTimerLoop)
- * and a record encoder that allocates more than it writes (fixKafkajsEncoder).
+ * a record encoder that allocates more than it writes (fixKafkajsEncoder), and a Produce
+ * request built from an Encoder per record, copied into one per batch, partition and
+ * topic, with a byte-at-a-time CRC (fixKafkajsProduceRequest).
  */
 export function fixKafkajs(): void {
   fixKafkajsIdleTimerLoop();
   fixKafkajsEncoder();
+  fixKafkajsProduceRequest();
 }
 
 function forwardKafkaLog(log: Logger, { namespace, level, log: record }: LogEntry): void {
