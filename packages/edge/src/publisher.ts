@@ -307,7 +307,7 @@ class Publisher implements EdgePublisher {
 }
 
 function eventTimeOf(event: BufferedEvent): number | undefined {
-  if (isEncoded(event)) return encodedTimestamp(event.body);
+  if (isEncoded(event)) return event.timestamp ?? encodedTimestamp(event.body);
   return typeof event.timestamp === 'number' ? event.timestamp : undefined;
 }
 

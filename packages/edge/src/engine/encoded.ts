@@ -9,6 +9,8 @@ import { estimateEventBytes } from './event-size.js';
 export interface EncodedEvent {
   readonly key: string;
   readonly body: Uint8Array;
+  /** The event's timestamp when the caller read it already (else read off the body). */
+  readonly timestamp?: number;
 }
 
 /** What the buffer holds: events as objects (publish) or already encoded (offer). */

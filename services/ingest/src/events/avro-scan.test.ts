@@ -72,6 +72,7 @@ describe('scanBatch (the Avro fast path)', () => {
         if (!slow.ok) return false;
         expect(fast.events.map(asObject)).toEqual(slow.events.map(asObject));
         expect(fast.events.map((e) => e.key)).toEqual(slow.events.map((e) => eventPartitionKey(asObject(e).ip)));
+        expect(fast.events.map((e) => e.timestamp)).toEqual(slow.events.map((e) => asObject(e).timestamp));
         expect(fast.geo).toEqual(slow.geo);
         return true;
       }),

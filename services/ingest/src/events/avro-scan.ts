@@ -53,7 +53,8 @@ function scanEvent(c: Cursor, geo: GeoLookup | undefined, counts: Record<GeoOutc
   const b = c.buf;
   const start = c.pos;
   c.ascii(1, LIMITS.eventId);
-  if (c.long() < 1) throw NOT_FAST; // timestamp
+  const timestamp = c.long();
+  if (timestamp < 1) throw NOT_FAST;
   const ipText = c.text(1, LIMITS.ip);
   const ip = tryParseIp(ipText);
   if (ip === undefined || ip.text !== ipText) throw NOT_FAST;
@@ -94,12 +95,12 @@ function scanEvent(c: Cursor, geo: GeoLookup | undefined, counts: Record<GeoOutc
   const key = eventPartitionKey(ip);
   if (hasCountry) {
     counts.kept++;
-    return { key, body: b.subarray(start, end) };
+    return { key, body: b.subarray(start, end), timestamp };
   }
   const info = geo?.lookup(ip.text);
   if (info === undefined) {
     if (geo !== undefined) counts.unknown++;
-    return { key, body: b.subarray(start, end) };
+    return { key, body: b.subarray(start, end), timestamp };
   }
   counts.filled++;
   // As enrichGeo: the country, and region and ASN only where the event has none.
@@ -114,7 +115,7 @@ function scanEvent(c: Cursor, geo: GeoLookup | undefined, counts: Record<GeoOutc
   at = region ? copyRange(region, 0, region.length, out, at) : copyRange(b, regionAt, asnAt, out, at);
   at = asn ? copyRange(asn, 0, asn.length, out, at) : copyRange(b, asnAt, asnEnd, out, at);
   copyRange(b, asnEnd, end, out, at);
-  return { key, body: out };
+  return { key, body: out, timestamp };
 }
 
 /** A plain loop: for the few dozen bytes of an event field it beats Buffer#copy's native call. */
