@@ -72,6 +72,11 @@ describe('enforcer sidecar', () => {
     }
     await produceOrFail(producer, topics.name('bans'), [{ key: 'ip:203.0.113.50', value: null as unknown as Buffer }]);
     for (const s of [a!, b!]) await waitUntil(async () => (await check(s, '203.0.113.50')).body.allowed === true, 'the tombstone to lift the ban', 10_000, 20);
+    // Every decision is counted by source and result (tallied in process, summed at the scrape).
+    const metrics = await (await fetch(`${a!.url}/metrics`)).text();
+    const decisions = (labels: string) => Number(metrics.match(new RegExp(`^banstream_enforcer_decisions_total\\{${labels}[^}]*\\} (\\d+)$`, 'm'))?.[1] ?? 0);
+    expect(decisions('source="ban",result="deny"')).toBeGreaterThanOrEqual(1);
+    expect(decisions('source="none",result="allow"')).toBeGreaterThanOrEqual(2);
   });
 
   it('bans every address of a banned prefix except an allowlisted one, and stops a ban at its expiry', async () => {

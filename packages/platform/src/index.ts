@@ -1,7 +1,7 @@
 export { env, httpPort, type EnvName } from './config/env.js';
 export { loadConfig, type ConfigOf, type EnvSource } from './config/load.js';
 export { createLogger, type Logger, type LoggerOptions } from './logging/logger.js';
-export { createMetricsRegistry, counter, gauge, histogram, Registry } from './metrics/registry.js';
+export { createMetricsRegistry, counter, gauge, histogram, Registry, tallyCounter, type TallyCounter } from './metrics/registry.js';
 export { createHttpServer, opsRoutes } from './http/ops-server.js';
 export { Readiness, type ReadinessCheck, type ReadinessReport } from './lifecycle/readiness.js';
 export { runShutdown, type ShutdownStep, type ShutdownReport } from './lifecycle/shutdown.js';

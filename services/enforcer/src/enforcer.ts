@@ -125,7 +125,7 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
         quota = tightest(quota, hard, local.hard);
       }
       const decision: Decision = resolveVerdict(local.allowlisted, candidates);
-      metrics.decisions.inc({ source: decision.source, result: decision.allowed ? 'allow' : 'deny' });
+      metrics.decisions.inc(decision.source, decision.allowed ? 'allow' : 'deny');
       for (const c of decision.previewDenies) metrics.previewDenies.inc({ policy: c.policyId });
       // Set on the fresh verdict rather than copied into a spread (slow in Node 20, see attributesFromRequest).
       if (quota !== undefined && !local.allowlisted) decision.quota = quota;

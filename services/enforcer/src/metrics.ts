@@ -1,11 +1,12 @@
-import { counter, gauge, histogram, type Registry } from '@banstream/platform';
+import { counter, gauge, histogram, tallyCounter, type Registry } from '@banstream/platform';
 
 export type EnforcerMetrics = ReturnType<typeof enforcerMetrics>;
 
 /** The enforcer's Prometheus metrics (the hard-limit module adds its own Redis metrics). */
 export function enforcerMetrics(registry: Registry) {
   return {
-    decisions: counter(registry, { name: 'banstream_enforcer_decisions_total', help: 'Decisions by the source that decided and the result', labelNames: ['source', 'result'] }),
+    // Once per check: tallied, not hashed by prom-client each time (tallyCounter).
+    decisions: tallyCounter(registry, { name: 'banstream_enforcer_decisions_total', help: 'Decisions by the source that decided and the result', labelNames: ['source', 'result'] }),
     previewDenies: counter(registry, { name: 'banstream_enforcer_preview_denies_total', help: 'Requests a preview policy or ban would have denied, by policy', labelNames: ['policy'] }),
     cacheEntries: gauge(registry, { name: 'banstream_enforcer_cache_entries', help: 'Entries in the local caches', labelNames: ['cache'] }),
     feedLag: histogram(registry, {

@@ -84,15 +84,17 @@ async function decide(reply: FastifyReply, check: () => Promise<Decision>): Prom
   }
 }
 
+/** Built field by field: object spreads are slow in Node 20, and this runs once per check. */
 function decisionBody(d: Decision): Record<string, unknown> {
-  return {
-    allowed: d.allowed, status: d.status, source: d.source, reason: d.reason,
-    ...(d.policyId ? { policyId: d.policyId } : {}),
-    ...(d.retryAfterSeconds !== undefined ? { retryAfterSeconds: d.retryAfterSeconds } : {}),
-    ...(d.limit !== undefined ? { limit: d.limit } : d.quota ? { limit: d.quota.limit } : {}),
-    ...(d.remaining !== undefined ? { remaining: d.remaining } : d.quota ? { remaining: d.quota.remaining } : {}),
-    ...(d.previewDenies.length > 0 ? { previewDenies: d.previewDenies.map((c) => ({ policyId: c.policyId, source: c.source, reason: c.reason })) } : {}),
-  };
+  const body: Record<string, unknown> = { allowed: d.allowed, status: d.status, source: d.source, reason: d.reason };
+  if (d.policyId) body.policyId = d.policyId;
+  if (d.retryAfterSeconds !== undefined) body.retryAfterSeconds = d.retryAfterSeconds;
+  const limit = d.limit ?? d.quota?.limit;
+  if (limit !== undefined) body.limit = limit;
+  const remaining = d.remaining ?? d.quota?.remaining;
+  if (remaining !== undefined) body.remaining = remaining;
+  if (d.previewDenies.length > 0) body.previewDenies = d.previewDenies.map((c) => ({ policyId: c.policyId, source: c.source, reason: c.reason }));
+  return body;
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
