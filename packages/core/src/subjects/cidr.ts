@@ -45,6 +45,11 @@ export function eventPartitionKey(ip: IpAddress | string): string {
   return networkPrefix(address, EVENT_KEY_PREFIX_BITS.v6);
 }
 
+/** eventPartitionKey of the IPv4 address with this 32-bit value. */
+export function ipv4EventPartitionKey(address: number): string {
+  return `${address >>> 24}.${(address >>> 16) & 255}.${(address >>> 8) & 255}.0/24`;
+}
+
 /**
  * Parses `10.1.2.3/8` into `10.0.0.0/8`: host bits are cleared rather than refused,
  * because people write a network by one of its addresses. A bare address is its host

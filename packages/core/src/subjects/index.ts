@@ -3,9 +3,9 @@
  * subject each policy counts it under. The aggregator and the enforcer both use it,
  * so they cannot disagree on what a subject is.
  */
-export { type IpAddress, MAX_IP_TEXT_LENGTH, parseIp, tryParseIp, formatIp } from './ip.js';
+export { type IpAddress, MAX_IP_TEXT_LENGTH, parseIp, tryParseIp, formatIp, canonicalIpv4At, formatIpv4 } from './ip.js';
 export {
-  type Cidr, EVENT_KEY_PREFIX_BITS, networkPrefix, networkOf, eventPartitionKey, parseCidr, tryParseCidr, cidrContains,
+  type Cidr, EVENT_KEY_PREFIX_BITS, networkPrefix, networkOf, eventPartitionKey, ipv4EventPartitionKey, parseCidr, tryParseCidr, cidrContains,
 } from './cidr.js';
 export {
   MAX_SUBJECT_VALUE_BYTES, HASHED_VALUE_PREFIX, API_KEY_SUBJECT_HEX_CHARS, boundValue, hashValue, isHashedValue,

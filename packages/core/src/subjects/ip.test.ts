@@ -2,7 +2,8 @@ import { isIP } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isBanstreamError } from '../errors.js';
-import { formatIp, parseIp, tryParseIp } from './ip.js';
+import { canonicalIpv4At, formatIp, formatIpv4, parseIp, tryParseIp } from './ip.js';
+import { eventPartitionKey, ipv4EventPartitionKey } from './cidr.js';
 
 /** WHATWG URL serialises IPv6 the RFC 5952 way: an independent oracle for non-mapped addresses. */
 function urlCanonical(bytes: Uint8Array): string {
@@ -152,5 +153,43 @@ describe('parseIp: properties', () => {
       expect(ip.text).toBe(urlCanonical(bytes));
       expect(parseIp(ip.text).text).toBe(ip.text);
     }), { numRuns: 2000 });
+  });
+});
+
+describe('canonicalIpv4At: canonical dotted quads read from bytes', () => {
+  /** What it must agree with: tryParseIp, for text that is its own canonical IPv4 form. */
+  const oracle = (text: string): number => {
+    const ip = tryParseIp(text);
+    return ip?.family === 4 && ip.text === text ? Buffer.from(ip.bytes).readUInt32BE(0) : -1;
+  };
+  const octet = fc.oneof(fc.integer({ min: 0, max: 300 }).map(String), fc.constantFrom('00', '01', '010', '0', '255', '256', '1000', '', 'a', ' 1'));
+  const texts = fc.oneof(
+    fc.tuple(octet, octet, octet, octet).map((o) => o.join('.')),
+    fc.array(octet, { minLength: 1, maxLength: 6 }).map((o) => o.join('.')),
+    fc.constantFrom('1.2.3.4.', '.1.2.3.4', '1..2.3', '::ffff:1.2.3.4', '2001:db8::1', '1.2.3.4%eth0', '1.2.3.4/24'),
+    fc.string({ maxLength: 20 }),
+  );
+
+  it('agrees with tryParseIp on every text, and never reads outside its range', () => {
+    fc.assert(
+      fc.property(texts, (text) => {
+        const bytes = Buffer.from(`9${text}9`, 'latin1');
+        expect(canonicalIpv4At(bytes, 1, bytes.length - 1)).toBe(oracle(text));
+      }),
+      { numRuns: 5_000 },
+    );
+    expect(canonicalIpv4At(Buffer.from('255.255.255.255'), 0, 15)).toBe(0xffffffff);
+    expect(canonicalIpv4At(Buffer.from('0.0.0.0'), 0, 7)).toBe(0);
+  });
+
+  it('formats back, and keys the /24 as eventPartitionKey does', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 0xffffffff }), (address) => {
+        const text = formatIpv4(address);
+        expect(oracle(text)).toBe(address);
+        expect(ipv4EventPartitionKey(address)).toBe(eventPartitionKey(text));
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });

@@ -212,3 +212,36 @@ function formatV6(b: Uint8Array): string {
 function unexpected(s: string, i: number): string {
   return `unexpected ${JSON.stringify(s[i])} at position ${i}`;
 }
+
+/**
+ * The 32-bit value of a canonical dotted-quad IPv4 address written in ASCII at
+ * bytes[from, to), or -1 for anything else (IPv6, a leading zero, a fifth octet...):
+ * what `tryParseIp` gives for text that is already its own canonical form, for a
+ * caller holding bytes (the gateway's Avro scan) that would otherwise make a string.
+ */
+export function canonicalIpv4At(bytes: Uint8Array, from: number, to: number): number {
+  let i = from;
+  let address = 0;
+  for (let octet = 0; octet < 4; octet++) {
+    const first = i;
+    let value = 0;
+    while (i < to && i - first < 3) {
+      const c = bytes[i]!;
+      if (c < ZERO || c > NINE) break;
+      value = value * 10 + (c - ZERO);
+      i++;
+    }
+    if (i === first || value > 255 || (i - first > 1 && bytes[first] === ZERO)) return -1;
+    address = address * 256 + value;
+    if (octet < 3) {
+      if (i === to || bytes[i] !== DOT) return -1;
+      i++;
+    }
+  }
+  return i === to ? address : -1;
+}
+
+/** Canonical text of a 32-bit IPv4 value. */
+export function formatIpv4(address: number): string {
+  return `${address >>> 24}.${(address >>> 16) & 255}.${(address >>> 8) & 255}.${address & 255}`;
+}

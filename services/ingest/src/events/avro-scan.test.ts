@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { eventPartitionKey } from '@banstream/core';
+import { eventPartitionKey, formatIpv4 } from '@banstream/core';
 import { isEncoded, type BufferedEvent } from '@banstream/edge';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import type { GeoLookup } from '../geo/enrich.js';
@@ -14,9 +14,8 @@ const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
 const eventType = catalog.latest(SCHEMA_NAMES.requestEvent).type;
 const validator = new EventValidator(catalog.latest(SCHEMA_NAMES.requestEvent).schema, EVENT_RULES);
 /** A stand-in database: some networks known (one with a region and an ASN), others not. */
-const geo: GeoLookup = {
-  lookup: (ip) => (ip.startsWith('203.') ? { country: 'AU', region: null, asn: null } : ip.startsWith('2001:') ? { country: 'FR', region: 'FR-IDF', asn: 3215 } : undefined),
-};
+const lookup = (ip: string) => (ip.startsWith('203.') ? { country: 'AU', region: null, asn: null } : ip.startsWith('2001:') ? { country: 'FR', region: 'FR-IDF', asn: 3215 } : undefined);
+const geo: GeoLookup = { lookup, lookupIpv4: (address) => lookup(formatIpv4(address)) };
 const asObject = (e: BufferedEvent): RequestEvent => (isEncoded(e) ? (eventType.fromBuffer(Buffer.from(e.body)) as RequestEvent) : e);
 
 const canonical: RequestEvent = {
@@ -28,7 +27,7 @@ const canonical: RequestEvent = {
 const tricky: { [K in keyof RequestEvent]: RequestEvent[K][] } = {
   eventId: ['', 'x', 'a'.repeat(128), 'a'.repeat(129), 'é'],
   timestamp: [0, 1, 2 ** 52, 2 ** 52 + 2, 2 ** 53 - 2, -5],
-  ip: ['198.51.100.1', '2001:db8::1', '2001:DB8::1', '::ffff:203.0.113.1', '010.0.0.1', 'nope', '', '10.0.0.1'],
+  ip: ['198.51.100.1', '2001:db8::1', '2001:DB8::1', '::ffff:203.0.113.1', '010.0.0.1', 'nope', '', '10.0.0.1', '203.0.113.255', '0.0.0.0', '1.2.3.4.5', '256.1.1.1', '203.0.113.07'],
   country: [null, 'NZ', 'nz', 'NZL', 'N1', 'ÉS'],
   region: [null, 'NZ-AUK', 'nz-auk', 'NZ-AUKL', 'NZ', 'NZ-1'],
   asn: [null, 0, 4_294_967_295, 4_294_967_296, -1],

@@ -1,4 +1,4 @@
-import { eventPartitionKey, normaliseHost, tryParseIp } from '@banstream/core';
+import { canonicalIpv4At, eventPartitionKey, ipv4EventPartitionKey, normaliseHost, tryParseIp } from '@banstream/core';
 import { avroLong, type EncodedEvent } from '@banstream/edge';
 import { SINGLE_OBJECT_HEADER_LENGTH } from '@banstream/schemas';
 import type { GeoLookup, GeoOutcome } from '../geo/enrich.js';
@@ -55,9 +55,19 @@ function scanEvent(c: Cursor, geo: GeoLookup | undefined, counts: Record<GeoOutc
   c.ascii(1, LIMITS.eventId);
   const timestamp = c.long();
   if (timestamp < 1) throw NOT_FAST;
-  const ipText = c.text(1, LIMITS.ip);
-  const ip = tryParseIp(ipText);
-  if (ip === undefined || ip.text !== ipText) throw NOT_FAST;
+  // IPv4 in canonical form is read off the bytes, its key and geography found by number;
+  // anything else is parsed as text (and must already be canonical).
+  const ipFrom = c.ascii(1, LIMITS.ip);
+  const ipv4 = canonicalIpv4At(b, ipFrom, c.pos);
+  let ipText: string | undefined;
+  let key: string;
+  if (ipv4 >= 0) key = ipv4Key(ipv4);
+  else {
+    ipText = b.toString('latin1', ipFrom, c.pos);
+    const ip = tryParseIp(ipText);
+    if (ip === undefined || ip.text !== ipText) throw NOT_FAST;
+    key = eventPartitionKey(ip);
+  }
   const countryAt = c.pos;
   const hasCountry = c.union();
   if (hasCountry) {
@@ -92,12 +102,11 @@ function scanEvent(c: Cursor, geo: GeoLookup | undefined, counts: Record<GeoOutc
     if (!Number.isFinite(latency) || latency < 0) throw NOT_FAST;
   }
   const end = c.pos;
-  const key = eventPartitionKey(ip);
   if (hasCountry) {
     counts.kept++;
     return { key, body: b.subarray(start, end), timestamp };
   }
-  const info = geo?.lookup(ip.text);
+  const info = geo === undefined ? undefined : ipText === undefined ? geo.lookupIpv4(ipv4) : geo.lookup(ipText);
   if (info === undefined) {
     if (geo !== undefined) counts.unknown++;
     return { key, body: b.subarray(start, end), timestamp };
@@ -116,6 +125,21 @@ function scanEvent(c: Cursor, geo: GeoLookup | undefined, counts: Record<GeoOutc
   at = asn ? copyRange(asn, 0, asn.length, out, at) : copyRange(b, asnAt, asnEnd, out, at);
   copyRange(b, asnEnd, end, out, at);
   return { key, body: out, timestamp };
+}
+
+/** Keys of the client /24s seen lately: one string per network, not one per event. */
+const ipv4Keys = new Map<number, string>();
+const IPV4_KEYS = 65_536;
+
+function ipv4Key(address: number): string {
+  const network = address >>> 8;
+  let key = ipv4Keys.get(network);
+  if (key === undefined) {
+    if (ipv4Keys.size >= IPV4_KEYS) ipv4Keys.clear();
+    key = ipv4EventPartitionKey(address);
+    ipv4Keys.set(network, key);
+  }
+  return key;
 }
 
 /** A plain loop: for the few dozen bytes of an event field it beats Buffer#copy's native call. */

@@ -10,7 +10,10 @@ export interface GeoInfo {
 }
 
 export interface GeoLookup {
+  /** By canonical text, IPv4 or IPv6. */
   lookup(ip: string): GeoInfo | undefined;
+  /** By an IPv4 address's 32-bit value: what `lookup` gives for its text. */
+  lookupIpv4(address: number): GeoInfo | undefined;
 }
 
 export type GeoOutcome = 'kept' | 'filled' | 'unknown';

@@ -1,5 +1,5 @@
 import maxmind, { type Reader, type Response } from 'maxmind';
-import { BanstreamError } from '@banstream/core';
+import { BanstreamError, formatIpv4, tryParseIp } from '@banstream/core';
 import type { GeoInfo, GeoLookup } from './enrich.js';
 
 /**
@@ -31,22 +31,29 @@ export async function openGeoDatabase(path: string): Promise<GeoDatabase> {
   } catch (cause) {
     throw new BanstreamError('CONFIG_INVALID', `INGEST_GEOIP_DB: cannot open ${path} as an MMDB database: ${(cause as Error).message}`, { cause });
   }
-  const byNetwork = new Map<string, GeoInfo | undefined>();
+  // A tree walk per event is most of the cost; the database answers for a whole /24
+  // whenever the network it matched is no longer than 24 bits. null: known to have no answer.
+  const byNetwork = new Map<number, GeoInfo | null>();
+  const lookupIpv4 = (address: number, text?: string): GeoInfo | undefined => {
+    const network = address >>> 8;
+    const known = byNetwork.get(network);
+    if (known !== undefined) return known ?? undefined;
+    const [record, prefixLength] = reader.getWithPrefixLength(text ?? formatIpv4(address));
+    const info = toGeoInfo(record as GeoRecord | null);
+    if (prefixLength <= 24) {
+      if (byNetwork.size >= NETWORK_CACHE_ENTRIES) byNetwork.clear();
+      byNetwork.set(network, info ?? null);
+    }
+    return info;
+  };
   return {
     description: { path, type: reader.metadata.databaseType, builtAt: reader.metadata.buildEpoch.toISOString() },
     lookup(ip) {
-      // A tree walk per event is most of the cost; the database answers for a
-      // whole /24 whenever the network it matched is no longer than 24 bits.
-      const network = ip.includes(':') ? undefined : ip.slice(0, ip.lastIndexOf('.'));
-      if (network !== undefined && byNetwork.has(network)) return byNetwork.get(network);
-      const [record, prefixLength] = reader.getWithPrefixLength(ip);
-      const info = toGeoInfo(record as GeoRecord | null);
-      if (network !== undefined && prefixLength <= 24) {
-        if (byNetwork.size >= NETWORK_CACHE_ENTRIES) byNetwork.clear();
-        byNetwork.set(network, info);
-      }
-      return info;
+      const parsed = tryParseIp(ip);
+      if (parsed?.family === 4) return lookupIpv4(((parsed.bytes[0]! << 24) | (parsed.bytes[1]! << 16) | (parsed.bytes[2]! << 8) | parsed.bytes[3]!) >>> 0, parsed.text);
+      return toGeoInfo(reader.get(ip) as GeoRecord | null);
     },
+    lookupIpv4: (address) => lookupIpv4(address),
   };
 }
 

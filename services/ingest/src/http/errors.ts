@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 /**
  * Every answer of the gateway other than 202, with a stable code an edge can act
  * on: 4xx means "fix the request, do not retry it as is"; 503 means "retry later",
- * with Retry-After.
+ * with Retry-After; 500 is the gateway's own failure (nothing accepted; retry).
  */
 export const INGEST_ERRORS = {
   INVALID_EVENTS: 400,
@@ -15,6 +15,7 @@ export const INGEST_ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   BUFFER_FULL: 503,
   UNAVAILABLE: 503,
+  INTERNAL: 500,
 } as const;
 
 export type IngestErrorCode = keyof typeof INGEST_ERRORS;
@@ -34,7 +35,10 @@ export function fromFastifyError(error: { code?: string; statusCode?: number; me
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { code: 'BAD_JSON', message: 'the body is empty: send a JSON array of events' };
     default:
-      return { code: 'BAD_REQUEST', message: error.statusCode !== undefined && error.statusCode < 500 ? error.message : 'the request could not be read' };
+      // Not the client's fault unless Fastify says so: a 4xx would tell the edge to drop a batch it should send again.
+      return error.statusCode !== undefined && error.statusCode < 500
+        ? { code: 'BAD_REQUEST', message: error.message }
+        : { code: 'INTERNAL', message: 'the gateway failed on this request; nothing of it was accepted: retry it' };
   }
 }
 

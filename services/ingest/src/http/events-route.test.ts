@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
+import { formatIpv4 } from '@banstream/core';
 import { isEncoded, type BufferedEvent } from '@banstream/edge';
 import { createHttpServer, createLogger, createMetricsRegistry } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
@@ -22,6 +23,8 @@ const asObject = (e: BufferedEvent): RequestEvent => (isEncoded(e) ? (eventType.
 let app: FastifyInstance | undefined;
 afterEach(async () => app?.close());
 
+const australia = (ip: string) => (ip.startsWith('203.') ? { country: 'AU', region: null, asn: null } : undefined);
+
 /** The route on a real Fastify server, driven by inject(); the publisher is a stand-in that keeps what it is offered. */
 async function gateway(overrides: Partial<EventsRouteOptions> = {}) {
   const offered: RequestEvent[][] = [];
@@ -30,7 +33,7 @@ async function gateway(overrides: Partial<EventsRouteOptions> = {}) {
   await app.register(eventsRoute, {
     publisher: { offer: (events) => (room ? (offered.push(events.map(asObject)), true) : false) },
     validator: new EventValidator(catalog.latest(SCHEMA_NAMES.requestEvent).schema, EVENT_RULES),
-    batchCodec, eventType, geo: () => ({ lookup: (ip) => (ip.startsWith('203.') ? { country: 'AU', region: null, asn: null } : undefined) }),
+    batchCodec, eventType, geo: () => ({ lookup: australia, lookupIpv4: (address) => australia(formatIpv4(address)) }),
     tokens: undefined, bodyLimit: 64 * 1024, retryAfterSeconds: 2, unavailable: () => undefined,
     metrics: ingestMetrics(createMetricsRegistry('test', { defaultMetrics: false })), ...overrides,
   });
@@ -110,6 +113,18 @@ describe('POST /v1/events', () => {
     const stopping = await gateway({ unavailable: () => 'the gateway is shutting down' });
     const res2 = await stopping.post(JSON.stringify([event]), 'application/json');
     expect([res2.statusCode, res2.json().code, res2.json().message, res2.headers['retry-after']]).toEqual([503, 'UNAVAILABLE', 'the gateway is shutting down', '2']);
+  });
+
+  it('answers 500 INTERNAL, not a 400 that would tell the edge to drop the batch, when the gateway itself fails', async () => {
+    const broken = () => {
+      throw new Error('geography database gone');
+    };
+    const { offered, post } = await gateway({ geo: () => ({ lookup: broken, lookupIpv4: broken }) });
+    for (const [body, type] of [[JSON.stringify([event]), 'application/json'], [batchCodec.encode({ events: [full(event)] }), 'application/avro']] as const) {
+      const res = await post(body, type);
+      expect([res.statusCode, res.json().code]).toEqual([500, 'INTERNAL']);
+    }
+    expect(offered).toEqual([]);
   });
 
   it('serves the JSON Schema it validates with', async () => {

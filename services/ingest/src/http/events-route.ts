@@ -43,7 +43,7 @@ export async function eventsRoute(app: FastifyInstance, options: EventsRouteOpti
 
   app.setErrorHandler((error: { code?: string; statusCode?: number; message: string }, _req, reply) => {
     const mapped = fromFastifyError(error, bodyLimit);
-    if (mapped.code === 'BAD_REQUEST' && (error.statusCode ?? 500) >= 500) app.log.error({ err: error }, 'ingest request failed');
+    if (mapped.code === 'INTERNAL') app.log.error({ err: error }, 'ingest request failed');
     return sendError(reply, mapped.code, mapped.message);
   });
 
