@@ -32,7 +32,7 @@ const tricky: { [K in keyof RequestEvent]: RequestEvent[K][] } = {
   region: [null, 'NZ-AUK', 'nz-auk', 'NZ-AUKL', 'NZ', 'NZ-1'],
   asn: [null, 0, 4_294_967_295, 4_294_967_296, -1],
   method: ['POST', 'post', 'M-SEARCH', 'GET /', '', 'A'.repeat(17)],
-  host: ['a.example', 'A.example', 'a.example:8443', 'a.example.', '', 'h'.repeat(256), '[::1]:80'],
+  host: ['a.example', 'A.example', 'a.example:8443', 'a.example.', '', 'h'.repeat(256), '[::1]:80', '[::1]', 'a.example:', 'x:80:90', '2001:db8::1'],
   path: ['/', '/a?b=1', '/a#x', '?x', '', `/${'p'.repeat(2047)}`, `/${'p'.repeat(2048)}`, '/ü'],
   route: [null, '', '/users/:id', 'r'.repeat(513)],
   status: [0, 99, 100, 999, 1000, -1],
