@@ -172,8 +172,9 @@ function ipv4Key(address: number): string {
   return key;
 }
 
-/** A plain loop: for the few dozen bytes of an event field it beats Buffer#copy's native call. */
-function copyRange(from: Uint8Array, start: number, end: number, to: Uint8Array, at: number): number {
+/** A plain loop for a few dozen bytes; past that Buffer#copy's native call (about 60 ns here) is cheaper. */
+function copyRange(from: Buffer, start: number, end: number, to: Buffer, at: number): number {
+  if (end - start >= 40) return at + from.copy(to, at, start, end);
   for (let i = start; i < end; i++) to[at++] = from[i]!;
   return at;
 }
