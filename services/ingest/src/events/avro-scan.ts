@@ -281,11 +281,6 @@ class Cursor {
     return from;
   }
 
-  text(min: number, max: number): string {
-    const from = this.ascii(min, max);
-    return this.buf.toString('latin1', from, this.pos);
-  }
-
   double(): number {
     if (this.pos + 8 > this.buf.length) throw NOT_FAST;
     const value = this.buf.readDoubleLE(this.pos);
