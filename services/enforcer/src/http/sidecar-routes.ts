@@ -23,6 +23,14 @@ const CheckBody = Type.Object(
 );
 type CheckBody = Static<typeof CheckBody>;
 
+/** The decision as /v1/check answers it (also the serializer Fastify compiles for it). */
+const CheckAnswer = Type.Object({
+  allowed: Type.Boolean(), status: Type.Number(), source: Type.String(), reason: Type.String(),
+  policyId: Type.Optional(Type.String()), retryAfterSeconds: Type.Optional(Type.Number()),
+  limit: Type.Optional(Type.Number()), remaining: Type.Optional(Type.Number()),
+  previewDenies: Type.Optional(Type.Array(Type.Object({ policyId: Type.String(), source: Type.String(), reason: Type.String() }))),
+});
+
 const BansQuery = Type.Object(
   {
     scope: Type.Optional(Type.String({ pattern: '^[a-z_.-]+$' })),
@@ -49,7 +57,7 @@ export interface SidecarOptions {
 export async function sidecarRoutes(app: FastifyInstance, options: SidecarOptions): Promise<void> {
   const { enforcer, trustedProxies } = options;
 
-  app.post<{ Body: CheckBody }>('/v1/check', { schema: { body: CheckBody } }, async (request, reply) => {
+  app.post<{ Body: CheckBody }>('/v1/check', { schema: { body: CheckBody, response: { 200: CheckAnswer } } }, async (request, reply) => {
     const decision = await decide(reply, () => enforcer.check(request.body));
     if (!decision) return reply;
     return reply.headers(decisionHeaders(decision)).send(decisionBody(decision));
