@@ -49,4 +49,8 @@ describe('POST /v1/check', () => {
     const res = await check(await sidecar(new BanstreamError('SUBJECT_INVALID_IP', 'not an IP address: "x"')));
     expect([res.statusCode, res.headers['content-type'], res.json().detail]).toEqual([400, 'application/problem+json; charset=utf-8', 'not an IP address: "x"']);
   });
+
+  it('answers 500 when the enforcer itself fails: not the caller\'s error', async () => {
+    expect((await check(await sidecar(new Error('cache corrupted')))).statusCode).toBe(500);
+  });
 });
