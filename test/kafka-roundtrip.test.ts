@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Partitioners, type Admin, type Consumer, type Producer } from 'kafkajs';
 import { isBanstreamError } from '@banstream/core';
@@ -5,6 +6,7 @@ import { produceRequestEncodings } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent, type RequestEventBatch } from '@banstream/schemas';
 import { captureLogger, testInfra, uniqueName, waitUntil } from './support/infra.js';
 import { createTestTopic, produceOrFail, testKafka } from './support/kafka.js';
+import { REPO_ROOT } from './support/processes.js';
 
 function sampleEvent(i: number): RequestEvent {
   return {
@@ -100,6 +102,18 @@ describe('RequestEvent batches through the real broker', () => {
       expect(back.headers.trace?.toString()).toBe(m.headers.trace);
       expect((back.headers.hop as Buffer[]).map((h) => h.toString('hex'))).toEqual([Buffer.from([sent.indexOf(m)]).toString('hex'), Buffer.from('edge-a').toString('hex')]);
     }
+  });
+
+  it('groups a send by partition in one pass when @banstream/platform loads before kafkajs, as in every service', () => {
+    // A process of its own: this test file loaded kafkajs first, so its kafkajs keeps the quadratic grouping.
+    const script = `
+      const platform = await import('@banstream/platform');
+      const { createRequire } = await import('node:module');
+      const require = createRequire(process.cwd() + '/');
+      require('kafkajs');
+      console.log(JSON.stringify([platform.kafkajsGroupingFixed(), require('kafkajs/src/producer/groupMessagesPerPartition.js').name]));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual([true, 'groupMessagesPerPartition']);
   });
 
   it('turns a record that is not a banstream batch into a typed error, not a crash', () => {

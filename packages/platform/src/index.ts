@@ -1,3 +1,5 @@
+// First, before anything loads kafkajs: a fix kafkajs takes at load time (see grouping-fix.ts).
+import './kafka/grouping-fix.js';
 export { env, httpPort, type EnvName } from './config/env.js';
 export { loadConfig, type ConfigOf, type EnvSource } from './config/load.js';
 export { createLogger, type Logger, type LoggerOptions } from './logging/logger.js';
@@ -12,6 +14,7 @@ export { createKafka, fixKafkajs, parseBrokers, type KafkaClientOptions } from '
 export { fixKafkajsEncoder } from './kafka/encoder-fix.js';
 export { fixKafkajsIdleTimerLoop } from './kafka/idle-timer-fix.js';
 export { fixKafkajsProduceRequest, produceRequestEncodings } from './kafka/produce-request-fix.js';
+export { fixKafkajsGrouping, kafkajsGroupingFixed } from './kafka/grouping-fix.js';
 export { KeyPartitioner, keyPartition, murmur2 } from './kafka/key-partitioner.js';
 export { topicSpecs, topicFullName, TOPIC_NAMES, type TopicName, type TopicSpec, type TopicLayoutOptions } from './kafka/topics.js';
 export { ensureTopics, type EnsureTopicsResult } from './kafka/topic-admin.js';
