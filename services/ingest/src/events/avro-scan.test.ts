@@ -96,4 +96,13 @@ describe('scanBatch (the Avro fast path)', () => {
     expect(scanBatch(Buffer.concat([body, Buffer.of(0)]), codec.fingerprint, geo)).toBeUndefined();
     expect(scanBatch(Buffer.from('[]'), codec.fingerprint, geo)).toBeUndefined();
   });
+
+  it('leaves to the slow path an event naming a header twice (possible on the wire, not in an object), whatever came before it', () => {
+    const twoHeaders = { ...canonical, headers: { 'x-a': '1', 'x-b': '2' } };
+    const body = codec.encode({ events: [canonical, twoHeaders, canonical] });
+    expect(scanBatch(body, codec.fingerprint, geo)).toBeDefined();
+    const at = body.lastIndexOf('x-b');
+    body.write('x-a', at, 'latin1');
+    expect(scanBatch(body, codec.fingerprint, geo)).toBeUndefined();
+  });
 });
