@@ -8,7 +8,8 @@
  *   normalised, given a country from the CC0 MMDB database and re-batched by client /24;
  * - ceiling_events_per_s: a bare kafkajs producer (same idempotent settings, acks all,
  *   same events per send and sends in flight as the publisher) sending the same
- *   pre-encoded Avro batches as records; ratio = avro_events_per_s / ceiling;
+ *   pre-encoded Avro batches as records, from a client made as the gateway's is
+ *   (createKafka, so with the same kafkajs fixes); ratio = avro_events_per_s / ceiling;
  * - publish_ns_per_event: the cost of EdgePublisher.publish() on the caller's thread,
  *   timed per chunk of CHUNK calls (median and p99 over chunks).
  * Every throughput figure is the median of RUNS interleaved rounds. The machine is shared:
