@@ -1,19 +1,10 @@
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { ENCODER_MODULE, fixKafkajsEncoder, kafkajsEncoderClass, type KafkajsEncoder } from './encoder-fix.js';
+import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
 
-const require = createRequire(import.meta.url);
-
-/** A second, unpatched copy of kafkajs's Encoder; the module cache is restored, so kafkajs keeps the one it loaded. */
+/** A second, unpatched copy of kafkajs's Encoder. */
 function unpatchedKafkajsEncoderClass(): new (initialSize?: number) => KafkajsEncoder {
-  const path = require.resolve(ENCODER_MODULE);
-  const loaded = require.cache[path];
-  delete require.cache[path];
-  try {
-    return require(ENCODER_MODULE) as new (initialSize?: number) => KafkajsEncoder;
-  } finally {
-    if (loaded) require.cache[path] = loaded;
-  }
+  return freshKafkajsModule(ENCODER_MODULE);
 }
 
 /** The Encoder methods kafkajs calls while encoding records. */

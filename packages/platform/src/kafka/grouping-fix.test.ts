@@ -1,20 +1,12 @@
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { GROUPING_MODULE, groupMessagesPerPartition } from './grouping-fix.js';
+import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
 
-const require = createRequire(import.meta.url);
 type Group = typeof groupMessagesPerPartition;
 
 /** kafkajs's own, loaded afresh so a replaced module cache entry does not hide it. */
 function kafkajsGrouping(): Group {
-  const path = require.resolve(GROUPING_MODULE);
-  const loaded = require.cache[path];
-  delete require.cache[path];
-  try {
-    return require(GROUPING_MODULE) as Group;
-  } finally {
-    if (loaded) require.cache[path] = loaded;
-  }
+  return freshKafkajsModule(GROUPING_MODULE);
 }
 
 describe('groupMessagesPerPartition (one pass)', () => {

@@ -34,13 +34,13 @@ export function fixKafkajsProduceRequest(): boolean {
   const original = require(PRODUCE_V3_MODULE) as unknown;
   const module = require.cache[require.resolve(PRODUCE_V3_MODULE)];
   if (typeof original !== 'function' || module === undefined) return false;
-  module.exports = oneCopyProduceRequest(original as ProduceRequestFactory);
+  module.exports = onePassProduceRequest(original as ProduceRequestFactory);
   applied = true;
   return true;
 }
 
 /** kafkajs's request object, its encode() answered by encodeProduceRequest when it can. */
-export function oneCopyProduceRequest(original: ProduceRequestFactory): ProduceRequestFactory {
+export function onePassProduceRequest(original: ProduceRequestFactory): ProduceRequestFactory {
   const Encoder = kafkajsEncoderClass();
   return function produceRequest(args) {
     const request = original(args);

@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { encodeProduceRequest, type ProduceMessage, type ProduceRequestArgs } from './produce-request.js';
-import { fixKafkajsProduceRequest, oneCopyProduceRequest, PRODUCE_V3_MODULE } from './produce-request-fix.js';
+import { fixKafkajsProduceRequest, onePassProduceRequest, PRODUCE_V3_MODULE } from './produce-request-fix.js';
+import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
 
 const require = createRequire(import.meta.url);
 type Factory = (args: ProduceRequestArgs) => { apiVersion: number; encode: () => Promise<{ buffer: Buffer }> };
@@ -11,14 +12,7 @@ const NOW = 1_764_000_123_456;
 
 /** kafkajs's own v3 request factory, loaded afresh so a patched module cache does not hide it. */
 function kafkajsProduceRequest(): Factory {
-  const path = require.resolve(PRODUCE_V3_MODULE);
-  const loaded = require.cache[path];
-  delete require.cache[path];
-  try {
-    return require(PRODUCE_V3_MODULE) as Factory;
-  } finally {
-    if (loaded) require.cache[path] = loaded;
-  }
+  return freshKafkajsModule(PRODUCE_V3_MODULE);
 }
 
 async function kafkajsBytes(args: ProduceRequestArgs): Promise<Buffer> {
@@ -92,7 +86,7 @@ describe('encodeProduceRequest', () => {
     // kafkajs sorts timestamps as text: [999, 1000] gives firstTimestamp 1000, a negative delta.
     const args: ProduceRequestArgs = { acks: 1, timeout: 1, topicData: [{ topic: 't', partitions: [{ partition: 0, messages: [{ value: 'a', timestamp: 999 }, { value: 'b', timestamp: 1000 }] }] }] };
     expect(encodeProduceRequest(args, NOW)).toBeUndefined();
-    const patched = oneCopyProduceRequest(kafkajsProduceRequest() as never) as unknown as Factory;
+    const patched = onePassProduceRequest(kafkajsProduceRequest() as never) as unknown as Factory;
     vi.spyOn(Date, 'now').mockReturnValue(NOW);
     expect(Buffer.from((await patched(args).encode()).buffer).equals(await kafkajsBytes(args))).toBe(true);
   });

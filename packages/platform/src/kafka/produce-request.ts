@@ -55,7 +55,9 @@ const BATCH_HEADER = 2 + 4 + 8 + 8 + 8 + 2 + 4 + 4;
 let scratch = new Int32Array(3 * 1024);
 
 export function encodeProduceRequest(args: ProduceRequestArgs, now: number = Date.now()): Buffer | undefined {
-  if (!argsOnFastPath(args)) return undefined;
+  // As kafkajs: a missing producer id is -1 (a null one is not, and kafkajs fails on it).
+  const producerId = int64Of(args.producerId === undefined ? -1 : args.producerId);
+  if (producerId === undefined || !argsOnFastPath(args)) return undefined;
   const times: number[] = [];
   let size = 2 + (args.transactionalId == null ? 0 : Buffer.byteLength(args.transactionalId)) + 2 + 4 + 4;
   let records = 0;
@@ -96,7 +98,6 @@ export function encodeProduceRequest(args: ProduceRequestArgs, now: number = Dat
   w.int32(args.timeout);
   w.int32(args.topicData.length);
   const attributes = args.transactionalId ? TRANSACTIONAL : 0;
-  const producerId = int64Of(args.producerId === undefined ? -1 : args.producerId)!;
   let record = 0;
   let span = 0;
   for (const topic of args.topicData) {
@@ -148,7 +149,6 @@ function argsOnFastPath(args: ProduceRequestArgs): boolean {
     && (args.transactionalId == null || typeof args.transactionalId === 'string')
     && isIntIn(args.acks, -0x8000, 0x7fff) && isInt32(args.timeout)
     && (args.producerEpoch === undefined || isIntIn(args.producerEpoch, -0x8000, 0x7fff))
-    && int64Of(args.producerId === undefined ? -1 : args.producerId) !== undefined
     && args.topicData.every((t) => typeof t.topic === 'string'
       && t.partitions.every((p) => isInt32(p.partition) && (p.firstSequence === undefined || isInt32(p.firstSequence)) && p.messages.length > 0));
 }
