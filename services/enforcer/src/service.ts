@@ -4,6 +4,7 @@ import type { Service, ServiceDeps } from '@banstream/platform';
 import { enforcerEnv, type EnforcerConfig } from './config.js';
 import { createEnforcer } from './enforcer.js';
 import { createHardLimiter, hardLimiterSettings } from './hard/index.js';
+import { AnswerBatch } from './http/answer-batch.js';
 import { parseTrustedProxies } from './http/forwarded.js';
 import { sidecarRoutes } from './http/sidecar-routes.js';
 
@@ -26,7 +27,8 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
   readiness.add('caches caught up', () => enforcer.ready);
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
   readiness.add('redis', redisReachable(redis, 500));
-  void http.register(sidecarRoutes, { enforcer, trustedProxies });
+  const answers = config.ENFORCER_BATCH_ANSWERS ? new AnswerBatch() : undefined;
+  void http.register(sidecarRoutes, { enforcer, trustedProxies, answers });
 
   return {
     async start() {

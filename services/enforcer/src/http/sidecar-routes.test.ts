@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { BanstreamError } from '@banstream/core';
 import { createHttpServer, createLogger } from '@banstream/platform';
 import type { Decision, Enforcer } from '../enforcer.js';
+import { AnswerBatch } from './answer-batch.js';
 import { sidecarRoutes } from './sidecar-routes.js';
 
 let app: FastifyInstance | undefined;
@@ -52,5 +53,34 @@ describe('POST /v1/check', () => {
 
   it('answers 500 when the enforcer itself fails: not the caller\'s error', async () => {
     expect((await check(await sidecar(new Error('cache corrupted')))).statusCode).toBe(500);
+  });
+});
+
+describe('answers batched per event-loop turn', () => {
+  it('gives each of many concurrent requests its own decision, on /v1/check and /v1/auth', async () => {
+    app = createHttpServer(createLogger({ service: 'test', level: 'silent' }));
+    // Denies addresses ending in an odd number, and says whose decision it is.
+    const enforcer = { check: async (r: { ip: string }) => {
+      const odd = Number(r.ip.split('.')[3]) % 2 === 1;
+      return { allowed: !odd, status: odd ? 403 : 200, source: odd ? 'ban' : 'none', reason: `for ${r.ip}`, previewDenies: [] } satisfies Decision;
+    } } as unknown as Enforcer;
+    let held = 0;
+    const answers = new AnswerBatch();
+    const turn = answers.turn.bind(answers);
+    answers.turn = () => {
+      const wait = turn();
+      if (wait) held++;
+      return wait;
+    };
+    await app.register(sidecarRoutes, { enforcer, trustedProxies: [], answers });
+    const ips = Array.from({ length: 40 }, (_, i) => `198.51.100.${i}`);
+    const checks = await Promise.all(ips.map((ip) => app!.inject({ method: 'POST', url: '/v1/check', payload: { ip, method: 'GET', host: 'h', path: '/' } })));
+    expect(checks.map((r) => r.json().reason)).toEqual(ips.map((ip) => `for ${ip}`));
+    expect(checks.map((r) => r.json().allowed)).toEqual(ips.map((_, i) => i % 2 === 0));
+    const auths = await Promise.all(ips.map((ip) => app!.inject({ method: 'GET', url: '/v1/auth', remoteAddress: ip })));
+    expect(auths.map((r) => r.statusCode)).toEqual(ips.map((_, i) => (i % 2 === 0 ? 204 : 403)));
+    expect(auths.filter((r) => r.statusCode === 403).map((r) => r.json().detail)).toEqual(ips.filter((_, i) => i % 2 === 1).map((ip) => `for ${ip}`));
+    // Most answers were decided in a turn that had already answered one: they were held.
+    expect(held).toBeGreaterThan(40);
   });
 });

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { BanstreamError, type Cidr } from '@banstream/core';
 import type { Decision, Enforcer } from '../enforcer.js';
+import type { AnswerBatch } from './answer-batch.js';
 import { clientIp } from './forwarded.js';
 import { decisionHeaders, problemBody } from './rate-limit-headers.js';
 
@@ -43,6 +44,8 @@ const BansQuery = Type.Object(
 export interface SidecarOptions {
   enforcer: Enforcer;
   trustedProxies: readonly Cidr[];
+  /** Answers decided in one event-loop turn go out together (answer-batch.ts); without it, each as soon as decided. */
+  answers?: AnswerBatch | undefined;
 }
 
 /**
@@ -53,9 +56,10 @@ export interface SidecarOptions {
  *   X-Original-Method, X-Original-URI, X-Forwarded-Host); the answer is 204, or the
  *   denial status with the RateLimit headers, Retry-After and a problem+json body.
  * - GET /v1/bans: live bans, paged by subject, filterable by scope.
+ * Decisions of /v1/check and /v1/auth wait for `answers`, when given, to go out together.
  */
 export async function sidecarRoutes(app: FastifyInstance, options: SidecarOptions): Promise<void> {
-  const { enforcer, trustedProxies } = options;
+  const { enforcer, trustedProxies, answers } = options;
 
   app.post<{ Body: CheckBody }>('/v1/check', { schema: { body: CheckBody, response: { 200: CheckAnswer } } }, async (request, reply) => {
     let decision: Decision;
@@ -64,6 +68,8 @@ export async function sidecarRoutes(app: FastifyInstance, options: SidecarOption
     } catch (error) {
       return unreadable(reply, error);
     }
+    const held = answers?.turn();
+    if (held) await held;
     return reply.headers(decisionHeaders(decision)).send(decisionBody(decision));
   });
 
@@ -74,6 +80,8 @@ export async function sidecarRoutes(app: FastifyInstance, options: SidecarOption
     } catch (error) {
       return unreadable(reply, error);
     }
+    const held = answers?.turn();
+    if (held) await held;
     reply.headers(decisionHeaders(decision));
     if (decision.allowed) return reply.code(204).send();
     return reply.code(decision.status).type('application/problem+json').send(problemBody(decision));
