@@ -22,6 +22,8 @@ const ROWS = [
   { bench: 'enforcer', figure: 'local_checks_per_s', ceiling: 'ceiling_lookups_per_s', ratio: 'local_ratio', target: '≥ 2,000,000', anchor: 'ceiling: a bare Map lookup loop, 1M bans' },
   { bench: 'enforcer', figure: 'floor_lookups_per_s', target: '–', anchor: 'the ban lookup alone (address to number, Int32Table probe, expiry): an upper bound for local checks' },
   { bench: 'enforcer', figure: 'http_checks_per_s', ceiling: 'http_ceiling_per_s', ratio: 'http_ratio', target: 'ratio ≥ 0.8', anchor: 'ceiling: Fastify hello-world, same client' },
+  { bench: 'enforcer', figure: 'http_checks_per_s', ceiling: 'http_batched_ceiling_per_s', ratio: 'http_ratio_to_batched_ceiling', target: '–', anchor: 'like for like: a hello-world batching its answers as the sidecar does' },
+  { bench: 'enforcer', figure: 'http_unbatched_checks_per_s', ceiling: 'http_ceiling_per_s', ratio: 'http_unbatched_ratio', target: '–', anchor: 'the sidecar with ENFORCER_BATCH_ANSWERS=false' },
   { bench: 'enforcer', figure: 'redis_checks_per_s', ceiling: 'redis_ceiling_per_s', ratio: 'redis_ratio', target: 'ratio ≥ 0.75', anchor: 'ceiling: redis-benchmark -P 16 EVALSHA of the same script' },
   { bench: 'enforcer', figure: 'ban_feed_lag_p99_ms', target: '≤ 100', anchor: 'ban record sent → applied by an enforcer' },
   { bench: 'propagation', figure: 'p50_ms', ceiling: 'ceiling_roundtrip_p50_ms', target: '–', anchor: 'median of 100 attackers, same run' },
