@@ -8,7 +8,7 @@
  * client falls asleep between them and every write pays for a wake-up; back to back,
  * it is still awake. On the 2-core bench machine, under 32 busy connections, the
  * writes were about half of the sidecar's CPU, and batching took it from about 0.75 to
- * about 1.0 of a Fastify hello-world's rate (0.83–0.85 of a hello-world batching alike).
+ * about 1.05 of a Fastify hello-world's rate (0.83–0.87 of a hello-world batching alike).
  */
 export class AnswerBatch {
   private turnOpen = false;
