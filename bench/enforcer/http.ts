@@ -33,20 +33,15 @@ const CONNECTIONS = 32;
 const LIGHT_REQUESTS = 1000;
 const LIGHT_ROUNDS = 4;
 
-// With BATCH=1, answers are batched per event-loop turn as the sidecar's are (answer-batch.ts).
+// With BATCH=1, answers are batched per event-loop turn by the sidecar's own AnswerBatch (built by `tsc -b services/enforcer`).
+const ANSWER_BATCH_MODULE = new URL('../../services/enforcer/dist/http/answer-batch.js', import.meta.url).href;
 const HELLO = `
 import Fastify from 'fastify';
+import { AnswerBatch } from '${ANSWER_BATCH_MODULE}';
 const app = Fastify({ logger: false });
-let open = false;
-let waiting = [];
-const endTurn = () => { open = false; const r = waiting; waiting = []; for (const f of r) f(); };
-const turn = () => {
-  if (!open) { open = true; setImmediate(endTurn); return undefined; }
-  return new Promise((f) => waiting.push(f));
-};
-const batch = process.env.BATCH === '1';
+const answers = process.env.BATCH === '1' ? new AnswerBatch() : undefined;
 app.post('/v1/check', async () => {
-  const held = batch ? turn() : undefined;
+  const held = answers?.turn();
   if (held) await held;
   return { allowed: true, status: 200, source: 'none', reason: 'hello' };
 });
