@@ -3,8 +3,11 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../logging/logger.js';
 import type { Readiness } from '../lifecycle/readiness.js';
 
+/** What /metrics serves: a registry, or the sum of several (a supervisor's workers). */
+export type MetricsSource = Pick<Registry, 'contentType' | 'metrics'>;
+
 export interface OpsRoutesOptions {
-  registry: Registry;
+  registry: MetricsSource;
   readiness: Readiness;
 }
 

@@ -19,4 +19,10 @@ export interface ServiceDeps<C> {
   readiness: Readiness;
   /** The service's HTTP server: ops routes are on it; a service may add its own. */
   http: FastifyInstance;
+  /**
+   * Set in a supervised worker (runService's `workers`): resolves when every worker
+   * of the first start has reached it, so Kafka consumers started right after join
+   * their groups together.
+   */
+  startTogether?: () => Promise<void>;
 }

@@ -1,13 +1,17 @@
+import cluster from 'node:cluster';
 import type { TProperties, TObject, Static } from '@sinclair/typebox';
 import { isBanstreamError } from '@banstream/core';
 import { loadConfig, type EnvSource } from '../config/load.js';
-import { createLogger } from '../logging/logger.js';
+import { createLogger, type Logger } from '../logging/logger.js';
 import { createMetricsRegistry } from '../metrics/registry.js';
 import { createHttpServer, opsRoutes } from '../http/ops-server.js';
 import { Readiness } from '../lifecycle/readiness.js';
 import { runShutdown } from '../lifecycle/shutdown.js';
 import type { Service, ServiceDeps } from '../lifecycle/service.js';
 import { env } from '../config/env.js';
+import { runSupervisor } from './workers/run-supervisor.js';
+import { answerSupervisor, waitAtBarrier } from './workers/supervisor-ipc.js';
+import { WORKER_ENV } from './workers/worker-pool.js';
 
 /** Exit codes a supervisor can act on (sysexits: 78 = configuration error). */
 export const EXIT = { ok: 0, startFailed: 1, config: 78, shutdownTimeout: 124 } as const;
@@ -27,6 +31,13 @@ export interface RunServiceOptions<P extends TProperties> {
   env: P;
   create: (deps: ServiceDeps<Readonly<Static<TObject<P>>>>) => Service;
   source?: EnvSource;
+  /**
+   * How many worker processes to run (default 1: this process is the service). Above
+   * 1, this process supervises that many copies of itself (node:cluster) and serves
+   * the ops routes for them; the workers serve no HTTP, so a service run this way
+   * must not add routes of its own.
+   */
+  workers?: (config: Readonly<Static<TObject<P>>>) => number;
 }
 
 /**
@@ -45,14 +56,18 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
   }
   const base = config as unknown as BaseConfig;
   const service = base.SERVICE_NAME ?? options.name;
-  const logger = createLogger({ service, level: base.LOG_LEVEL });
+  const rootLogger = createLogger({ service, level: base.LOG_LEVEL });
+  const workers = options.workers?.(config) ?? 1;
+  if (cluster.isPrimary && workers > 1) return supervise(rootLogger, service, base, workers);
+  const workerIndex = cluster.isWorker ? Number(process.env[WORKER_ENV]) : undefined;
+  const logger = workerIndex === undefined ? rootLogger : rootLogger.child({ worker: workerIndex });
   const registry = createMetricsRegistry(service);
   const readiness = new Readiness();
   const http = createHttpServer(logger);
   await http.register(opsRoutes, { registry, readiness });
   let instance: Service;
   try {
-    instance = options.create({ config, logger, registry, readiness, http });
+    instance = options.create({ config, logger, registry, readiness, http, ...(workerIndex === undefined ? {} : { startTogether: waitAtBarrier }) });
   } catch (error) {
     // A factory that finds its configuration wrong (a file it reads, say) is a configuration error too.
     if (!isBanstreamError(error, 'CONFIG_INVALID')) throw error;
@@ -88,10 +103,16 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
     }
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-
-  const address = await http.listen({ host: base.HTTP_HOST, port: base.HTTP_PORT });
-  logger.info({ address }, 'http listening');
+  if (workerIndex === undefined) {
+    process.on('SIGINT', () => void stop('SIGINT'));
+    const address = await http.listen({ host: base.HTTP_HOST, port: base.HTTP_PORT });
+    logger.info({ address }, 'http listening');
+  } else {
+    // Ctrl-C reaches the whole process group: the supervisor's SIGTERM directs the stop.
+    // Should the supervisor die, node:cluster ends this worker when the IPC channel closes.
+    process.on('SIGINT', () => undefined);
+    answerSupervisor(registry, readiness);
+  }
   try {
     await instance.start();
     logger.info('started');
@@ -101,4 +122,27 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
     logger.flush();
     process.exit(EXIT.startFailed);
   }
+}
+
+async function supervise(logger: Logger, service: string, base: BaseConfig, workers: number): Promise<void> {
+  let stopping = false;
+  const stopSignal = new Promise<string>((resolve) => {
+    const onSignal = (signal: string) => {
+      if (stopping) {
+        logger.warn({ signal }, 'second signal: exiting without waiting (workers end with the IPC channel)');
+        logger.flush();
+        process.exit(EXIT.shutdownTimeout);
+      }
+      stopping = true;
+      resolve(signal);
+    };
+    process.on('SIGTERM', () => onSignal('SIGTERM'));
+    process.on('SIGINT', () => onSignal('SIGINT'));
+  });
+  const outcome = await runSupervisor(
+    { service, workers, logger, httpHost: base.HTTP_HOST, httpPort: base.HTTP_PORT, shutdownTimeoutMs: base.SHUTDOWN_TIMEOUT_MS },
+    stopSignal,
+  );
+  logger.flush();
+  process.exit(outcome === 'ok' ? EXIT.ok : outcome === 'timeout' ? EXIT.shutdownTimeout : EXIT.startFailed);
 }

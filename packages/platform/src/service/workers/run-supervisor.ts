@@ -1,0 +1,65 @@
+import { AggregatorRegistry, Gauge, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import type { Logger } from '../../logging/logger.js';
+import { counter, createMetricsRegistry } from '../../metrics/registry.js';
+import { createHttpServer, opsRoutes, type MetricsSource } from '../../http/ops-server.js';
+import { Readiness } from '../../lifecycle/readiness.js';
+import { WorkerPool } from './worker-pool.js';
+
+/** How long a scrape or a readiness probe waits for a worker's answer. */
+const ANSWER_TIMEOUT_MS = 2_000;
+/** A worker bounds its own shutdown by SHUTDOWN_TIMEOUT_MS; the pool allows it this much more. */
+const STOP_MARGIN_MS = 2_000;
+
+export interface SupervisorOptions {
+  service: string;
+  workers: number;
+  logger: Logger;
+  httpHost: string;
+  httpPort: number;
+  shutdownTimeoutMs: number;
+}
+
+export type SupervisorOutcome = 'ok' | 'failed' | 'timeout';
+
+/**
+ * The primary process of a service run as several workers: it starts them, replaces
+ * one that dies, and serves /livez, /readyz and /metrics for all of them (readiness
+ * per worker; metrics summed over the workers, as prom-client's cluster mode does).
+ * Resolves when a signal has stopped every worker.
+ */
+export async function runSupervisor(options: SupervisorOptions, stopSignal: Promise<string>): Promise<SupervisorOutcome> {
+  const { logger } = options;
+  const own = createMetricsRegistry(options.service, { defaultMetrics: false });
+  const replaced = counter(own, { name: 'banstream_worker_replacements_total', help: 'Worker processes that died and were replaced' });
+  const pool = new WorkerPool({ count: options.workers, logger, onReplace: () => replaced.inc() });
+  new Gauge({ name: 'banstream_workers_running', help: 'Worker processes alive', registers: [own], collect() { this.set(pool.running()); } });
+  const missing = new Gauge({ name: 'banstream_workers_unanswered', help: 'Workers whose metrics are missing from this scrape (dead, restarting or too slow to answer)', registers: [own] });
+
+  const metrics: MetricsSource = {
+    contentType: own.contentType,
+    async metrics() {
+      const answers = await pool.askAll('metrics', ANSWER_TIMEOUT_MS);
+      const parts = answers.flatMap((a) => (a?.metrics ? [a.metrics as MetricObjectWithValues<MetricValue<string>>[]] : []));
+      missing.set(options.workers - parts.length);
+      return (await AggregatorRegistry.aggregate(parts).metrics()) + (await own.metrics());
+    },
+  };
+  const readiness = new Readiness();
+  for (let i = 1; i <= options.workers; i++) {
+    readiness.add(`worker ${i}`, async () => (await pool.ask(i, 'readiness', ANSWER_TIMEOUT_MS))?.readiness?.ready === true);
+  }
+
+  const http = createHttpServer(logger);
+  await http.register(opsRoutes, { registry: metrics, readiness });
+  const address = await http.listen({ host: options.httpHost, port: options.httpPort });
+  logger.info({ address, workers: options.workers }, 'http listening; starting workers');
+  pool.start();
+
+  const signal = await stopSignal;
+  logger.info({ signal }, 'shutting down: stopping workers');
+  readiness.markDraining();
+  const report = await pool.stop(options.shutdownTimeoutMs + STOP_MARGIN_MS);
+  await http.close().catch((error: unknown) => logger.error({ err: error }, 'http close failed'));
+  logger.info({ clean: report.clean, killed: report.killed }, 'stopped');
+  return report.killed > 0 ? 'timeout' : report.clean ? 'ok' : 'failed';
+}
