@@ -59,7 +59,8 @@ export interface RequestEventInput {
   status: number;
   userId: string | null;
   apiKeyHash: string | null;
-  headers: Readonly<Record<string, string>>;
+  /** Readers that skip the headers (no policy reads them) leave this out: no headers. */
+  headers?: Readonly<Record<string, string>>;
   edgeId?: string;
   latencyMs?: number | null;
 }

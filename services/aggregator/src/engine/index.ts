@@ -9,4 +9,4 @@ export { Outbox, type Keyed } from './outbox.js';
 export { RepartitionBuffer } from './repartition.js';
 export { routeOf, isPartitionLocal, partitionFor, type Route } from './routing.js';
 export { checkEvent, type CheckedEvent } from './event-check.js';
-export { countedEventsDecoder, type CountedEvent } from './counted-event.js';
+export { countedEventsDecoder, readsHeaders, type CountedEvent } from './counted-event.js';

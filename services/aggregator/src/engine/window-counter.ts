@@ -28,6 +28,7 @@ export function exactFromFor(limit: number | undefined): number | undefined {
 export class WindowCounter {
   private readonly stores = new Map<string, WindowStore>();
   private readonly pair = new Uint32Array(2);
+  private last: { windowMs: number; exactFrom: number | undefined; store: WindowStore } | undefined;
 
   constructor(private readonly graceMs: number) {}
 
@@ -67,6 +68,9 @@ export class WindowCounter {
   }
 
   private store(windowMs: number, exactFrom: number | undefined): WindowStore {
+    // Consecutive adds mostly go to one store: no key text and no lookup for them.
+    const last = this.last;
+    if (last !== undefined && last.windowMs === windowMs && last.exactFrom === exactFrom) return last.store;
     const key = storeKey(windowMs, exactFrom);
     let store = this.stores.get(key);
     if (!store) {
@@ -74,6 +78,7 @@ export class WindowCounter {
       store = new WindowStore({ windowMs, buckets, graceMs: this.graceMs, ...(exactFrom === undefined ? {} : { exactFrom }) });
       this.stores.set(key, store);
     }
+    this.last = { windowMs, exactFrom, store };
     return store;
   }
 }
