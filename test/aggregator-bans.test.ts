@@ -85,6 +85,19 @@ describe('aggregator bans', () => {
     expect(aggregator.proc.output()).toMatch(/policy rejected.*threshold\.count: must be > 0|threshold\.count: must be > 0.*policy rejected/);
   });
 
+  it('decodes the headers once a policy that reads them is published', async () => {
+    // Until now no policy read headers, so the aggregator was not decoding them.
+    await publishPolicy(producer, topics.name('policies'), { ...banPolicy('agents'), key: ['header:user-agent'] });
+    await waitUntil(async () => (await aggregator.metric('banstream_aggregator_policies')) === 4, 'the header policy to be applied');
+    const bots = Array.from({ length: 30 }, (_, i) => event(`192.0.2.${i + 1}`, Date.now() - 30 + i, { path: '/agents', headers: { 'user-agent': 'evil-bot/1' } }));
+    await publishEvents(producer, topics.name('events'), bots);
+    const ban = await waitUntil(() => bans.records.find((r) => r.value?.policyId === 'agents')?.value ?? undefined, 'a ban keyed on the user agent');
+    expect(ban.subject).toBe('header.user-agent:evil-bot/1');
+    // Repartitioned (a header pins no network): the events arrive summed per 60 ms of a record, so the count may pass 21 in one step.
+    expect(ban.evidenceCount).toBeGreaterThanOrEqual(21);
+    expect(ban.evidenceCount).toBeLessThanOrEqual(30);
+  });
+
   it('sends undecodable records and invalid events to the DLQ with the reason, and keeps counting', async () => {
     const dlq = await new TopicTail<DlqRecord>(kafka, topics.name('dlq'), (b) => catalog.codec(SCHEMA_NAMES.dlqRecord).decode(b)).start();
     try {

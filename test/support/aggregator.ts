@@ -4,7 +4,7 @@ import { ensureTopics, topicFullName, topicSpecs, type TopicName } from '@banstr
 import { loadSchemaCatalog, SCHEMA_NAMES, type Ban, type RequestEvent, type WindowCount } from '@banstream/schemas';
 import { captureLogger, uniqueName, waitUntil } from './infra.js';
 import { produceOrFail, testKafka } from './kafka.js';
-import { describeProcess, freePort, spawnService, type RunningProcess } from './processes.js';
+import { describeProcess, exitWithin, freePort, spawnService, type RunningProcess } from './processes.js';
 
 export const catalog = loadSchemaCatalog();
 
@@ -28,7 +28,8 @@ export async function connectWithTopics(brokers: string, partitions: number) {
 export interface Aggregator {
   proc: RunningProcess;
   port: number;
-  metric(name: string): Promise<number>;
+  /** Sum over the label sets of `name` (only those whose labels contain `having`, when given). */
+  metric(name: string, having?: string): Promise<number>;
 }
 
 /** Starts the built aggregator as its own process and waits for /readyz. */
@@ -38,13 +39,24 @@ export async function startAggregator(env: Record<string, string>): Promise<Aggr
   await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, () => `aggregator on ${port} to be ready (${describeProcess(proc)})`, 60_000, 100);
   return {
     proc, port,
-    async metric(name) {
+    async metric(name, having) {
       const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       let sum = 0;
-      for (const line of text.split('\n')) if (line.startsWith(name) && /^[^{ ]+(\{[^}]*\})? /.test(line) && line.split(/[{ ]/)[0] === name) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+      for (const line of text.split('\n')) {
+        if (!line.startsWith(name) || !/^[^{ ]+(\{[^}]*\})? /.test(line) || line.split(/[{ ]/)[0] !== name) continue;
+        if (having === undefined || line.includes(having)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+      }
       return sum;
     },
   };
+}
+
+/** SIGTERM to each; one still running after `ms` gets SIGKILL. */
+export async function stopAggregators(running: readonly Aggregator[], ms: number): Promise<void> {
+  for (const a of running) {
+    a.proc.child.kill('SIGTERM');
+    await exitWithin(a.proc, ms).catch(() => a.proc.child.kill('SIGKILL'));
+  }
 }
 
 let sequence = 0;

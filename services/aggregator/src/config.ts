@@ -44,6 +44,8 @@ export const aggregatorEnv = {
   AGGREGATOR_TICK_MS: ms(5, 10_000, 50, 'how often counts, cool-downs and ban expiries are published'),
   AGGREGATOR_GEO_WINDOW_MS: ms(1_000, 86_400_000, 60_000, 'window of the per-country and per-region counts'),
   AGGREGATOR_SESSION_TIMEOUT_MS: ms(6_000, 300_000, 10_000, 'how soon the group notices a dead instance'),
+  /** Above 1, the process supervises that many aggregator processes, each a member of the groups (README "Using every core"). */
+  AGGREGATOR_WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1, expected: 'worker processes from 1 to 64 (one per core uses the whole machine)' }),
   AGGREGATOR_FETCH_KB_PER_PARTITION: Type.Integer({ minimum: 64, maximum: 65_536, default: 1_024, expected: 'KiB from 64 to 65536 (most events input one fetch takes per partition)' }),
   ...geoEnv,
 };

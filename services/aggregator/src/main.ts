@@ -3,4 +3,4 @@
 import { runService } from '@banstream/platform';
 import { aggregatorEnv, createAggregatorService } from './service.js';
 
-await runService({ name: 'aggregator', env: aggregatorEnv, create: createAggregatorService });
+await runService({ name: 'aggregator', env: aggregatorEnv, create: createAggregatorService, workers: (config) => config.AGGREGATOR_WORKERS });

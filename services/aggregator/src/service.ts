@@ -121,6 +121,9 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
         }),
       });
       stages = { events: new EventsStage(ctx), subjects: new SubjectsStage(ctx) };
+      await Promise.all([stages.events.connect(), stages.subjects.connect()]);
+      // The workers of a supervisor join the groups at once: one rebalance, not one per worker.
+      await deps.startTogether?.();
       await Promise.all([stages.events.start(), stages.subjects.start()]);
       ticker = new Ticker(ctx, stages, ledger, allowlist);
       ticker.start(config.AGGREGATOR_TICK_MS);

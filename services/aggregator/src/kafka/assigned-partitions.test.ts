@@ -19,8 +19,10 @@ function setup() {
     handlers.get('join')!({ payload: { memberAssignment: { events: partitions } } });
     await vi.waitFor(() => expect(assigned.ready && partitions.every((p) => assigned.has(p))).toBe(true));
   };
-  return { assigned, join, created: () => created, crash: () => handlers.get('crash')!({ payload: { memberAssignment: {} } }) };
+  const seeks = () => (consumer.seek as unknown as ReturnType<typeof vi.fn>).mock.calls.map(([s]) => ({ partition: (s as { partition: number }).partition, offset: (s as { offset: string }).offset }));
+  return { assigned, join, seeks, created: () => created, crash: () => handlers.get('crash')!({ payload: { memberAssignment: {} } }) };
 }
+
 
 describe('AssignedPartitions.release', () => {
   it('rebuilds the same partitions from a replay once the member was evicted, instead of continuing its old state', async () => {
@@ -51,5 +53,35 @@ describe('AssignedPartitions.release', () => {
     await join([0]);
     late();
     expect(assigned.has(0)).toBe(true);
+  });
+});
+
+describe('AssignedPartitions.counted', () => {
+  it('knows the records this member counted, once the stream is its own, so a redelivery can be moved past', async () => {
+    const { assigned, join } = setup();
+    await join([0]);
+    // Sought to 0, nothing seen yet: a record elsewhere is a stale fetch, not a redelivery.
+    expect(assigned.counted(0, '3')).toBe(false);
+    for (const offset of ['0', '1', '2', '3']) expect(assigned.accept(0, offset)).toBeDefined();
+    // kafkajs fetches from the committed offset again after a rebalance the member survived.
+    expect(assigned.accept(0, '1')).toBeUndefined();
+    expect(assigned.counted(0, '1')).toBe(true);
+    expect(assigned.counted(0, '3')).toBe(true);
+    expect(assigned.counted(0, '4')).toBe(false);
+    expect(assigned.counted(1, '0')).toBe(false);
+  });
+});
+
+describe('AssignedPartitions after a rebalance the member survives', () => {
+  it('seeks each partition it keeps to its next record, mid-replay too, instead of the committed offset kafkajs would use', async () => {
+    const { assigned, join, seeks } = setup();
+    await join([0, 1]);
+    expect(seeks()).toEqual([{ partition: 0, offset: '0' }, { partition: 1, offset: '0' }]);
+    for (const offset of ['0', '1', '2']) assigned.accept(0, offset);
+    await join([0]);
+    // Partition 0 goes on at 3 (still replaying: the committed offset is 5); partition 1 was lost.
+    expect(seeks().slice(2)).toEqual([{ partition: 0, offset: '3' }]);
+    expect(assigned.accept(0, '3')).toMatchObject({ live: false });
+    expect(assigned.has(1)).toBe(false);
   });
 });

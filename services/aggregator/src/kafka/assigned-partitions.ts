@@ -44,10 +44,28 @@ export class AssignedPartitions<S> {
   constructor(private readonly options: AssignedPartitionsOptions<S>) {
     const { consumer } = options;
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
-      this.plan([...(event.payload.memberAssignment[options.topic] ?? [])]);
+      const assigned = [...(event.payload.memberAssignment[options.topic] ?? [])];
+      this.resume(assigned);
+      this.plan(assigned);
     });
     // kafkajs restarts a crashed consumer (Kafka away too long) from the committed offsets: rebuild, as after an eviction.
     consumer.on(consumer.events.CRASH, () => this.release());
+  }
+
+  /**
+   * After a rebalance kafkajs starts every partition afresh from the group's committed
+   * offset (a new offset manager; a seek it already applied is gone). A partition this
+   * member keeps goes on from where the member is instead: mid-replay, from the next
+   * record of the replay (from the committed offset it would skip the rest of the
+   * replay, or, before its first record, wait for a record that never comes); live,
+   * from the next record, not from records already counted. Synchronous, so the seek
+   * is in place before the new generation's first fetch.
+   */
+  private resume(assigned: readonly number[]): void {
+    for (const p of assigned) {
+      const next = this.held.get(p)?.next;
+      if (next !== undefined) this.options.consumer.seek({ topic: this.options.topic, partition: p, offset: next.toString() });
+    }
   }
 
   /** Plans an assignment; a failure (a leader still being elected…) is retried until a newer assignment comes. */
@@ -119,6 +137,19 @@ export class AssignedPartitions<S> {
     return () => {
       if (this.generation === generation) this.release();
     };
+  }
+
+  /**
+   * Was the record at (partition, offset) already counted by this member? After a
+   * rebalance kafkajs fetches a partition the member kept from the group's committed
+   * offset, which can lie several fetches behind what the member has counted: those
+   * records are skipped, and must still be resolved, or kafkajs fetches them again
+   * for ever. Only once the stream is ours (synced): before that a seek is pending,
+   * which resolving a stale record would undo.
+   */
+  counted(partition: number, offset: string): boolean {
+    const h = this.held.get(partition);
+    return h !== undefined && h.synced && h.next !== undefined && BigInt(offset) < h.next;
   }
 
   /** Is everything of this partition up to `offset` beyond the replay? */

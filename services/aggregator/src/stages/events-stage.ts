@@ -2,7 +2,7 @@ import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { RequestAttributes } from '@banstream/core';
 import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
 import { observe } from '../engine/decider.js';
-import { countedEventsDecoder, type CountedEvent } from '../engine/counted-event.js';
+import { countedEventsDecoder, readsHeaders, type CountedEvent } from '../engine/counted-event.js';
 import { checkEvent } from '../engine/event-check.js';
 import { GEO_POLICY_ID } from '../engine/geo-counts.js';
 import { PartitionState } from '../engine/partition-state.js';
@@ -13,6 +13,8 @@ import { AssignedPartitions } from '../kafka/assigned-partitions.js';
 import { bansWaiting, commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
 
 const PARTITIONS_AT_ONCE = 4;
+
+type EventsDecoder = ReturnType<typeof countedEventsDecoder>;
 
 export interface EventsPartition {
   counts: PartitionState;
@@ -29,11 +31,13 @@ export class EventsStage {
   readonly consumer: Consumer;
   readonly assigned: AssignedPartitions<EventsPartition>;
   private readonly routes = new WeakMap<RequestPolicy, Route>();
-  private readonly decoder;
+  private readonly decoders;
+  /** The decoder for the policies in force (the book's array changes identity when they change). */
+  private decoding: { policies: readonly RequestPolicy[]; decoder: EventsDecoder } | undefined;
 
   constructor(private readonly ctx: StageContext) {
     const { config } = ctx;
-    this.decoder = countedEventsDecoder(ctx.catalog);
+    this.decoders = { withHeaders: countedEventsDecoder(ctx.catalog, { headers: true }), withoutHeaders: countedEventsDecoder(ctx.catalog, { headers: false }) };
     this.consumer = ctx.kafka.consumer({
       groupId: config.AGGREGATOR_GROUP_ID,
       sessionTimeout: config.AGGREGATOR_SESSION_TIMEOUT_MS,
@@ -53,9 +57,13 @@ export class EventsStage {
     });
   }
 
-  async start(): Promise<void> {
+  /** Connects and subscribes; the group is joined by start(). */
+  async connect(): Promise<void> {
     await this.consumer.connect();
     await this.consumer.subscribe({ topic: this.ctx.topics.events, fromBeginning: false });
+  }
+
+  async start(): Promise<void> {
     // Several partitions at once: one partition's wait for its output acknowledgement
     // overlaps another's counting.
     // Commits are ours (commitLive): with auto-commit, kafkajs would also commit the
@@ -71,13 +79,18 @@ export class EventsStage {
     const p = batch.partition;
     const dead: DlqRecord[] = [];
     let last: string | undefined;
+    /** The last record of the batch this member had counted before (redelivered after a rebalance). */
+    let counted: string | undefined;
     let owner: EventsPartition | undefined;
     let replayed = 0;
     let fresh = 0;
     for (const m of batch.messages) {
       if (!isRunning() || isStale()) break;
       const accepted = this.assigned.accept(p, m.offset);
-      if (!accepted) continue;
+      if (!accepted) {
+        if (this.assigned.counted(p, m.offset)) counted = m.offset;
+        continue;
+      }
       owner = accepted.state;
       const n = this.record(owner, accepted.live, m, p, dead);
       if (accepted.live) fresh += n;
@@ -87,7 +100,11 @@ export class EventsStage {
     }
     if (fresh > 0) this.ctx.metrics.eventsConsumed.inc({ replay: 'false' }, fresh);
     if (replayed > 0) this.ctx.metrics.eventsConsumed.inc({ replay: 'true' }, replayed);
-    if (last === undefined || !owner) return;
+    if (last === undefined || !owner) {
+      // Nothing new, only records counted before a rebalance: move kafkajs past them (AssignedPartitions.counted).
+      if (counted !== undefined) resolveOffset(counted);
+      return;
+    }
     // Taken out of the buffer: if Kafka refused them, nothing would send them again.
     const batches = owner.repartition.take();
     await this.ctx.publishUntilDone('the repartition', () => this.ctx.publisher.repartition(batches));
@@ -110,7 +127,7 @@ export class EventsStage {
     let events: CountedEvent[];
     try {
       if (m.value === null) throw new Error('empty value: expected a RequestEventBatch');
-      events = this.decoder.decode(m.value).events;
+      events = this.decoder().decode(m.value).events;
     } catch (error) {
       dead.push(deadLetter(ctx.topics.events, p, m.offset, m.key, m.value, reasonOf(error), now));
       return 0;
@@ -154,6 +171,14 @@ export class EventsStage {
     const second = t - (t % 1000);
     if (attrs.country) owner.repartition.add(GEO_POLICY_ID, `country:${attrs.country}`, second, 1);
     if (attrs.region) owner.repartition.add(GEO_POLICY_ID, `region:${attrs.region}`, second, 1);
+  }
+
+  private decoder(): EventsDecoder {
+    const policies = this.ctx.book.policies;
+    if (this.decoding?.policies !== policies) {
+      this.decoding = { policies, decoder: policies.some(readsHeaders) ? this.decoders.withHeaders : this.decoders.withoutHeaders };
+    }
+    return this.decoding.decoder;
   }
 
   private route(policy: RequestPolicy): Route {

@@ -51,9 +51,13 @@ export class SubjectsStage {
     });
   }
 
-  async start(): Promise<void> {
+  /** Connects and subscribes; the group is joined by start(). */
+  async connect(): Promise<void> {
     await this.consumer.connect();
     await this.consumer.subscribe({ topic: this.ctx.topics.subjects, fromBeginning: false });
+  }
+
+  async start(): Promise<void> {
     // Several partitions at once: one partition's wait for its output acknowledgement
     // overlaps another's counting.
     // Commits are ours (commitLive): with auto-commit, kafkajs would also commit the
@@ -71,10 +75,15 @@ export class SubjectsStage {
     const dead: DlqRecord[] = [];
     const report = emptyReport();
     let last: string | undefined;
+    /** The last record of the batch this member had counted before (redelivered after a rebalance). */
+    let counted: string | undefined;
     for (const m of batch.messages) {
       if (!isRunning() || isStale()) break;
       const accepted = this.assigned.accept(p, m.offset);
-      if (!accepted) continue;
+      if (!accepted) {
+        if (this.assigned.counted(p, m.offset)) counted = m.offset;
+        continue;
+      }
       last = m.offset;
       let decoded: SubjectCountBatch;
       try {
@@ -88,7 +97,11 @@ export class SubjectsStage {
       if (bansWaiting(ctx)) await ctx.flushDecisions();
     }
     ctx.geo?.record(report);
-    if (last === undefined) return;
+    if (last === undefined) {
+      // Nothing new, only records counted before a rebalance: move kafkajs past them (AssignedPartitions.counted).
+      if (counted !== undefined) resolveOffset(counted);
+      return;
+    }
     await ctx.publishUntilDone('dead letters', () => ctx.publisher.deadLetters(dead));
     for (const d of dead) ctx.metrics.dlq.inc({ reason: d.reasonCode });
     await ctx.flushDecisions();

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Admin, Kafka, Producer } from 'kafkajs';
+import type { Ban, WindowCount } from '@banstream/schemas';
+import { testInfra, waitUntil } from './support/infra.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
+import { exitWithin, isAlive } from './support/processes.js';
+import { decodeBan, decodeCount, publishEvents, startAggregator, stopAggregators, TopicTail, type Aggregator } from './support/aggregator.js';
+import { committedAll, expectExactResult, publishCountingPolicies, scaleOutEnv, traffic } from './support/aggregator-traffic.js';
+
+/** The pids the supervisor logged for worker `index`, oldest first. */
+function workerPids(a: Aggregator, index: number): number[] {
+  const pids: number[] = [];
+  for (const line of a.proc.output().split('\n')) {
+    if (!line.includes('"msg":"worker started"')) continue;
+    const entry = JSON.parse(line) as { worker: number; pid: number };
+    if (entry.worker === index) pids.push(entry.pid);
+  }
+  return pids;
+}
+
+/** Which workers logged a partition of `topic` assigned to them. */
+function workersAssigned(a: Aggregator, topic: string): Set<number> {
+  const out = new Set<number>();
+  for (const line of a.proc.output().split('\n')) {
+    if (!line.includes('partition assigned') || !line.includes(`"topic":"${topic}"`)) continue;
+    out.add((JSON.parse(line) as { worker: number }).worker);
+  }
+  return out;
+}
+
+async function readyz(a: Aggregator): Promise<{ status: number; body: { checks: Record<string, boolean> } }> {
+  const response = await fetch(`http://127.0.0.1:${a.port}/readyz`);
+  return { status: response.status, body: (await response.json()) as { checks: Record<string, boolean> } };
+}
+
+/**
+ * AGGREGATOR_WORKERS=2: one process supervises two aggregator processes that share
+ * the groups. Counts stay exact when a worker is killed with SIGKILL (the supervisor
+ * replaces it); the supervisor answers /readyz and /metrics for both; SIGTERM stops
+ * them all, and a supervisor killed with SIGKILL leaves no worker behind.
+ */
+describe('aggregator workers under one supervisor', () => {
+  const { kafkaBrokers } = testInfra();
+  let kafka: Kafka;
+  let admin: Admin;
+  let producer: Producer;
+  let topics: TestBroker['topics'];
+  let broker: TestBroker | undefined;
+  const running: Aggregator[] = [];
+  const env = () => ({ ...scaleOutEnv(kafkaBrokers, topics.prefix), AGGREGATOR_WORKERS: '2', LOG_LEVEL: 'info' });
+
+  beforeAll(async () => {
+    broker = await connectTestBroker(kafkaBrokers, 12);
+    ({ kafka, admin, producer, topics } = broker);
+    await publishCountingPolicies(producer, topics.name('policies'));
+  }, 60_000);
+
+  afterAll(async () => {
+    await stopAggregators(running, 20_000);
+    await broker?.close();
+  });
+
+  it('counts exactly across a worker killed with SIGKILL, answers for both workers and stops them all on SIGTERM', async () => {
+    const a = await startAggregator(env());
+    running.push(a);
+    const ready = await readyz(a);
+    expect(ready.body.checks).toMatchObject({ 'worker 1': true, 'worker 2': true });
+    const counts = await new TopicTail<WindowCount>(kafka, topics.name('counts'), decodeCount).start();
+    const bans = await new TopicTail<Ban>(kafka, topics.name('bans'), decodeBan).start();
+    try {
+      const first = traffic(1, Date.now());
+      await publishEvents(producer, topics.name('events'), first, 50);
+      // /metrics sums the workers: every event of the first half, counted once, live.
+      // Live only: a replay after a rebalance counts again, as replay="true".
+      await waitUntil(async () => (await a.metric('banstream_aggregator_events_consumed_total', 'replay="false"')) === first.length, `${first.length} events counted`, 30_000);
+      expect(workersAssigned(a, topics.name('events'))).toEqual(new Set([1, 2]));
+      await waitUntil(() => committedAll(admin, env().AGGREGATOR_GROUP_ID, topics.name('events')), 'the first half committed', 30_000);
+      await waitUntil(() => committedAll(admin, `${env().AGGREGATOR_GROUP_ID}.subjects`, topics.name('aggregator-subjects')), 'its repartition committed', 30_000);
+
+      const [killed] = workerPids(a, 1);
+      process.kill(killed!, 'SIGKILL');
+      await waitUntil(() => workerPids(a, 1).length === 2, 'worker 1 replaced', 15_000);
+      const second = traffic(2, Date.now());
+      await publishEvents(producer, topics.name('events'), second, 50);
+
+      await expectExactResult(counts, bans, [...first, ...second]);
+      expect(await a.metric('banstream_worker_replacements_total')).toBe(1);
+      await waitUntil(async () => (await readyz(a)).status === 200, 'both workers ready again', 30_000);
+      expect(a.proc.output()).toContain('"msg":"worker died: replacing it"');
+    } finally {
+      await counts.stop();
+      await bans.stop();
+    }
+
+    const workers = [workerPids(a, 1).at(-1)!, workerPids(a, 2).at(-1)!];
+    a.proc.child.kill('SIGTERM');
+    expect(await exitWithin(a.proc, 20_000)).toBe(0);
+    expect(workers.filter(isAlive)).toEqual([]);
+    expect(a.proc.output().match(/"msg":"worker stopped"/g)).toHaveLength(2);
+  }, 180_000);
+
+  it('leaves no worker behind when the supervisor is killed with SIGKILL', async () => {
+    const a = await startAggregator({ ...env(), AGGREGATOR_GROUP_ID: `${topics.prefix}orphans` });
+    running.push(a);
+    const workers = [workerPids(a, 1)[0]!, workerPids(a, 2)[0]!];
+    expect(workers.every(isAlive)).toBe(true);
+    a.proc.child.kill('SIGKILL');
+    await a.proc.exited;
+    await waitUntil(() => workers.filter(isAlive).length === 0, 'the workers to end with their supervisor', 10_000);
+  }, 90_000);
+});
