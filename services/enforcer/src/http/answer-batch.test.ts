@@ -1,3 +1,4 @@
+import { stat } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AnswerBatch } from './answer-batch.js';
 
@@ -29,9 +30,16 @@ describe('AnswerBatch', () => {
   it('releases the held answers before a timer of the next turn fires', async () => {
     const batch = new AnswerBatch();
     const order: string[] = [];
-    setTimeout(() => order.push('timer'), 1);
-    batch.turn();
-    await batch.turn()!.then(() => order.push('answer'));
+    // As in the sidecar, from an I/O callback (the poll phase that read the requests):
+    // only then does Node promise the check phase before the next timers phase.
+    let held: Promise<unknown> | undefined;
+    await new Promise<void>((resolve) => stat(import.meta.filename, () => {
+      setTimeout(() => order.push('timer'), 0);
+      batch.turn();
+      held = batch.turn()!.then(() => order.push('answer'));
+      resolve();
+    }));
+    await held;
     await new Promise((r) => setTimeout(r, 5));
     expect(order).toEqual(['answer', 'timer']);
   });
