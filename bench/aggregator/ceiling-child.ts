@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseBrokers } from '@banstream/platform';
 import { SCHEMA_NAMES, loadSchemaCatalog } from '@banstream/schemas';
-import { benchKafka, drainWithKafkajs, type DrainResult } from './kafka.js';
+import { benchKafka, drainWithKafkajs, type DrainResult, type DrainShare } from './kafka.js';
 
 export interface CeilingJob {
   brokers: string;
@@ -17,6 +17,7 @@ export interface CeilingJob {
   total: number;
   timeoutMs: number;
   decode: boolean;
+  share?: DrainShare;
 }
 
 const SELF = fileURLToPath(import.meta.url);
@@ -44,10 +45,24 @@ export function runCeilingProcess(job: CeilingJob): Promise<DrainResult> {
   });
 }
 
+/**
+ * `consumers` ceiling processes side by side, each draining its share of the
+ * partitions in a group of its own: the ceiling of as many aggregator workers.
+ * Timed from the first one's first batch to the last one's end.
+ */
+export async function runParallelCeiling(job: Omit<CeilingJob, 'share'>, consumers: number): Promise<DrainResult> {
+  const parts = await Promise.all(
+    Array.from({ length: consumers }, (_, index) => runCeilingProcess({ ...job, groupId: `${job.groupId}-${index}`, share: { index, of: consumers } })),
+  );
+  const startedAt = Math.min(...parts.map((p) => p.startedAt));
+  const endedAt = Math.max(...parts.map((p) => p.endedAt));
+  return { events: parts.reduce((sum, p) => sum + p.events, 0), ms: endedAt - startedAt, timedOut: parts.some((p) => p.timedOut), startedAt, endedAt };
+}
+
 async function child(job: CeilingJob): Promise<void> {
   const codec = loadSchemaCatalog().codec(SCHEMA_NAMES.requestEventBatch);
   const kafka = benchKafka(parseBrokers(job.brokers), `bench-aggregator-ceiling`);
-  const result = await drainWithKafkajs(kafka, job.topic, job.groupId, codec, job.total, job.timeoutMs, job.decode);
+  const result = await drainWithKafkajs(kafka, job.topic, job.groupId, codec, job.total, job.timeoutMs, job.decode, job.share);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

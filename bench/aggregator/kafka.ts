@@ -4,7 +4,7 @@
  */
 import { Kafka, Partitioners, logLevel, type Admin, type LogEntry, type Message } from 'kafkajs';
 import { validatePolicyDocument, type PolicySpec } from '@banstream/core';
-import { ensureTopics, fixKafkajs, topicFullName, topicSpecs } from '@banstream/platform';
+import { ensureTopics, fixKafkajs, topicFullName, topicSpecs, type TopicName } from '@banstream/platform';
 import { SCHEMA_NAMES, type Codec, type Policy, type RequestEventBatch, type SchemaCatalog } from '@banstream/schemas';
 import { note } from '../lib.js';
 import type { EventSet } from './events.js';
@@ -33,6 +33,36 @@ export const PARTITIONS = 12;
 
 export async function createTopics(admin: Admin, prefix: string, longestWindowMs: number): Promise<void> {
   await ensureTopics(admin, topicSpecs({ prefix, partitions: PARTITIONS, replicationFactor: 1, longestWindowMs }));
+}
+
+/** Topics a run of the service reads back what an earlier run wrote to: recreated empty before each run. */
+const KEPT_ACROSS_RUNS = new Set<TopicName>(['events', 'policies']);
+
+/**
+ * Every topic but the preloaded events and the policies, deleted and created again
+ * empty. Otherwise a run would read what the runs before it wrote: their repartition
+ * entries (applied again, its own then dropped as duplicates, more work each run),
+ * their bans and their geographic baselines.
+ */
+export async function freshOutputTopics(admin: Admin, prefix: string, longestWindowMs: number): Promise<void> {
+  const kept = new Set([...KEPT_ACROSS_RUNS].map((t) => topicFullName(prefix, t)));
+  const stale = (await admin.listTopics()).filter((t) => t.startsWith(prefix) && !kept.has(t));
+  if (stale.length > 0) await admin.deleteTopics({ topics: stale, timeout: 30_000 });
+  for (let attempt = 1; ; attempt++) {
+    const left = (await admin.listTopics()).filter((t) => stale.includes(t));
+    if (left.length === 0) {
+      try {
+        await createTopics(admin, prefix, longestWindowMs);
+        return;
+      } catch (error) {
+        // A deleted topic can stay "marked for deletion" for a moment after it is no longer listed.
+        if (attempt >= 60) throw error;
+      }
+    } else if (attempt >= 60) {
+      throw new Error(`topics still there 30 s after their deletion: ${left.join(', ')}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
 }
 
 /** Every topic of the run, also those a service created for itself under the prefix. */
@@ -163,12 +193,24 @@ export interface DrainResult {
   events: number;
   ms: number;
   timedOut: boolean;
+  /** Wall-clock times (ms since the epoch, fractional) of the first batch and of the end, to line up parallel drains. */
+  startedAt: number;
+  endedAt: number;
+}
+
+/** A consumer's part of a parallel drain: the partitions p with p % of === index. */
+export interface DrainShare {
+  index: number;
+  of: number;
 }
 
 /**
  * The ceiling: a bare kafkajs consumer in a fresh group reads the topic from the
  * beginning, decodes every record with the batch codec and counts the events. Timed
- * from the start of the first batch to the batch that completes the count; no commits.
+ * from its first batch to the batch that reaches `total`; no commits. With a share, it reads
+ * only its partitions (the others paused as soon as it joins) and ends when each of
+ * them reaches its high watermark, `total` unused: n such consumers side by side
+ * are the ceiling of n aggregator workers.
  */
 export async function drainWithKafkajs(
   kafka: Kafka,
@@ -179,6 +221,7 @@ export async function drainWithKafkajs(
   timeoutMs: number,
   /** Without decoding, `total` counts records: how fast kafkajs alone fetches. */
   decode = true,
+  share?: DrainShare,
 ): Promise<DrainResult> {
   const consumer = kafka.consumer({
     groupId,
@@ -191,13 +234,26 @@ export async function drainWithKafkajs(
   let t1 = 0;
   let finish: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (finish = resolve));
+  const mine = (p: number) => share === undefined || p % share.of === share.index;
+  const unfinished = new Set<number>();
   await consumer.connect();
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
+    if (share) {
+      const admin = kafka.admin();
+      await admin.connect();
+      const offsets = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
+      for (const o of offsets) if (mine(o.partition) && o.high !== '0') unfinished.add(o.partition);
+      consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+        const others = (payload.memberAssignment[topic] ?? []).filter((p) => !mine(p));
+        if (others.length > 0) consumer.pause([{ topic, partitions: others }]);
+      });
+    }
     await consumer.run({
       autoCommit: false,
       partitionsConsumedConcurrently: CEILING_FETCH.partitionsConsumedConcurrently,
       eachBatch: async ({ batch }) => {
+        if (!mine(batch.partition)) return;
         if (t0 === 0) t0 = performance.now();
         if (decode) {
           for (const message of batch.messages) {
@@ -206,7 +262,9 @@ export async function drainWithKafkajs(
         } else {
           events += batch.messages.length;
         }
-        if (events >= total && t1 === 0) {
+        if (share && Number(batch.lastOffset()) + 1 >= Number(batch.highWatermark)) unfinished.delete(batch.partition);
+        const done = share ? unfinished.size === 0 : events >= total;
+        if (done && t1 === 0) {
           t1 = performance.now();
           finish();
         }
@@ -218,7 +276,8 @@ export async function drainWithKafkajs(
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
     ]);
     clearTimeout(timer);
-    return { events, ms: (timedOut ? performance.now() : t1) - t0, timedOut };
+    const end = timedOut ? performance.now() : t1;
+    return { events, ms: end - t0, timedOut, startedAt: performance.timeOrigin + t0, endedAt: performance.timeOrigin + end };
   } finally {
     await consumer.disconnect();
   }

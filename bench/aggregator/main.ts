@@ -2,7 +2,7 @@
  * The aggregator benchmark proper (bench/aggregator.bench.ts builds the packages first,
  * then imports this). See that file for what is measured.
  */
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import type { Admin } from 'kafkajs';
 import { stackSettings, stackStatus, stackUp } from '../../scripts/stack/index.mjs';
 import { parseBrokers, topicFullName } from '@banstream/platform';
@@ -10,10 +10,10 @@ import { SCHEMA_NAMES, loadSchemaCatalog } from '@banstream/schemas';
 import { median, min, note, report, sig } from '../lib.js';
 import { DEFAULT_SHAPE, eventSpanMs, generateEvents } from './events.js';
 import {
-  BENCH_POLICIES, CEILING_FETCH, LONGEST_WINDOW_MS, PARTITIONS, benchKafka, createTopics, deleteGroups, deleteTopics,
+  BENCH_POLICIES, CEILING_FETCH, LONGEST_WINDOW_MS, PARTITIONS, benchKafka, createTopics, deleteGroups, deleteTopics, freshOutputTopics,
   preload, publishPolicies,
 } from './kafka.js';
-import { runCeilingProcess } from './ceiling-child.js';
+import { runCeilingProcess, runParallelCeiling } from './ceiling-child.js';
 import { CONSUMED_METRIC, freePort, serviceNodeArgs, timeService, type ServiceRun } from './service.js';
 
 function intEnv(name: string, fallback: number): number {
@@ -30,6 +30,8 @@ const TIMEOUT_MS = intEnv('BENCH_AGG_TIMEOUT_S', 180) * 1000;
 const STALL_MS = intEnv('BENCH_AGG_STALL_S', 30) * 1000;
 const START_MS = intEnv('BENCH_AGG_START_S', 60) * 1000;
 const SKIP_SERVICE = process.env.BENCH_AGG_SKIP_SERVICE === '1';
+/** AGGREGATOR_WORKERS of the measured service: one per core unless set. */
+const WORKERS = intEnv('BENCH_AGG_WORKERS', availableParallelism());
 /** The service's own fetch size unless set (README "Configuration": drain speed against ban latency). */
 const FETCH_KB = process.env.AGGREGATOR_FETCH_KB_PER_PARTITION;
 /** Development only: another entry point for the service process. */
@@ -74,33 +76,44 @@ export async function main(repoRoot: string): Promise<void> {
     note(`preload: ${loaded.events.toLocaleString('en')} events, ${(loaded.bytes / 1e6).toFixed(1)} MB in ${(loaded.ms / 1000).toFixed(1)} s`);
 
     const ceiling: number[] = [];
+    const parallelCeiling: number[] = [];
     const fetchOnly: number[] = [];
     const service: ServiceRun[] = [];
+    const oneWorker: ServiceRun[] = [];
+
+    const runAggregator = async (run: number, workers: number): Promise<ServiceRun> => {
+      const groupId = `${prefix}aggregator-${run}-w${workers}`;
+      const port = await freePort();
+      const env: Record<string, string> = {
+        KAFKA_BROKERS: connection.brokers,
+        TOPIC_PREFIX: prefix,
+        TOPIC_PARTITIONS: String(PARTITIONS),
+        TOPIC_REPLICATION_FACTOR: '1',
+        HTTP_PORT: String(port),
+        LOG_LEVEL: 'warn',
+        AGGREGATOR_GROUP_ID: groupId,
+        AGGREGATOR_WORKERS: String(workers),
+        ...(FETCH_KB === undefined ? {} : { AGGREGATOR_FETCH_KB_PER_PARTITION: FETCH_KB }),
+        ...(connection.redisUrl === undefined ? {} : { REDIS_URL: connection.redisUrl }),
+      };
+      await freshOutputTopics(admin, prefix, LONGEST_WINDOW_MS);
+      const what = `aggregator, ${workers} worker${workers === 1 ? '' : 's'}`;
+      note(`run ${run}/${RUNS}: ${what} (group ${groupId}, metrics on :${port})`);
+      const result = await timeService({
+        repoRoot, nodeArgs: SERVICE_NODE_ARGS, env, total: loaded.events, timeoutMs: TIMEOUT_MS, stallMs: STALL_MS, startMs: START_MS,
+      });
+      note(
+        `run ${run}/${RUNS}: ${what} ${Math.round(result.eventsPerS).toLocaleString('en')} events/s, ` +
+          `reached ${result.reached.toLocaleString('en')}${result.timedOut ? ' (TIMED OUT)' : ''}, peak RSS ${result.peakRssMb.toFixed(0)} MB, ` +
+          `CPU ${result.cpuUsPerEvent.toFixed(2)} µs/event`,
+      );
+      return result;
+    };
+
     for (let run = 1; run <= RUNS; run++) {
       if (!SKIP_SERVICE) {
-        const groupId = `${prefix}aggregator-${run}`;
-        const port = await freePort();
-        const env: Record<string, string> = {
-          KAFKA_BROKERS: connection.brokers,
-          TOPIC_PREFIX: prefix,
-          TOPIC_PARTITIONS: String(PARTITIONS),
-          TOPIC_REPLICATION_FACTOR: '1',
-          HTTP_PORT: String(port),
-          LOG_LEVEL: 'warn',
-          AGGREGATOR_GROUP_ID: groupId,
-          ...(FETCH_KB === undefined ? {} : { AGGREGATOR_FETCH_KB_PER_PARTITION: FETCH_KB }),
-          ...(connection.redisUrl === undefined ? {} : { REDIS_URL: connection.redisUrl }),
-        };
-        note(`run ${run}/${RUNS}: aggregator (group ${groupId}, metrics on :${port})`);
-        const result = await timeService({
-          repoRoot, nodeArgs: SERVICE_NODE_ARGS, env, total: loaded.events, timeoutMs: TIMEOUT_MS, stallMs: STALL_MS, startMs: START_MS,
-        });
-        note(
-          `run ${run}/${RUNS}: aggregator ${Math.round(result.eventsPerS).toLocaleString('en')} events/s, ` +
-            `reached ${result.reached.toLocaleString('en')}${result.timedOut ? ' (TIMED OUT)' : ''}, peak RSS ${result.peakRssMb.toFixed(0)} MB, ` +
-            `CPU ${result.cpuUsPerEvent.toFixed(2)} µs/event`,
-        );
-        service.push(result);
+        service.push(await runAggregator(run, WORKERS));
+        if (WORKERS > 1) oneWorker.push(await runAggregator(run, 1));
       }
 
       const groupId = `${prefix}ceiling-${run}`;
@@ -110,6 +123,14 @@ export async function main(repoRoot: string): Promise<void> {
       if (drained.events !== loaded.events) throw new Error(`ceiling consumer counted ${drained.events} events, expected ${loaded.events}`);
       ceiling.push((drained.events / drained.ms) * 1000);
       note(`run ${run}/${RUNS}: ceiling ${Math.round(ceiling.at(-1)!).toLocaleString('en')} events/s`);
+
+      if (WORKERS > 1) {
+        // Like for like with the workers: as many bare consumers, each draining its share.
+        const side = await runParallelCeiling({ ...job, groupId: `${prefix}ceiling-parallel-${run}`, total: loaded.events, decode: true }, WORKERS);
+        if (side.timedOut || side.events !== loaded.events) throw new Error(`${WORKERS} ceiling consumers counted ${side.events} events, expected ${loaded.events}`);
+        parallelCeiling.push((side.events / side.ms) * 1000);
+        note(`run ${run}/${RUNS}: ${WORKERS} ceiling consumers side by side ${Math.round(parallelCeiling.at(-1)!).toLocaleString('en')} events/s`);
+      }
 
       // Context for the ceiling: the same drain without decoding (records counted, events/s
       // from the known total), i.e. what kafkajs's fetch alone allows.
@@ -132,22 +153,33 @@ export async function main(repoRoot: string): Promise<void> {
       fetch_only_events_per_s: Math.round(median(fetchOnly)),
     };
     if (service.length > 0) {
-      const rates = service.map((r) => r.eventsPerS).filter((r) => Number.isFinite(r));
-      const rate = rates.length > 0 ? median(rates) : 0;
-      const rss = service.map((r) => r.peakRssMb).filter((r) => Number.isFinite(r));
-      const startup = service.map((r) => r.startupMs).filter((r) => Number.isFinite(r));
-      const cpu = service.map((r) => r.cpuUsPerEvent).filter((r) => Number.isFinite(r));
+      const all = summarise(service);
       Object.assign(figures, {
-        events_per_s: Math.round(rate),
-        events_per_s_min: rates.length > 0 ? Math.round(min(rates)) : 0,
-        ratio: sig(rate / ceilingMedian, 3),
-        timed_out: service.some((r) => r.timedOut) ? 1 : 0,
-        aggregator_reached_events_min: min(service.map((r) => r.reached)),
-        peak_rss_mb: rss.length > 0 ? sig(Math.max(...rss), 3) : Number.NaN,
-        startup_to_first_event_s: startup.length > 0 ? sig(median(startup) / 1000, 3) : Number.NaN,
-        // Less noisy than events/s on a shared machine: what one event costs the service.
-        cpu_us_per_event: cpu.length > 0 ? sig(median(cpu), 3) : Number.NaN,
+        aggregator_workers: WORKERS,
+        events_per_s: Math.round(all.rate),
+        events_per_s_min: Math.round(all.min),
+        ratio: sig(all.rate / ceilingMedian, 3),
+        timed_out: [...service, ...oneWorker].some((r) => r.timedOut) ? 1 : 0,
+        aggregator_reached_events_min: min([...service, ...oneWorker].map((r) => r.reached)),
+        peak_rss_mb: sig(all.peakRssMb, 3),
+        startup_to_first_event_s: sig(all.startupMs / 1000, 3),
+        // Less noisy than events/s on a shared machine: what one event costs the service (all its processes).
+        cpu_us_per_event: sig(all.cpuUsPerEvent, 3),
       });
+      if (parallelCeiling.length > 0) {
+        Object.assign(figures, {
+          ceiling_parallel_events_per_s: Math.round(median(parallelCeiling)),
+          ratio_to_parallel_ceiling: sig(all.rate / median(parallelCeiling), 3),
+        });
+      }
+      if (oneWorker.length > 0) {
+        const one = summarise(oneWorker);
+        Object.assign(figures, {
+          events_per_s_one_worker: Math.round(one.rate),
+          ratio_one_worker: sig(one.rate / ceilingMedian, 3),
+          cpu_us_per_event_one_worker: sig(one.cpuUsPerEvent, 3),
+        });
+      }
     }
 
     await cleanUp(admin, prefix);
@@ -175,10 +207,11 @@ export async function main(repoRoot: string): Promise<void> {
         fetch_only: 'the ceiling consumer without the decode, counting records (events/s from the known total)',
         service: SKIP_SERVICE
           ? 'skipped (BENCH_AGG_SKIP_SERVICE=1)'
-          : `node ${SERVICE_NODE_ARGS.join(' ')}, fresh AGGREGATOR_GROUP_ID per run; ${CONSUMED_METRIC} sampled every 50 ms; rate between the first sample above 0 and the first sample at the total`,
+          : `node ${SERVICE_NODE_ARGS.join(' ')} with AGGREGATOR_WORKERS=${WORKERS}${WORKERS > 1 ? ' (and again with 1: *_one_worker)' : ''}, fresh AGGREGATOR_GROUP_ID and output topics (all but events and policies recreated empty) per run; ${CONSUMED_METRIC}{replay="false"} summed over the workers, sampled every 50 ms; rate between the first sample above 0 and the first sample at the total; CPU and peak RSS summed over the service's processes`,
+        ceiling_parallel: WORKERS > 1 ? `${WORKERS} ceiling consumers side by side, each in a group of its own draining partitions p % ${WORKERS} = its index (the others paused), timed from the first one's first batch to the last one's end` : 'not run (1 worker)',
         aggregator_fetch_kb_per_partition: FETCH_KB ?? 'service default',
         service_failures: service.flatMap((r, i) => (r.failure === undefined ? [] : [`run ${i + 1}: ${r.failure}`])),
-        run_order: SKIP_SERVICE ? 'per run: ceiling, fetch-only' : 'per run: aggregator, ceiling, fetch-only',
+        run_order: `per run: ${SKIP_SERVICE ? '' : WORKERS > 1 ? `aggregator (${WORKERS} workers), aggregator (1 worker), ` : 'aggregator, '}ceiling, ${WORKERS > 1 ? `${WORKERS} ceiling consumers, ` : ''}fetch-only`,
         stack_started_by_bench: connection.startedStack,
         // Other work on the machine skews every figure: the 1-minute load average before and after.
         load_average_1m: [sig(loadAtStart, 3), sig(loadavg()[0]!, 3)],
@@ -191,6 +224,22 @@ export async function main(repoRoot: string): Promise<void> {
   } finally {
     await admin.disconnect();
   }
+}
+
+/** Medians over runs; the rate also as its minimum. */
+function summarise(runs: readonly ServiceRun[]): { rate: number; min: number; peakRssMb: number; startupMs: number; cpuUsPerEvent: number } {
+  const finite = (xs: number[]) => xs.filter((x) => Number.isFinite(x));
+  const rates = finite(runs.map((r) => r.eventsPerS));
+  const rss = finite(runs.map((r) => r.peakRssMb));
+  const startup = finite(runs.map((r) => r.startupMs));
+  const cpu = finite(runs.map((r) => r.cpuUsPerEvent));
+  return {
+    rate: rates.length > 0 ? median(rates) : 0,
+    min: rates.length > 0 ? min(rates) : 0,
+    peakRssMb: rss.length > 0 ? Math.max(...rss) : Number.NaN,
+    startupMs: startup.length > 0 ? median(startup) : Number.NaN,
+    cpuUsPerEvent: cpu.length > 0 ? median(cpu) : Number.NaN,
+  };
 }
 
 async function cleanUp(admin: Admin, prefix: string): Promise<void> {

@@ -3,7 +3,7 @@
  * endpoint: the events-consumed counter is sampled every POLL_MS.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { note } from '../lib.js';
 
@@ -11,6 +11,8 @@ import { note } from '../lib.js';
 export { freePort, serviceNodeArgs } from '../../test/support/processes.js';
 
 export const CONSUMED_METRIC = 'banstream_aggregator_events_consumed_total';
+/** Only events counted live: a partition that moves between workers is replayed by its new owner, and counted again as replay. */
+const LIVE = 'replay="false"';
 const POLL_MS = 50;
 
 export interface ServiceRun {
@@ -44,39 +46,76 @@ export interface ServiceOptions {
   startMs: number;
 }
 
-/** Sum of every label set of `name` in a Prometheus text exposition; undefined when absent. */
-export function metricSum(text: string, name: string): number | undefined {
+/**
+ * Sum of every label set of `name` in a Prometheus text exposition (only lines that
+ * contain `having`, when given); undefined when absent.
+ */
+export function metricSum(text: string, name: string, having?: string): number | undefined {
   let sum: number | undefined;
   for (const line of text.split('\n')) {
     if (!line.startsWith(name)) continue;
     const rest = line.charCodeAt(name.length);
     if (rest !== 0x7b /* { */ && rest !== 0x20 /* space */) continue;
+    if (having !== undefined && !line.includes(having)) continue;
     const value = Number(line.slice(line.lastIndexOf(' ') + 1));
     if (Number.isFinite(value)) sum = (sum ?? 0) + value;
   }
   return sum;
 }
 
-/** User + system CPU time of a process so far, ms (clock ticks of 10 ms); NaN when unreadable. */
-function cpuMs(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
+/** Fields of /proc/<pid>/stat after the command name (which may hold spaces); undefined once the process is gone. */
+function statFields(pid: number): string[] | undefined {
   try {
-    // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   } catch {
-    return Number.NaN;
+    return undefined;
   }
 }
 
+/** `pid` and every process descended from it (a supervisor's workers). */
+function processTree(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    const child = Number(entry);
+    if (!Number.isInteger(child)) continue;
+    const parent = Number(statFields(child)?.[1]);
+    if (!children.has(parent)) children.set(parent, []);
+    children.get(parent)!.push(child);
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]!) ?? []));
+  return tree;
+}
+
+/** User + system CPU time so far of a process and its descendants, ms (clock ticks of 10 ms); NaN when unreadable. */
+function cpuMs(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  let sum = 0;
+  for (const p of processTree(pid)) {
+    const fields = statFields(p);
+    if (fields === undefined) {
+      if (p === pid) return Number.NaN;
+      continue;
+    }
+    // utime and stime are the 12th and 13th fields after the command name.
+    sum += (Number(fields[11]) + Number(fields[12])) * 10;
+  }
+  return sum;
+}
+
+/** Sum of the peak resident sizes (VmHWM) of a process and its descendants, MiB; NaN when unreadable. */
 function peakRssMb(pid: number | undefined): number {
   if (pid === undefined) return Number.NaN;
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : Number.NaN;
-  } catch {
-    return Number.NaN;
+  let sum = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+      if (m) sum += Number(m[1]) / 1024;
+    } catch {
+      if (p === pid) return Number.NaN;
+    }
   }
+  return sum;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -137,7 +176,7 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
     let count: number | undefined;
     try {
       const response = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(2_000) });
-      if (response.ok) count = metricSum(await response.text(), CONSUMED_METRIC);
+      if (response.ok) count = metricSum(await response.text(), CONSUMED_METRIC, LIVE);
     } catch {
       // Not listening yet, or busy: sample again.
     }
