@@ -44,7 +44,8 @@ async function main() {
 
   for (const service of SERVICES) startService(service, env);
   writeFileSync(runFile, JSON.stringify({ pid: process.pid, services: Object.fromEntries([...children].map(([n, c]) => [n, c.pid])) }));
-  await waitReady();
+  // A service that exits while starting stops everything (startService): never claim "up" then.
+  if (!(await waitReady())) return;
   say(`banstream is up: ${SERVICES.map((s) => `${s.name} http://127.0.0.1:${s.port}`).join('  ')}`);
   say(`KAFKA_BROKERS=${connection.KAFKA_BROKERS} REDIS_URL=${connection.REDIS_URL}    Ctrl-C stops everything`);
   const controlPort = SERVICES.find((s) => s.name === 'control').port;
@@ -72,17 +73,19 @@ function startService({ name, port }, env) {
   });
 }
 
+/** Resolves true once every service is ready, false if the run is stopping instead. */
 async function waitReady() {
   const deadline = Date.now() + 60_000;
   for (const { name, port } of SERVICES) {
     for (;;) {
-      if (stopping) return;
+      if (stopping) return false;
       const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
       if (ok) break;
       if (Date.now() > deadline) throw new Error(`${name} did not report ready on http://127.0.0.1:${port}/readyz within 60 s`);
       await new Promise((r) => setTimeout(r, 200));
     }
   }
+  return !stopping;
 }
 
 async function shutdown(exitCode) {

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,16 +11,19 @@ import { REPO_ROOT, exitWithin, freePort, isAlive, type RunningProcess } from '.
 // The README's run command on a stack of its own (own folder and ports), so that
 // stopping it cannot disturb the broker the other tests use.
 describe('npm start (scripts/run.mjs)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'banstream-run-'));
-  let env: Record<string, string>;
+  const dirs: string[] = [];
+  const envs: Record<string, string>[] = [];
 
   afterAll(async () => {
-    if (env) await stackDown(stackSettings(env));
-    rmSync(dir, { recursive: true, force: true });
+    for (const env of envs) await stackDown(stackSettings(env));
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('starts Kafka, Redis and the four services, and Ctrl-C stops every process it started', async () => {
-    env = {
+  /** The runner on a stack of its own: own folder and ports. */
+  async function startRun(): Promise<{ env: Record<string, string>; proc: RunningProcess; dir: string }> {
+    const dir = mkdtempSync(join(tmpdir(), 'banstream-run-'));
+    dirs.push(dir);
+    const env = {
       BANSTREAM_STACK_DIR: dir,
       BANSTREAM_KAFKA_PORT: String(await freePort()),
       BANSTREAM_KAFKA_CONTROLLER_PORT: String(await freePort()),
@@ -30,18 +34,24 @@ describe('npm start (scripts/run.mjs)', () => {
       BANSTREAM_ENFORCER_PORT: String(await freePort()),
       BANSTREAM_CONTROL_PORT: String(await freePort()),
     };
+    envs.push(env);
     const child = spawn(process.execPath, ['scripts/run.mjs'], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const proc: RunningProcess = { child, output: () => out, exited: new Promise((r) => child.once('exit', (c, s) => r(c ?? s ?? 'unknown'))) };
+    return { env, proc, dir };
+  }
 
-    await waitUntil(() => out.includes('banstream is up') || child.exitCode !== null, '"banstream is up"', 90_000, 200);
+  it('starts Kafka, Redis and the four services, and Ctrl-C stops every process it started', async () => {
+    const { env, proc, dir } = await startRun();
+    const { child } = proc;
+    await waitUntil(() => proc.output().includes('banstream is up') || child.exitCode !== null, '"banstream is up"', 90_000, 200);
     // On failure, show what the runner said.
-    expect(out).toContain('banstream is up');
+    expect(proc.output()).toContain('banstream is up');
     for (const name of ['INGEST', 'AGGREGATOR', 'ENFORCER', 'CONTROL']) {
-      const res = await fetch(`http://127.0.0.1:${env[`BANSTREAM_${name}_PORT`]}/readyz`);
-      expect(res.status).toBe(200);
+      const status = await fetch(`http://127.0.0.1:${env[`BANSTREAM_${name}_PORT`]}/readyz`).then((r) => r.status, (e: Error) => `${e.message}: ${String(e.cause)}`);
+      expect(status, `${name} /readyz; the runner said:\n${proc.output()}`).toBe(200);
     }
     const { services } = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { services: Record<string, number> };
     const status = stackStatus(stackSettings(env));
@@ -51,12 +61,28 @@ describe('npm start (scripts/run.mjs)', () => {
     const token = readFileSync(join(dir, 'control-admin.token'), 'utf8').trim();
     const policies = await fetch(`http://127.0.0.1:${env.BANSTREAM_CONTROL_PORT}/v1/policies`, { headers: { authorization: `Bearer ${token}` } });
     expect(policies.status).toBe(200);
-    expect(out).not.toContain(token);
+    expect(proc.output()).not.toContain(token);
     expect(pids.every(isAlive)).toBe(true);
 
     child.kill('SIGINT');
     expect(await exitWithin(proc, 60_000)).toBe(0);
     expect(pids.filter(isAlive)).toEqual([]);
-    expect(out).toContain('stack: kafka stopped, redis stopped');
+    expect(proc.output()).toContain('stack: kafka stopped, redis stopped');
+  }, 150_000);
+
+  it('stops everything and never says "up" when a service cannot start', async () => {
+    let blocker: Server | undefined;
+    try {
+      const { env, proc } = await startRun();
+      // Something else holds the aggregator's port, so the aggregator exits at start.
+      blocker = createServer();
+      await new Promise<void>((resolve) => blocker?.listen(Number(env.BANSTREAM_AGGREGATOR_PORT), '127.0.0.1', resolve));
+      expect(await exitWithin(proc, 120_000), proc.output()).toBe(1);
+      expect(proc.output()).toMatch(/aggregator exited unexpectedly \(\d+\); stopping everything/);
+      expect(proc.output()).not.toContain('banstream is up');
+      expect(proc.output()).toContain('stack: kafka stopped, redis stopped');
+    } finally {
+      blocker?.close();
+    }
   }, 150_000);
 });
