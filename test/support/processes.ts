@@ -42,14 +42,39 @@ export function describeProcess(proc: RunningProcess): string {
   return `${ended === null ? 'still running' : `exited with ${ended}`}; output:\n${proc.output()}`;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+// Ports for test processes come from below the kernel's ephemeral range (32768–60999
+// by default). A port taken from that range and released can be auto-bound by any
+// outgoing connection (a Kafka client, say) before the service listens on it, which
+// then fails with EADDRINUSE: seen once in CI, in `npm start`'s test. Each process
+// walks its own stretch from a random start and never hands out a port twice.
+const PORT_LOW = 20_000;
+const PORT_HIGH = ephemeralLow() - 1;
+let nextPort = PORT_LOW + Math.floor(Math.random() * (PORT_HIGH - PORT_LOW));
+
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > PORT_LOW + 1000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/** A TCP port on 127.0.0.1 that is free now and that no outgoing connection will take. */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < PORT_HIGH - PORT_LOW; tries++) {
+    const port = nextPort;
+    nextPort = nextPort >= PORT_HIGH ? PORT_LOW : nextPort + 1;
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port from ${PORT_LOW} to ${PORT_HIGH}`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
