@@ -3,7 +3,7 @@
  * subject each policy counts it under. The aggregator and the enforcer both use it,
  * so they cannot disagree on what a subject is.
  */
-export { type IpAddress, MAX_IP_TEXT_LENGTH, parseIp, tryParseIp, formatIp, canonicalIpv4At, formatIpv4 } from './ip.js';
+export { type IpAddress, MAX_IP_TEXT_LENGTH, parseIp, tryParseIp, formatIp, canonicalIpv4, canonicalIpv4At, formatIpv4 } from './ip.js';
 export {
   type Cidr, EVENT_KEY_PREFIX_BITS, networkPrefix, networkOf, eventPartitionKey, ipv4EventPartitionKey, parseCidr, tryParseCidr, cidrContains,
 } from './cidr.js';

@@ -1,8 +1,8 @@
-import { isIP } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isBanstreamError } from '../errors.js';
-import { canonicalIpv4At, formatIp, formatIpv4, parseIp, tryParseIp } from './ip.js';
+import { canonicalIpv4, canonicalIpv4At, formatIp, formatIpv4, parseIp, tryParseIp } from './ip.js';
 import { eventPartitionKey, ipv4EventPartitionKey } from './cidr.js';
 
 /** WHATWG URL serialises IPv6 the RFC 5952 way: an independent oracle for non-mapped addresses. */
@@ -156,12 +156,13 @@ describe('parseIp: properties', () => {
   });
 });
 
-describe('canonicalIpv4At: canonical dotted quads read from bytes', () => {
-  /** What it must agree with: tryParseIp, for text that is its own canonical IPv4 form. */
-  const oracle = (text: string): number => {
-    const ip = tryParseIp(text);
-    return ip?.family === 4 && ip.text === text ? Buffer.from(ip.bytes).readUInt32BE(0) : -1;
-  };
+describe('canonicalIpv4 and canonicalIpv4At: canonical dotted quads read from text and from bytes', () => {
+  /**
+   * What they must agree with: node:net, whose isIPv4 accepts exactly the canonical
+   * dotted quads (no leading zeros). Not tryParseIp, which takes canonicalIpv4 as its
+   * fast path; its agreement is checked separately below.
+   */
+  const oracle = (text: string): number => (isIPv4(text) ? text.split('.').reduce((a, o) => a * 256 + Number(o), 0) : -1);
   const octet = fc.oneof(fc.integer({ min: 0, max: 300 }).map(String), fc.constantFrom('00', '01', '010', '0', '255', '256', '1000', '', 'a', ' 1'));
   const texts = fc.oneof(
     fc.tuple(octet, octet, octet, octet).map((o) => o.join('.')),
@@ -170,16 +171,31 @@ describe('canonicalIpv4At: canonical dotted quads read from bytes', () => {
     fc.string({ maxLength: 20 }),
   );
 
-  it('agrees with tryParseIp on every text, and never reads outside its range', () => {
+  it('agree with node:net on every text, and canonicalIpv4At never reads outside its range', () => {
     fc.assert(
       fc.property(texts, (text) => {
         const bytes = Buffer.from(`9${text}9`, 'latin1');
         expect(canonicalIpv4At(bytes, 1, bytes.length - 1)).toBe(oracle(text));
+        expect(canonicalIpv4(text)).toBe(oracle(text));
       }),
       { numRuns: 5_000 },
     );
+    expect(canonicalIpv4('255.255.255.255')).toBe(0xffffffff);
     expect(canonicalIpv4At(Buffer.from('255.255.255.255'), 0, 15)).toBe(0xffffffff);
     expect(canonicalIpv4At(Buffer.from('0.0.0.0'), 0, 7)).toBe(0);
+  });
+
+  it('tryParseIp gives the same address through its IPv4 fast path as node:net reads', () => {
+    fc.assert(
+      fc.property(texts, (text) => {
+        const ip = tryParseIp(text);
+        const value = oracle(text);
+        if (value >= 0) expect(ip && { family: ip.family, value: Buffer.from(ip.bytes).readUInt32BE(0), text: ip.text }).toEqual({ family: 4, value, text });
+        // Anything else is the general scan's: canonical only if it is not a plain dotted quad.
+        else expect(ip?.family === 4 && ip.text === text).toBe(false);
+      }),
+      { numRuns: 5_000 },
+    );
   });
 
   it('formats back, and keys the /24 as eventPartitionKey does', () => {

@@ -65,6 +65,16 @@ export function quote(text: unknown): string {
 function parse(text: string): IpAddress | string {
   if (typeof text !== 'string' || text.length === 0) return 'empty';
   if (text.length > MAX_IP_TEXT_LENGTH) return `longer than ${MAX_IP_TEXT_LENGTH} characters`;
+  // Most addresses are canonical IPv4: one pass, and the general scan only for the rest.
+  const v4 = canonicalIpv4(text);
+  if (v4 >= 0) {
+    const bytes = new Uint8Array(4);
+    bytes[0] = v4 >>> 24;
+    bytes[1] = (v4 >>> 16) & 255;
+    bytes[2] = (v4 >>> 8) & 255;
+    bytes[3] = v4 & 255;
+    return { family: 4, bytes, text };
+  }
   let end = text.length;
   let colons = false;
   for (let i = 0; i < end; i++) {
@@ -235,6 +245,30 @@ export function canonicalIpv4At(bytes: Uint8Array, from: number, to: number): nu
     address = address * 256 + value;
     if (octet < 3) {
       if (i === to || bytes[i] !== DOT) return -1;
+      i++;
+    }
+  }
+  return i === to ? address : -1;
+}
+
+/** canonicalIpv4At for a string: the value of a canonical dotted quad, or -1. */
+export function canonicalIpv4(text: string): number {
+  const to = text.length;
+  let i = 0;
+  let address = 0;
+  for (let octet = 0; octet < 4; octet++) {
+    const first = i;
+    let value = 0;
+    while (i < to && i - first < 3) {
+      const c = text.charCodeAt(i);
+      if (c < ZERO || c > NINE) break;
+      value = value * 10 + (c - ZERO);
+      i++;
+    }
+    if (i === first || value > 255 || (i - first > 1 && text.charCodeAt(first) === ZERO)) return -1;
+    address = address * 256 + value;
+    if (octet < 3) {
+      if (i === to || text.charCodeAt(i) !== DOT) return -1;
       i++;
     }
   }
