@@ -52,14 +52,15 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
   if (attrs.ipAddress) state.bans.networksOf(attrs.ipAddress, nowMs, bans);
   const decision: LocalDecision = { candidates: [], hard: [] };
   for (const policy of state.policies.applicable(attrs)) {
+    const use = localUse(policy);
+    if (use === undefined) continue;
     const subject = policy.subjectOf(attrs);
     if (subject === undefined) continue;
-    if (policy.enforcement.type === 'hard') decision.hard.push({ policy, subject });
-    // A policy keyed on the address alone bans `ip:…`, already looked up above.
-    else if (policy.action.type === 'ban' && !keyedOnAddressAlone(policy)) lookUp(state, subject, nowMs, seen, bans);
+    if (use === 'hard') decision.hard.push({ policy, subject });
+    else if (use === 'ban') lookUp(state, subject, nowMs, seen, bans);
     else if (policy.action.type === 'throttle') throttle(state, policy, policy.action.status, subject, nowMs, uniform, decision);
   }
-  for (const ban of bans) decision.candidates.push(banCandidate(ban, nowMs));
+  for (const ban of bans) decision.candidates.push(banCandidate(state.bans, ban, nowMs));
   return decision;
 }
 
@@ -70,27 +71,32 @@ function lookUp(state: LocalState, subject: string, nowMs: number, seen: string[
   if (ban) out.push(ban);
 }
 
+/**
+ * What a policy asks of this check, if anything: no subject is built for the others.
+ * A ban policy keyed on the address alone bans `ip:…`, already looked up; alerts and
+ * logs are the aggregator's.
+ */
+function localUse(policy: RequestPolicy): 'hard' | 'ban' | 'throttle' | undefined {
+  if (policy.enforcement.type === 'hard') return 'hard';
+  if (policy.action.type === 'ban') return keyedOnAddressAlone(policy) ? undefined : 'ban';
+  return policy.action.type === 'throttle' ? 'throttle' : undefined;
+}
+
 function keyedOnAddressAlone(policy: RequestPolicy): boolean {
   const key = policy.spec.key;
   return key.length === 1 && key[0] === 'ip';
 }
 
-// A ban's reason text is the same for every request it denies: built once per ban.
-const banReasons = new WeakMap<Ban, string>();
-
+// A ban's reason text is the same for every request it denies (and toISOString
+// alone takes about 400 ns): the cache keeps it once built (BanCache.denialText).
 function banReason(ban: Ban): string {
-  let reason = banReasons.get(ban);
-  if (reason === undefined) {
-    reason = `${ban.subject} is banned until ${new Date(ban.expiresAt).toISOString()}: ${ban.reason}`;
-    banReasons.set(ban, reason);
-  }
-  return reason;
+  return `${ban.subject} is banned until ${new Date(ban.expiresAt).toISOString()}: ${ban.reason}`;
 }
 
-function banCandidate(ban: Ban, nowMs: number): Candidate {
+function banCandidate(bans: BanCache, ban: Ban, nowMs: number): Candidate {
   return {
     source: 'ban', policyId: ban.policyId, deny: true, status: ban.httpStatus === 429 ? 429 : 403, preview: ban.preview,
-    reason: banReason(ban),
+    reason: bans.denialText(ban, banReason),
     retryAfterSeconds: Math.max(1, Math.ceil((ban.expiresAt - nowMs) / 1000)),
   };
 }

@@ -75,3 +75,38 @@ describe('BanCache IPv4 address bans', () => {
     expect(cache.address(parseIp('127.255.255.255'), 0)).toBeUndefined();
   });
 });
+
+describe('BanCache denial texts', () => {
+  it('keeps the text of a ban once built, beside the address ban found last or in a side table, and builds it anew for a replaced ban', () => {
+    const cache = new BanCache();
+    const built: string[] = [];
+    const text = (b: Ban) => {
+      built.push(b.banId);
+      return `${b.banId} text`;
+    };
+    cache.observe('ip:203.0.113.9', ban('ip:203.0.113.9'));
+    cache.observe('ip:203.0.113.10', ban('ip:203.0.113.10'));
+    cache.observe('user:7', ban('user:7'));
+    const nine = cache.address(parseIp('203.0.113.9'), 0)!;
+    const ten = cache.address(parseIp('203.0.113.10'), 0)!;
+    // The last address found was .10: the text of .9 comes from the side table, and stays right.
+    expect(cache.denialText(nine, text)).toBe('ip:203.0.113.9 text');
+    expect(cache.denialText(ten, text)).toBe('ip:203.0.113.10 text');
+    expect(cache.denialText(ten, text)).toBe('ip:203.0.113.10 text');
+    const user = cache.subject('user:7', 0)!;
+    expect(cache.denialText(user, text)).toBe('user:7 text');
+    expect(cache.denialText(user, text)).toBe('user:7 text');
+    expect(cache.denialText(cache.address(parseIp('203.0.113.9'), 0)!, text)).toBe('ip:203.0.113.9 text');
+    expect(cache.denialText(cache.address(parseIp('203.0.113.9'), 0)!, text)).toBe('ip:203.0.113.9 text');
+    expect(built).toEqual(['ip:203.0.113.9', 'ip:203.0.113.10', 'user:7', 'ip:203.0.113.9']);
+
+    // A new record for the address (a longer ban, say) gets its own text, not the old one.
+    cache.observe('ip:203.0.113.10', { ...ban('ip:203.0.113.10'), banId: 'second' });
+    const second = cache.address(parseIp('203.0.113.10'), 0)!;
+    expect(cache.denialText(second, text)).toBe('second text');
+    // An expired ban found by address leaves no stale slot behind for the next text.
+    cache.observe('ip:203.0.113.11', ban('ip:203.0.113.11', 5));
+    expect(cache.address(parseIp('203.0.113.11'), 10)).toBeUndefined();
+    expect(cache.denialText(nine, text)).toBe('ip:203.0.113.9 text');
+  });
+});

@@ -1,4 +1,4 @@
-import { networkPrefix, parseCidr, tryParseIp, type IpAddress } from '@banstream/core';
+import { canonicalIpv4, networkPrefix, parseCidr, type IpAddress } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { Int32Table } from './int32-table.js';
 
@@ -12,8 +12,12 @@ import { Int32Table } from './int32-table.js';
  */
 export class BanCache {
   private readonly exact = new Map<string, Ban>();
-  /** `ip:a.b.c.d` bans by ipv4Key: the most numerous kind, probed on every request. */
-  private readonly v4 = new Int32Table<Ban>();
+  /** `ip:a.b.c.d` bans by ipv4Key: the most numerous kind, probed on every request. Memo: the ban's denial text. */
+  private readonly v4 = new Int32Table<Ban, string>();
+  /** The slot of the last live IPv4 ban address() found, so denialText finds its memo without a probe. */
+  private lastV4Slot = -1;
+  /** Denial texts of the other bans (exact subjects, networks, IPv6), built once per ban. */
+  private readonly otherTexts = new WeakMap<Ban, string>();
   private readonly networks = { 4: new Map<number, Map<string, Ban>>(), 6: new Map<number, Map<string, Ban>>() };
 
   get size(): number {
@@ -55,7 +59,29 @@ export class BanCache {
 
   /** The live ban on this address itself (subject `ip:…`), if any. */
   address(address: IpAddress, nowMs: number): Ban | undefined {
-    return live(address.family === 4 ? this.v4.get(ipv4Key(address.bytes)) : this.exact.get(`ip:${address.text}`), nowMs);
+    if (address.family !== 4) return live(this.exact.get(`ip:${address.text}`), nowMs);
+    const slot = this.v4.slotOf(ipv4Key(address.bytes));
+    if (slot < 0) return undefined;
+    const ban = live(this.v4.valueAt(slot), nowMs);
+    if (ban) this.lastV4Slot = slot;
+    return ban;
+  }
+
+  /**
+   * The text a denial by `ban` gives, built by `build` once per ban and kept: beside
+   * the ban's entry for the address ban address() found last (no second lookup, no
+   * side table to miss in the cache), in a WeakMap for any other.
+   */
+  denialText(ban: Ban, build: (ban: Ban) => string): string {
+    const slot = this.lastV4Slot;
+    if (slot >= 0 && this.v4.valueAt(slot) === ban) {
+      let text = this.v4.memoAt(slot);
+      if (text === undefined) this.v4.setMemoAt(slot, (text = build(ban)));
+      return text;
+    }
+    let text = this.otherTexts.get(ban);
+    if (text === undefined) this.otherTexts.set(ban, (text = build(ban)));
+    return text;
   }
 
   /** Every live prefix ban whose network contains the address. */
@@ -99,8 +125,8 @@ function ipv4Key(bytes: Uint8Array): number {
 /** ipv4Key of an `ip:` subject holding a canonical IPv4 address; undefined for any other subject. */
 function ipv4SubjectKey(subject: string): number | undefined {
   if (!subject.startsWith('ip:')) return undefined;
-  const address = tryParseIp(subject.slice(3));
-  return address?.family === 4 && address.text === subject.slice(3) ? ipv4Key(address.bytes) : undefined;
+  const address = canonicalIpv4(subject.slice(3));
+  return address < 0 ? undefined : address | 0;
 }
 
 function live(ban: Ban | undefined, nowMs: number): Ban | undefined {

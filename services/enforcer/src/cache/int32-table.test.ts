@@ -28,6 +28,62 @@ describe('Int32Table', () => {
     );
   });
 
+  it('keeps each memo beside its entry through deletes that shift entries and growth, and clears it when the entry is set again', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('set', 'delete', 'memo'), fc.integer({ min: -20, max: 20 })), { maxLength: 400 }),
+        (ops) => {
+          const table = new Int32Table<number, string>(2);
+          const memos = new Map<number, string>();
+          for (const [op, key] of ops) {
+            if (op === 'set') {
+              table.set(key, key);
+              memos.delete(key);
+            } else if (op === 'delete') {
+              table.delete(key);
+              memos.delete(key);
+            } else {
+              const slot = table.slotOf(key);
+              if (slot < 0) continue;
+              table.setMemoAt(slot, `memo ${key}`);
+              memos.set(key, `memo ${key}`);
+            }
+            for (const [k] of table.entries()) {
+              const slot = table.slotOf(k);
+              expect(table.valueAt(slot)).toBe(k);
+              expect(table.memoAt(slot)).toBe(memos.get(k));
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('moves a memo with its entry when a delete shifts the entry back into the hole', () => {
+    // Keys sharing one home slot, found from outside: a table holding only that key.
+    const homeOf = (key: number) => {
+      const alone = new Int32Table<number>(2);
+      alone.set(key, key);
+      return alone.slotOf(key);
+    };
+    const target = homeOf(0);
+    const sharing: number[] = [];
+    for (let key = 0; sharing.length < 4; key++) if (homeOf(key) === target) sharing.push(key);
+    const table = new Int32Table<number, string>(2); // 16 slots: four entries do not make it grow
+    for (const key of sharing) {
+      table.set(key, key);
+      table.setMemoAt(table.slotOf(key), `memo ${key}`);
+    }
+    table.delete(sharing[0]!);
+    expect(table.slotOf(sharing[1]!)).toBe(target);
+    for (const key of sharing.slice(1)) expect(table.memoAt(table.slotOf(key))).toBe(`memo ${key}`);
+  });
+
+  it('refuses undefined as a value: it marks an empty slot', () => {
+    expect(() => new Int32Table<number | undefined>().set(1, undefined)).toThrow(/cannot be undefined/);
+  });
+
   it('deletes the entries a predicate picks and keeps finding the others', () => {
     const table = new Int32Table<number>();
     for (let k = 0; k < 5000; k++) table.set(k * 7919, k);
