@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isBanstreamError, type ErrorCode } from '../errors.js';
 import { attributesFromEvent, attributesFromRequest, type RequestEventInput } from './attributes.js';
-import { normaliseHost, parseCookies } from './normalise.js';
+import { normaliseGeo, normaliseHeaders, normaliseHost, normaliseMethod, parseCookies } from './normalise.js';
 import { hashApiKey } from './values.js';
 
 function event(overrides: Partial<RequestEventInput> = {}): RequestEventInput {
@@ -127,6 +128,39 @@ describe('normalisers', () => {
   ])('host %s → %s', (input, expected) => {
     expect(normaliseHost(input)).toBe(expected);
     expect(normaliseHost(expected)).toBe(expected);
+  });
+
+  // Text that is mostly already normal, as real requests are, with now and then an
+  // upper-case letter, a port, a trailing dot or a non-ASCII letter whose case maps.
+  const hostish = fc.stringMatching(/^[a-zA-Z0-9.:\-\[\]_ßİǅ]{0,12}$/);
+
+  it('maps case as toUpperCase and toLowerCase do, also where they skip the copy', () => {
+    fc.assert(
+      fc.property(hostish, fc.string({ maxLength: 8 }), (text, any) => {
+        expect(normaliseMethod(text)).toBe(text.toUpperCase());
+        expect(normaliseMethod(any)).toBe(any.toUpperCase());
+        expect(normaliseGeo(text)).toBe(text.length === 0 ? undefined : text.toUpperCase());
+        expect(Object.keys(normaliseHeaders({ [text]: 'v' }))).toEqual([text.toLowerCase()]);
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('normalises a host as the lower-casing, port and trailing-dot rules say, also where it skips them', () => {
+    // The rules of normaliseHost, written out without its shortcut for a host already normal.
+    const stripDots = (h: string) => h.replace(/\.+$/, '');
+    const reference = (host: string) => {
+      let h = stripDots(host.toLowerCase());
+      const colon = h.lastIndexOf(':');
+      if (colon >= 0 && /^[0-9]*$/.test(h.slice(colon + 1)) && ((h.startsWith('[') && h[colon - 1] === ']') || h.indexOf(':') === colon)) h = stripDots(h.slice(0, colon));
+      return h;
+    };
+    fc.assert(
+      fc.property(hostish, (host) => {
+        expect(normaliseHost(host)).toBe(reference(host));
+      }),
+      { numRuns: 3_000 },
+    );
   });
 
   it('parses cookies: first same-named wins, no name no cookie', () => {

@@ -9,7 +9,7 @@ export type HeadersInput = Readonly<Record<string, string | readonly string[] | 
 
 /** Methods are case-sensitive by RFC 9110 but every server treats `post` as POST; so do we. */
 export function normaliseMethod(method: string): string {
-  return method.toUpperCase();
+  return upperCase(method);
 }
 
 /**
@@ -18,7 +18,8 @@ export function normaliseMethod(method: string): string {
  * brackets is not a host:port and only gets lower-cased.
  */
 export function normaliseHost(host: string): string {
-  let h = stripTrailingDots(host.toLowerCase());
+  if (isPlainHost(host)) return host;
+  let h = stripTrailingDots(lowerCase(host));
   const colon = h.lastIndexOf(':');
   if (colon >= 0 && allDigits(h, colon + 1)) {
     const bracketed = h.charCodeAt(0) === 0x5b && h.charCodeAt(colon - 1) === 0x5d;
@@ -38,7 +39,7 @@ export function normalisePath(path: string): string {
 
 /** ISO 3166 codes in upper case; empty counts as unknown. */
 export function normaliseGeo(code: string | null | undefined): string | undefined {
-  return code === undefined || code === null || code.length === 0 ? undefined : code.toUpperCase();
+  return code === undefined || code === null || code.length === 0 ? undefined : upperCase(code);
 }
 
 /**
@@ -77,7 +78,7 @@ export function normaliseHeaders(headers: HeadersInput | undefined): Record<stri
   for (const name of Object.keys(headers)) {
     const value = headers[name];
     if (value === undefined) continue;
-    const lower = name.toLowerCase();
+    const lower = lowerCase(name);
     const joined = typeof value === 'string' ? value : value.join(lower === 'cookie' ? '; ' : ', ');
     const previous = out[lower];
     // Two spellings of one name (`X-A` and `x-a`) in a plain map: keep both values.
@@ -113,6 +114,36 @@ export function ownValue(map: Readonly<Record<string, string>> | undefined, name
   if (map === undefined || !Object.prototype.hasOwnProperty.call(map, name)) return undefined;
   const value = map[name];
   return typeof value === 'string' ? value : undefined;
+}
+
+// The case mappings below return their input when it is already in the wanted case,
+// which is nearly always: toUpperCase and toLowerCase copy it (about 20 ns a call).
+
+/** toUpperCase, without a copy for text that has no lower-case letter and no non-ASCII one. */
+function upperCase(s: string): string {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c >= 0x61 && c <= 0x7a) || c > 0x7f) return s.toUpperCase();
+  }
+  return s;
+}
+
+/** toLowerCase, without a copy for text that has no upper-case letter and no non-ASCII one. */
+function lowerCase(s: string): string {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c >= 0x41 && c <= 0x5a) || c > 0x7f) return s.toLowerCase();
+  }
+  return s;
+}
+
+/** Already its own normal form: lower-case letters, digits, `-` and `.`, not ending in a dot (so no port either). */
+function isPlainHost(host: string): boolean {
+  for (let i = 0; i < host.length; i++) {
+    const c = host.charCodeAt(i);
+    if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e)) return false;
+  }
+  return host.length === 0 || host.charCodeAt(host.length - 1) !== 0x2e;
 }
 
 function stripTrailingDots(h: string): string {
