@@ -68,6 +68,9 @@ describe('attributesFromEvent', () => {
     [{ asn: -1 }, 'SUBJECT_INVALID_ATTRIBUTE', 'invalid request attribute asn: -1 is not an unsigned 32-bit integer'],
     [{ asn: 2 ** 32 }, 'SUBJECT_INVALID_ATTRIBUTE', 'invalid request attribute asn: 4294967296 is not an unsigned 32-bit integer'],
     [{ timestamp: Number.NaN }, 'SUBJECT_INVALID_ATTRIBUTE', 'invalid request attribute timestamp: NaN is not a time in ms'],
+    [{ method: 7 as unknown as string }, 'SUBJECT_INVALID_ATTRIBUTE', 'invalid request attribute method: is not a string'],
+    [{ host: null as unknown as string }, 'SUBJECT_INVALID_ATTRIBUTE', 'invalid request attribute host: is not a string'],
+    [{ path: undefined as unknown as string }, 'SUBJECT_INVALID_ATTRIBUTE', 'invalid request attribute path: is not a string'],
   ])('refuses an invalid event %j, so it can go to the DLQ with the reason', (overrides, code, message) => {
     expect(codeOf(() => attributesFromEvent(event(overrides)))).toBe(code);
     expect(() => attributesFromEvent(event(overrides))).toThrow(message);
