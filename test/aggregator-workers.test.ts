@@ -3,7 +3,7 @@ import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { Ban, WindowCount } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
-import { exitWithin, isAlive } from './support/processes.js';
+import { exitWithin, freePort, isAlive, spawnService } from './support/processes.js';
 import { decodeBan, decodeCount, publishEvents, startAggregator, stopAggregators, TopicTail, type Aggregator } from './support/aggregator.js';
 import { committedAll, expectExactResult, publishCountingPolicies, scaleOutEnv, traffic } from './support/aggregator-traffic.js';
 
@@ -108,4 +108,25 @@ describe('aggregator workers under one supervisor', () => {
     await a.proc.exited;
     await waitUntil(() => workers.filter(isAlive).length === 0, 'the workers to end with their supervisor', 10_000);
   }, 90_000);
+  it('answers /metrics at once while its workers start, counting those not listening yet as unanswered', async () => {
+    const port = await freePort();
+    const proc = spawnService('aggregator', { ...env(), AGGREGATOR_GROUP_ID: `${topics.prefix}scrapes`, LOG_LEVEL: 'warn', HTTP_PORT: String(port) });
+    const scrapes: { ms: number; unanswered: number }[] = [];
+    try {
+      await waitUntil(async () => {
+        const t = performance.now();
+        const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => (r.ok ? r.text() : undefined), () => undefined);
+        if (text === undefined) return false;
+        const unanswered = Number(/^banstream_workers_unanswered\S* (\d+)$/m.exec(text)?.[1]);
+        scrapes.push({ ms: performance.now() - t, unanswered });
+        return unanswered === 0;
+      }, 'both workers to answer', 60_000, 50);
+      // Asking a worker before it listens used to wait out the 2 s ask timeout.
+      expect(scrapes.some((s) => s.unanswered > 0), JSON.stringify(scrapes)).toBe(true);
+      expect(scrapes.filter((s) => s.ms >= 1_000), JSON.stringify(scrapes)).toEqual([]);
+    } finally {
+      proc.child.kill('SIGTERM');
+      await exitWithin(proc, 20_000).catch(() => proc.child.kill('SIGKILL'));
+    }
+  });
 });

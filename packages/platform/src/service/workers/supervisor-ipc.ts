@@ -23,6 +23,11 @@ export interface Answer {
   error?: string;
 }
 
+/**
+ * A worker listens for questions now. Asked before, it would never answer: a message
+ * that arrives before its listener is dropped, and the asker would wait out its timeout.
+ */
+export const ANSWERING = { type: 'banstream:answering' } as const;
 /** A worker has reached the start barrier. */
 export const AT_BARRIER = { type: 'banstream:at-barrier' } as const;
 /** The supervisor opens the barrier. */
@@ -33,6 +38,7 @@ function isMessage(message: unknown, type: string): boolean {
 }
 
 export const isAtBarrier = (message: unknown) => isMessage(message, AT_BARRIER.type);
+export const isAnswering = (message: unknown) => isMessage(message, ANSWERING.type);
 
 export function isAsk(message: unknown): message is Ask {
   return isMessage(message, 'banstream:ask');
@@ -54,6 +60,7 @@ export function answerSupervisor(registry: Registry, readiness: Readiness): void
       : readiness.report().then((report) => ({ readiness: report }));
     work.then(reply, (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }));
   });
+  process.send?.(ANSWERING);
 }
 
 /** Worker side: resolves when the supervisor opens the start barrier (at once if it is already open). */

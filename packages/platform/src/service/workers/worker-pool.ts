@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../../logging/logger.js';
 import { RestartBackoff } from './restart-backoff.js';
-import { GO, isAnswer, isAtBarrier, type Answer, type Ask, type Question } from './supervisor-ipc.js';
+import { GO, isAnswer, isAnswering, isAtBarrier, type Answer, type Ask, type Question } from './supervisor-ipc.js';
 
 /** Tells a process started by the pool which worker it is (1…count). */
 export const WORKER_ENV = 'BANSTREAM_WORKER';
@@ -40,6 +40,8 @@ export interface PoolStopReport {
 export class WorkerPool {
   private readonly slots: Slot[];
   private readonly waiting = new Map<number, (answer: Answer) => void>();
+  /** Workers that said they listen for questions (ANSWERING); the others are not asked. */
+  private readonly answering = new WeakSet<Worker>();
   private nextId = 0;
   private stopping = false;
   private readonly barrier = { open: false, waiting: new Set<Worker>(), timer: undefined as NodeJS.Timeout | undefined };
@@ -59,10 +61,10 @@ export class WorkerPool {
     return this.slots.filter((s) => s.worker !== undefined).length;
   }
 
-  /** Asks worker `index`; undefined if it is not alive or does not answer in time. */
+  /** Asks worker `index`; undefined at once if it is not alive or not listening yet, or if it does not answer in time. */
   ask(index: number, question: Question, timeoutMs: number): Promise<Answer | undefined> {
     const worker = this.slots[index - 1]?.worker;
-    if (!worker || !worker.isConnected()) return Promise.resolve(undefined);
+    if (!worker || !worker.isConnected() || !this.answering.has(worker)) return Promise.resolve(undefined);
     const id = this.nextId++;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -117,6 +119,7 @@ export class WorkerPool {
     slot.startedAt = Date.now();
     worker.on('message', (message: unknown) => {
       if (isAnswer(message)) this.settle(message);
+      else if (isAnswering(message)) this.answering.add(worker);
       else if (isAtBarrier(message)) this.atBarrier(worker);
     });
     worker.once('exit', (code: number | null, signal: string | null) => this.onExit(slot, worker, code, signal));
