@@ -4,7 +4,7 @@ import type { Ban, WindowCount } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { exitWithin, freePort, isAlive, spawnService } from './support/processes.js';
-import { decodeBan, decodeCount, publishEvents, startAggregator, stopAggregators, TopicTail, type Aggregator } from './support/aggregator.js';
+import { decodeBan, decodeCount, publishEvents, startAggregator, stopAggregators, sumMetric, TopicTail, type Aggregator } from './support/aggregator.js';
 import { committedAll, expectExactResult, publishCountingPolicies, scaleOutEnv, traffic } from './support/aggregator-traffic.js';
 
 /** The pids the supervisor logged for worker `index`, oldest first. */
@@ -117,7 +117,7 @@ describe('aggregator workers under one supervisor', () => {
         const t = performance.now();
         const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => (r.ok ? r.text() : undefined), () => undefined);
         if (text === undefined) return false;
-        const unanswered = Number(/^banstream_workers_unanswered\S* (\d+)$/m.exec(text)?.[1]);
+        const unanswered = sumMetric(text, 'banstream_workers_unanswered');
         scrapes.push({ ms: performance.now() - t, unanswered });
         return unanswered === 0;
       }, 'both workers to answer', 60_000, 50);

@@ -40,15 +40,19 @@ export async function startAggregator(env: Record<string, string>): Promise<Aggr
   return {
     proc, port,
     async metric(name, having) {
-      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-      let sum = 0;
-      for (const line of text.split('\n')) {
-        if (!line.startsWith(name) || !/^[^{ ]+(\{[^}]*\})? /.test(line) || line.split(/[{ ]/)[0] !== name) continue;
-        if (having === undefined || line.includes(having)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-      }
-      return sum;
+      return sumMetric(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(), name, having);
     },
   };
+}
+
+/** The sum of metric `name` over the series of a Prometheus scrape whose line includes `having`, if given. */
+export function sumMetric(text: string, name: string, having?: string): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name) || !/^[^{ ]+(\{[^}]*\})? /.test(line) || line.split(/[{ ]/)[0] !== name) continue;
+    if (having === undefined || line.includes(having)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
 }
 
 /** SIGTERM to each; one still running after `ms` gets SIGKILL. */
