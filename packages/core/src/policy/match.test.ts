@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { compileMatch, globToRegExp, type MatchableRequest } from './match.js';
 
 const req = (r: Partial<MatchableRequest> = {}): MatchableRequest => ({ method: 'POST', host: 'shop.example.com', path: '/login', headers: {}, ...r });
@@ -30,6 +31,27 @@ describe('compileMatch', () => {
     expect(m(req({ path: '/users/42/x/password' }))).toBe(false);
     expect(m(req({ path: '/admin/a/b/c' }))).toBe(true);
     expect(m(req({ path: '/apix' }))).toBe(false);
+  });
+
+  it('compares a path without a star whole: not as a prefix, its dots and brackets literal', () => {
+    const m = compileMatch({ paths: ['/login', '/a.b/(x)'] });
+    expect(m(req({ path: '/login' }))).toBe(true);
+    expect(m(req({ path: '/login/' }))).toBe(false);
+    expect(m(req({ path: '/log' }))).toBe(false);
+    expect(m(req({ path: '/a.b/(x)' }))).toBe(true);
+    expect(m(req({ path: '/aXb/(x)' }))).toBe(false);
+  });
+
+  it('matches a listed path exactly when its glob would, stars or not', () => {
+    const segment = fc.constantFrom('a', 'b', '.', '*', '**', 'x.y', '(z)');
+    const pathOf = (parts: string[]) => `/${parts.join('/')}`;
+    fc.assert(
+      fc.property(fc.array(fc.array(segment, { maxLength: 3 }), { minLength: 1, maxLength: 3 }), fc.array(fc.constantFrom('a', 'b', '.', 'x.y', '(z)', 'q'), { maxLength: 4 }), (globs, parts) => {
+        const paths = globs.map(pathOf);
+        const path = pathOf(parts);
+        expect(compileMatch({ paths })(req({ path }))).toBe(paths.some((g) => globToRegExp(g).test(path)));
+      }),
+    );
   });
 
   it('counts only the listed responses, so brute-force rules count failures only', () => {

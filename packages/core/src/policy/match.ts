@@ -26,11 +26,7 @@ export function compileMatch(spec: MatchSpec | undefined): RequestPredicate {
     checks.push((r) => methods.has(r.method));
   }
   if (spec.hosts) checks.push(hostMatcher(spec.hosts));
-  if (spec.pathPrefixes || spec.paths) {
-    const prefixes = spec.pathPrefixes ?? [];
-    const globs = (spec.paths ?? []).map(globToRegExp);
-    checks.push((r) => prefixes.some((p) => r.path.startsWith(p)) || globs.some((g) => g.test(r.path)));
-  }
+  if (spec.pathPrefixes || spec.paths) checks.push(pathMatcher(spec.pathPrefixes ?? [], spec.paths ?? []));
   for (const header of spec.headers ?? []) checks.push(headerMatcher(header));
   if (spec.countries) {
     const countries = new Set(spec.countries);
@@ -49,6 +45,19 @@ export function compileMatch(spec: MatchSpec | undefined): RequestPredicate {
   return (r) => {
     for (const check of checks) if (!check(r)) return false;
     return true;
+  };
+}
+
+/** Paths without a `*` are compared whole (a set lookup, not a regular expression per request). */
+function pathMatcher(prefixes: readonly string[], paths: readonly string[]): RequestPredicate {
+  const exact = new Set(paths.filter((p) => !p.includes('*')));
+  const globs = paths.filter((p) => p.includes('*')).map(globToRegExp);
+  return (r) => {
+    const path = r.path;
+    if (exact.has(path)) return true;
+    for (let i = 0; i < prefixes.length; i++) if (path.startsWith(prefixes[i]!)) return true;
+    for (let i = 0; i < globs.length; i++) if (globs[i]!.test(path)) return true;
+    return false;
   };
 }
 
