@@ -19,6 +19,8 @@ export class CountCache {
   }
 
   get(policyId: string, subject: string, nowMs: number): WindowCount | undefined {
+    // Only hot subjects have a count: with none, no key text is built.
+    if (this.counts.size === 0) return undefined;
     const count = this.counts.get(`${policyId}|${subject}`);
     return count && !stale(count, nowMs) ? count : undefined;
   }
