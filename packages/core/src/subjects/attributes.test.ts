@@ -98,6 +98,23 @@ describe('attributesFromRequest', () => {
     expect({ ...attrs.cookies }).toEqual({ session: 'abc', theme: 'dark' });
   });
 
+  it("reads the caller's headers only when a header or cookie is first asked for, once", () => {
+    let reads = 0;
+    const headers = new Proxy({ 'User-Agent': 'curl/8.5', cookie: 'a=1' } as Record<string, string>, {
+      ownKeys: (target) => {
+        reads++;
+        return Reflect.ownKeys(target);
+      },
+    });
+    const attrs = attributesFromRequest({ ip: '192.0.2.1', method: 'GET', host: 'h', path: '/', headers, timestamp: 0 });
+    expect(attrs.path).toBe('/');
+    expect(reads).toBe(0);
+    expect({ ...attrs.cookies }).toEqual({ a: '1' });
+    expect(attrs.headers['user-agent']).toBe('curl/8.5');
+    expect(attrs.headers).toBe(attrs.headers);
+    expect(reads).toBe(1);
+  });
+
   it('treats an empty API key as none, and never keeps the clear key', () => {
     expect(attributesFromRequest({ ip: '192.0.2.1', method: 'GET', host: 'h', path: '/', apiKey: '', timestamp: 0 }).apiKeyHash).toBeUndefined();
     const attrs = attributesFromRequest({ ip: '192.0.2.1', method: 'GET', host: 'h', path: '/', apiKey: 'clear', timestamp: 0 });
