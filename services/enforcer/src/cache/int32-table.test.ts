@@ -28,36 +28,47 @@ describe('Int32Table', () => {
     );
   });
 
-  it('keeps each memo beside its entry through deletes that shift entries and growth, and clears it when the entry is set again', () => {
+  it('keeps each field beside its entry through deletes that shift entries and growth, and clears them when the entry is set again', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.constantFrom('set', 'delete', 'memo'), fc.integer({ min: -20, max: 20 })), { maxLength: 400 }),
-        (ops) => {
-          const table = new Int32Table<number, string>(2);
-          const memos = new Map<number, string>();
+        fc.array(fc.tuple(fc.constantFrom('set', 'delete', 'fields'), fc.integer({ min: -20, max: 20 })), { maxLength: 400 }),
+        fc.integer({ min: 1, max: 4 }),
+        (ops, fields) => {
+          const table = new Int32Table<number>(2, fields);
+          const written = new Map<number, string>();
           for (const [op, key] of ops) {
             if (op === 'set') {
               table.set(key, key);
-              memos.delete(key);
+              written.delete(key);
             } else if (op === 'delete') {
               table.delete(key);
-              memos.delete(key);
+              written.delete(key);
             } else {
               const slot = table.slotOf(key);
               if (slot < 0) continue;
-              table.setMemoAt(slot, `memo ${key}`);
-              memos.set(key, `memo ${key}`);
+              for (let n = 0; n < fields; n++) table.setFieldAt(slot, n, `${n} of ${key}`);
+              written.set(key, key.toString());
             }
             for (const [k] of table.entries()) {
               const slot = table.slotOf(k);
               expect(table.valueAt(slot)).toBe(k);
-              expect(table.memoAt(slot)).toBe(memos.get(k));
+              for (let n = 0; n < fields; n++) expect(table.fieldAt(slot, n)).toBe(written.has(k) ? `${n} of ${k}` : undefined);
             }
           }
         },
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('returns from set the slot where the entry stays, also when the set made the table grow', () => {
+    const table = new Int32Table<number>(2, 1);
+    for (let key = 0; key < 100; key++) {
+      const slot = table.set(key * 7919, key);
+      expect(table.slotOf(key * 7919)).toBe(slot);
+      expect(table.valueAt(slot)).toBe(key);
+    }
+    expect(() => table.setFieldAt(0, 1, 'x')).toThrow(RangeError);
   });
 
   it('moves a memo with its entry when a delete shifts the entry back into the hole', () => {
@@ -70,14 +81,14 @@ describe('Int32Table', () => {
     const target = homeOf(0);
     const sharing: number[] = [];
     for (let key = 0; sharing.length < 4; key++) if (homeOf(key) === target) sharing.push(key);
-    const table = new Int32Table<number, string>(2); // 16 slots: four entries do not make it grow
+    const table = new Int32Table<number>(2); // 16 slots: four entries do not make it grow
     for (const key of sharing) {
       table.set(key, key);
-      table.setMemoAt(table.slotOf(key), `memo ${key}`);
+      table.setFieldAt(table.slotOf(key), 0, `memo ${key}`);
     }
     table.delete(sharing[0]!);
     expect(table.slotOf(sharing[1]!)).toBe(target);
-    for (const key of sharing.slice(1)) expect(table.memoAt(table.slotOf(key))).toBe(`memo ${key}`);
+    for (const key of sharing.slice(1)) expect(table.fieldAt(table.slotOf(key), 0)).toBe(`memo ${key}`);
   });
 
   it('refuses undefined as a value: it marks an empty slot', () => {

@@ -1,25 +1,29 @@
 /**
  * A hash table from int32 keys (IPv4 addresses as numbers) to values, for the one
  * lookup every request makes against up to millions of bans. Open addressing with
- * linear probing in one array of [key, value, memo] triples: a hit reads the key and
- * the value from one cache line, where a Map of that size chases two or three
- * pointers, and the memo (a text derived from the value, say) sits beside them
- * instead of in a side table that would cost another cache miss. Deletion shifts
- * later entries back (no tombstones), so lookups never slow down after churn.
+ * linear probing in one array of entries [key, value, field 0, field 1, …]: a hit
+ * reads the key, the value and the fields from one or two neighbouring cache lines,
+ * where a Map of that size chases two or three pointers. The fields hold what the
+ * caller derives from the value (a text, the facts a check needs) so that a check
+ * need not read the value itself, which would cost another cache miss. Deletion
+ * shifts later entries back (no tombstones), so lookups never slow down after churn.
  */
-export class Int32Table<V, M = unknown> {
+export class Int32Table<V> {
   /**
-   * Triples [key, value, memo]; an undefined value marks an empty slot. Keys are
+   * Entries of `width` elements; an undefined value marks an empty slot. Keys are
    * int32, small integers to V8, so the array stays one packed block.
    */
-  private slots: (number | V | M | undefined)[];
+  private slots: unknown[];
   private mask: number;
   private count = 0;
+  private readonly width: number;
 
-  constructor(initialCapacity = 1024) {
+  /** `fields`: how many fields each entry keeps beside its value (fieldAt). */
+  constructor(initialCapacity = 1024, readonly fields = 1) {
     let capacity = 16;
     while (capacity < initialCapacity * 2) capacity *= 2;
-    this.slots = emptySlots<V | M>(capacity);
+    this.width = 2 + fields;
+    this.slots = emptySlots(capacity, this.width);
     this.mask = capacity - 1;
   }
 
@@ -29,75 +33,74 @@ export class Int32Table<V, M = unknown> {
 
   get(key: number): V | undefined {
     const slot = this.slotOf(key);
-    return slot < 0 ? undefined : (this.slots[3 * slot + 1] as V);
+    return slot < 0 ? undefined : (this.slots[this.width * slot + 1] as V);
   }
 
-  /** The slot holding `key`, or -1: for valueAt and the memo, with no second probe. */
+  /** The slot holding `key`, or -1: for valueAt and fieldAt, with no second probe. */
   slotOf(key: number): number {
     const slots = this.slots;
+    const w = this.width;
     for (let i = home(key, this.mask); ; i = (i + 1) & this.mask) {
-      if (slots[3 * i + 1] === undefined) return -1;
-      if (slots[3 * i] === key) return i;
+      if (slots[w * i + 1] === undefined) return -1;
+      if (slots[w * i] === key) return i;
     }
   }
 
   valueAt(slot: number): V {
-    return this.slots[3 * slot + 1] as V;
+    return this.slots[this.width * slot + 1] as V;
   }
 
-  /** What setMemoAt left beside the entry; undefined after any set or delete of it. */
-  memoAt(slot: number): M | undefined {
-    return this.slots[3 * slot + 2] as M | undefined;
+  /** Field `n` of the entry in `slot`: what setFieldAt left there; undefined after any set of the entry. */
+  fieldAt(slot: number, n: number): unknown {
+    return this.slots[this.width * slot + 2 + n];
   }
 
-  setMemoAt(slot: number, memo: M): void {
-    this.slots[3 * slot + 2] = memo;
+  setFieldAt(slot: number, n: number, value: unknown): void {
+    if (!(n >= 0 && n < this.fields)) throw new RangeError(`field ${n} of an Int32Table with ${this.fields} fields per entry`);
+    this.slots[this.width * slot + 2 + n] = value;
   }
 
-  set(key: number, value: V): void {
+  /** Sets the value of `key`, clearing its fields; returns its slot (valid until the next set or delete). */
+  set(key: number, value: V): number {
     if (value === undefined) throw new TypeError('Int32Table values cannot be undefined (it marks an empty slot)');
+    // Grown first, so the slot returned stays where it is.
+    if ((this.count + 1) * 2 > this.mask + 1) this.grow();
     const slots = this.slots;
+    const w = this.width;
     let i = home(key, this.mask);
-    for (; slots[3 * i + 1] !== undefined; i = (i + 1) & this.mask) {
-      if (slots[3 * i] === key) {
-        slots[3 * i + 1] = value;
-        slots[3 * i + 2] = undefined;
-        return;
-      }
-    }
-    slots[3 * i] = key;
-    slots[3 * i + 1] = value;
-    slots[3 * i + 2] = undefined;
-    this.count++;
-    if (this.count * 2 > this.mask + 1) this.grow();
+    for (; slots[w * i + 1] !== undefined; i = (i + 1) & this.mask) if (slots[w * i] === key) break;
+    if (slots[w * i + 1] === undefined) this.count++;
+    slots[w * i] = key;
+    slots[w * i + 1] = value;
+    for (let f = 2; f < w; f++) slots[w * i + f] = undefined;
+    return i;
   }
 
   delete(key: number): boolean {
     const slots = this.slots;
     const mask = this.mask;
+    const w = this.width;
     let i = this.slotOf(key);
     if (i < 0) return false;
     this.count--;
     // Backward shift: move up each later entry of the run that may sit in the hole.
-    for (let j = (i + 1) & mask; slots[3 * j + 1] !== undefined; j = (j + 1) & mask) {
-      const h = home(slots[3 * j] as number, mask);
+    for (let j = (i + 1) & mask; slots[w * j + 1] !== undefined; j = (j + 1) & mask) {
+      const h = home(slots[w * j] as number, mask);
       // Entry j may move to the hole i unless its home lies cyclically in (i, j].
       if (i <= j ? h > i && h <= j : h > i || h <= j) continue;
-      slots[3 * i] = slots[3 * j];
-      slots[3 * i + 1] = slots[3 * j + 1];
-      slots[3 * i + 2] = slots[3 * j + 2];
+      for (let f = 0; f < w; f++) slots[w * i + f] = slots[w * j + f];
       i = j;
     }
-    slots[3 * i] = 0;
-    slots[3 * i + 1] = undefined;
-    slots[3 * i + 2] = undefined;
+    slots[w * i] = 0;
+    for (let f = 1; f < w; f++) slots[w * i + f] = undefined;
     return true;
   }
 
   *entries(): IterableIterator<[number, V]> {
     const slots = this.slots;
+    const w = this.width;
     for (let i = 0; i <= this.mask; i++) {
-      if (slots[3 * i + 1] !== undefined) yield [slots[3 * i] as number, slots[3 * i + 1] as V];
+      if (slots[w * i + 1] !== undefined) yield [slots[w * i] as number, slots[w * i + 1] as V];
     }
   }
 
@@ -111,16 +114,15 @@ export class Int32Table<V, M = unknown> {
 
   private grow(): void {
     const old = this.slots;
+    const w = this.width;
     const capacity = (this.mask + 1) * 2;
-    const slots = emptySlots<V | M>(capacity);
+    const slots = emptySlots(capacity, w);
     const mask = capacity - 1;
-    for (let i = 0; i < old.length; i += 3) {
+    for (let i = 0; i < old.length; i += w) {
       if (old[i + 1] === undefined) continue;
       let j = home(old[i] as number, mask);
-      while (slots[3 * j + 1] !== undefined) j = (j + 1) & mask;
-      slots[3 * j] = old[i];
-      slots[3 * j + 1] = old[i + 1];
-      slots[3 * j + 2] = old[i + 2];
+      while (slots[w * j + 1] !== undefined) j = (j + 1) & mask;
+      for (let f = 0; f < w; f++) slots[w * j + f] = old[i + f];
     }
     this.slots = slots;
     this.mask = mask;
@@ -131,9 +133,12 @@ export class Int32Table<V, M = unknown> {
  * Filled by push, not `new Array(n)`: V8 makes a large preallocated array sparse
  * (a dictionary), and a dictionary lookup would undo what the layout is for.
  */
-function emptySlots<T>(capacity: number): (number | T | undefined)[] {
-  const slots: (number | T | undefined)[] = [];
-  for (let i = 0; i < capacity; i++) slots.push(0, undefined, undefined);
+function emptySlots(capacity: number, width: number): unknown[] {
+  const slots: unknown[] = [];
+  for (let i = 0; i < capacity; i++) {
+    slots.push(0);
+    for (let f = 1; f < width; f++) slots.push(undefined);
+  }
   return slots;
 }
 
