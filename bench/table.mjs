@@ -24,7 +24,7 @@ const ROWS = [
   { bench: 'enforcer', figure: 'local_checks_per_s', ceiling: 'ceiling_lookups_per_s', ratio: 'local_ratio', target: '≥ 2,000,000', anchor: 'ceiling: a bare Map lookup loop, 1M bans' },
   { bench: 'enforcer', figure: 'local_checks_per_s_browser_headers', target: '–', anchor: "the same checks, each request with a browser's dozen headers (no policy reads them)" },
   { bench: 'enforcer', figure: 'floor_lookups_per_s', target: '–', anchor: 'the ban lookup alone (address to number, Int32Table probe, expiry): an upper bound for local checks' },
-  { bench: 'enforcer', figure: 'floor_with_attributes_checks_per_s', target: '–', anchor: "the request's attributes, then the address probe and expiry: a tighter upper bound (the probes' cache misses exposed as in a check)" },
+  { bench: 'enforcer', figure: 'floor_with_attributes_checks_per_s', target: '–', anchor: "the request's attributes, then the address ban's denial (BanCache.addressDenial): a tighter upper bound (the probes' cache misses exposed as in a check)" },
   { bench: 'enforcer', figure: 'http_checks_per_s', ceiling: 'http_ceiling_per_s', ratio: 'http_ratio', target: 'ratio ≥ 0.8', anchor: 'ceiling: Fastify hello-world, same client' },
   { bench: 'enforcer', figure: 'http_checks_per_s', ceiling: 'http_batched_ceiling_per_s', ratio: 'http_ratio_to_batched_ceiling', target: '–', anchor: 'like for like: a hello-world batching its answers as the sidecar does' },
   { bench: 'enforcer', figure: 'http_unbatched_checks_per_s', ceiling: 'http_ceiling_per_s', ratio: 'http_unbatched_ratio', target: '–', anchor: 'the sidecar with ENFORCER_BATCH_ANSWERS=false' },

@@ -45,8 +45,10 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
   const bans: Ban[] = [];
   // Subjects already looked up: a handful per request, so an array beats a Set.
   const seen: string[] = [];
-  const onAddress = attrs.ipAddress ? state.bans.address(attrs.ipAddress, nowMs) : state.bans.subject(`ip:${attrs.ip}`, nowMs);
-  if (onAddress) bans.push(onAddress);
+  // The address ban comes first among the bans' denials, as the most common.
+  const onAddress = attrs.ipAddress
+    ? state.bans.addressDenial(attrs.ipAddress, nowMs, banReason)
+    : state.bans.denial(state.bans.subject(`ip:${attrs.ip}`, nowMs), nowMs, banReason);
   if (attrs.userId !== undefined) lookUp(state, `user:${attrs.userId}`, nowMs, seen, bans);
   if (attrs.apiKeyHash !== undefined) lookUp(state, `apikey:${attrs.apiKeyHash}`, nowMs, seen, bans);
   if (attrs.ipAddress) state.bans.networksOf(attrs.ipAddress, nowMs, bans);
@@ -60,7 +62,8 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
     else if (use === 'ban') lookUp(state, subject, nowMs, seen, bans);
     else if (policy.action.type === 'throttle') throttle(state, policy, policy.action.status, subject, nowMs, uniform, decision);
   }
-  for (const ban of bans) decision.candidates.push(banCandidate(state.bans, ban, nowMs));
+  if (onAddress) decision.candidates.push(onAddress);
+  for (const ban of bans) decision.candidates.push(state.bans.denial(ban, nowMs, banReason)!);
   return decision;
 }
 
@@ -88,17 +91,9 @@ function keyedOnAddressAlone(policy: RequestPolicy): boolean {
 }
 
 // A ban's reason text is the same for every request it denies (and toISOString
-// alone takes about 400 ns): the cache keeps it once built (BanCache.denialText).
+// alone takes about 400 ns): the cache keeps it once built (BanCache.addressDenial, denial).
 function banReason(ban: Ban): string {
   return `${ban.subject} is banned until ${new Date(ban.expiresAt).toISOString()}: ${ban.reason}`;
-}
-
-function banCandidate(bans: BanCache, ban: Ban, nowMs: number): Candidate {
-  return {
-    source: 'ban', policyId: ban.policyId, deny: true, status: ban.httpStatus === 429 ? 429 : 403, preview: ban.preview,
-    reason: bans.denialText(ban, banReason),
-    retryAfterSeconds: Math.max(1, Math.ceil((ban.expiresAt - nowMs) / 1000)),
-  };
 }
 
 function throttle(

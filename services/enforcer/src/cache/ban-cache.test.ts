@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseIp } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
@@ -76,37 +77,50 @@ describe('BanCache IPv4 address bans', () => {
   });
 });
 
-describe('BanCache denial texts', () => {
-  it('keeps the text of a ban once built, beside the address ban found last or in a side table, and builds it anew for a replaced ban', () => {
+describe('BanCache denials', () => {
+  const reasonOf = (built: string[]) => (b: Ban) => {
+    built.push(b.banId);
+    return `${b.banId} text`;
+  };
+
+  it('gives the denial of an address ban from its table entry: policy, status, preview, text built once per ban, retry-after', () => {
     const cache = new BanCache();
     const built: string[] = [];
-    const text = (b: Ban) => {
-      built.push(b.banId);
-      return `${b.banId} text`;
-    };
-    cache.observe('ip:203.0.113.9', ban('ip:203.0.113.9'));
-    cache.observe('ip:203.0.113.10', ban('ip:203.0.113.10'));
-    cache.observe('user:7', ban('user:7'));
-    const nine = cache.address(parseIp('203.0.113.9'), 0)!;
-    const ten = cache.address(parseIp('203.0.113.10'), 0)!;
-    // The last address found was .10: the text of .9 comes from the side table, and stays right.
-    expect(cache.denialText(nine, text)).toBe('ip:203.0.113.9 text');
-    expect(cache.denialText(ten, text)).toBe('ip:203.0.113.10 text');
-    expect(cache.denialText(ten, text)).toBe('ip:203.0.113.10 text');
-    const user = cache.subject('user:7', 0)!;
-    expect(cache.denialText(user, text)).toBe('user:7 text');
-    expect(cache.denialText(user, text)).toBe('user:7 text');
-    expect(cache.denialText(cache.address(parseIp('203.0.113.9'), 0)!, text)).toBe('ip:203.0.113.9 text');
-    expect(cache.denialText(cache.address(parseIp('203.0.113.9'), 0)!, text)).toBe('ip:203.0.113.9 text');
-    expect(built).toEqual(['ip:203.0.113.9', 'ip:203.0.113.10', 'user:7', 'ip:203.0.113.9']);
+    cache.observe('ip:203.0.113.9', { ...ban('ip:203.0.113.9', 10_000), policyId: 'flood', httpStatus: 429, preview: true });
+    cache.observe('ip:2001:db8::9', ban('ip:2001:db8::9', 10_000));
+    const nine = parseIp('203.0.113.9');
+    expect(cache.addressDenial(nine, 0, reasonOf(built))).toEqual({
+      source: 'ban', policyId: 'flood', deny: true, status: 429, preview: true, reason: 'ip:203.0.113.9 text', retryAfterSeconds: 10,
+    });
+    expect(cache.addressDenial(nine, 9_999, reasonOf(built))?.retryAfterSeconds).toBe(1);
+    expect(cache.addressDenial(nine, 10_000, reasonOf(built))).toBeUndefined();
+    expect(cache.addressDenial(parseIp('203.0.113.10'), 0, reasonOf(built))).toBeUndefined();
+    expect(cache.addressDenial(parseIp('2001:db8::9'), 0, reasonOf(built))).toMatchObject({ status: 403, preview: false, reason: 'ip:2001:db8::9 text' });
+    expect(cache.addressDenial(parseIp('2001:db8::9'), 0, reasonOf(built))?.reason).toBe('ip:2001:db8::9 text');
+    expect(built).toEqual(['ip:203.0.113.9', 'ip:2001:db8::9']);
 
-    // A new record for the address (a longer ban, say) gets its own text, not the old one.
-    cache.observe('ip:203.0.113.10', { ...ban('ip:203.0.113.10'), banId: 'second' });
-    const second = cache.address(parseIp('203.0.113.10'), 0)!;
-    expect(cache.denialText(second, text)).toBe('second text');
-    // An expired ban found by address leaves no stale slot behind for the next text.
-    cache.observe('ip:203.0.113.11', ban('ip:203.0.113.11', 5));
-    expect(cache.address(parseIp('203.0.113.11'), 10)).toBeUndefined();
-    expect(cache.denialText(nine, text)).toBe('ip:203.0.113.9 text');
+    // A new record for the address (a longer ban, say) gets its own text and facts, not the old ones.
+    cache.observe('ip:203.0.113.9', { ...ban('ip:203.0.113.9', 20_000), banId: 'second' });
+    expect(cache.addressDenial(nine, 0, reasonOf(built))).toMatchObject({ policyId: 'p', status: 403, preview: false, reason: 'second text', retryAfterSeconds: 20 });
+    cache.observe('ip:203.0.113.9', null);
+    expect(cache.addressDenial(nine, 0, reasonOf(built))).toBeUndefined();
+  });
+
+  it("agrees with the ban itself for any expiry, status and preview, through sets, tombstones and growth", () => {
+    const expiry = fc.oneof(fc.integer({ min: -5_000, max: 5_000 }), fc.constantFrom(0, 2 ** 21 - 1, 2 ** 21, 2 ** 50 - 1, 2 ** 50, Number.MAX_SAFE_INTEGER, -(2 ** 40)), fc.integer({ min: 0, max: 2 ** 53 - 1 }));
+    const record = fc.option(fc.record({ expiresAt: expiry, httpStatus: fc.constantFrom(403, 429), preview: fc.boolean(), policyId: fc.constantFrom('a', 'b') }), { nil: null });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), record), { maxLength: 200 }), fc.integer({ min: -5_000, max: 5_000 }), (ops, now) => {
+        const cache = new BanCache();
+        const subjectOf = (n: number) => `ip:198.51.100.${n}`;
+        for (const [n, r] of ops) cache.observe(subjectOf(n), r === null ? null : { ...ban(subjectOf(n)), ...r });
+        const reason = (b: Ban) => `${b.subject} until ${b.expiresAt}`;
+        for (let n = 0; n <= 40; n++) {
+          const address = parseIp(`198.51.100.${n}`);
+          expect(cache.addressDenial(address, now, reason)).toEqual(cache.denial(cache.address(address, now), now, reason));
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { canonicalIpv4, networkPrefix, parseCidr, type IpAddress } from '@banstream/core';
+import { canonicalIpv4, networkPrefix, parseCidr, type Candidate, type IpAddress } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { Int32Table } from './int32-table.js';
 
@@ -12,10 +12,12 @@ import { Int32Table } from './int32-table.js';
  */
 export class BanCache {
   private readonly exact = new Map<string, Ban>();
-  /** `ip:a.b.c.d` bans by ipv4Key: the most numerous kind, probed on every request. Memo: the ban's denial text. */
-  private readonly v4 = new Int32Table<Ban, string>();
-  /** The slot of the last live IPv4 ban address() found, so denialText finds its memo without a probe. */
-  private lastV4Slot = -1;
+  /**
+   * `ip:a.b.c.d` bans by ipv4Key: the most numerous kind, probed on every request. Each
+   * entry keeps beside the ban what a denial needs (see V4_FIELDS), so addressDenial
+   * never reads the ban object: that read would be a second cache miss.
+   */
+  private readonly v4 = new Int32Table<Ban>(1024, V4_FIELDS);
   /** Denial texts of the other bans (exact subjects, networks, IPv6), built once per ban. */
   private readonly otherTexts = new WeakMap<Ban, string>();
   private readonly networks = { 4: new Map<number, Map<string, Ban>>(), 6: new Map<number, Map<string, Ban>>() };
@@ -32,7 +34,7 @@ export class BanCache {
     if (!network) {
       const v4 = ipv4SubjectKey(subject);
       if (v4 !== undefined) {
-        if (ban) this.v4.set(v4, ban);
+        if (ban) writeDenialFields(this.v4, this.v4.set(v4, ban), ban);
         else this.v4.delete(v4);
         return;
       }
@@ -60,28 +62,33 @@ export class BanCache {
   /** The live ban on this address itself (subject `ip:…`), if any. */
   address(address: IpAddress, nowMs: number): Ban | undefined {
     if (address.family !== 4) return live(this.exact.get(`ip:${address.text}`), nowMs);
-    const slot = this.v4.slotOf(ipv4Key(address.bytes));
-    if (slot < 0) return undefined;
-    const ban = live(this.v4.valueAt(slot), nowMs);
-    if (ban) this.lastV4Slot = slot;
-    return ban;
+    return live(this.v4.get(ipv4Key(address.bytes)), nowMs);
   }
 
   /**
-   * The text a denial by `ban` gives, built by `build` once per ban and kept: beside
-   * the ban's entry for the address ban address() found last (no second lookup, no
-   * side table to miss in the cache), in a WeakMap for any other.
+   * The denial by the live ban on this address itself, if any, for a check: for an
+   * IPv4 address from the table entry alone. `reason` builds a ban's text, once per ban.
    */
-  denialText(ban: Ban, build: (ban: Ban) => string): string {
-    const slot = this.lastV4Slot;
-    if (slot >= 0 && this.v4.valueAt(slot) === ban) {
-      let text = this.v4.memoAt(slot);
-      if (text === undefined) this.v4.setMemoAt(slot, (text = build(ban)));
-      return text;
-    }
+  addressDenial(address: IpAddress, nowMs: number, reason: (ban: Ban) => string): Candidate | undefined {
+    if (address.family !== 4) return this.denial(this.exact.get(`ip:${address.text}`), nowMs, reason);
+    const table = this.v4;
+    const slot = table.slotOf(ipv4Key(address.bytes));
+    if (slot < 0) return undefined;
+    const facts = table.fieldAt(slot, FIELD_FACTS) as number;
+    if (facts < 0) return this.denial(table.valueAt(slot), nowMs, reason);
+    const expiresAt = Math.floor(facts / 4) * EXPIRY_SPLIT + (table.fieldAt(slot, FIELD_EXPIRY_LOW) as number);
+    if (!(expiresAt > nowMs)) return undefined;
+    let text = table.fieldAt(slot, FIELD_TEXT) as string | undefined;
+    if (text === undefined) table.setFieldAt(slot, FIELD_TEXT, (text = reason(table.valueAt(slot))));
+    return banDenial(table.fieldAt(slot, FIELD_POLICY) as string, (facts & 1) !== 0, (facts & 2) !== 0, text, expiresAt, nowMs);
+  }
+
+  /** The denial by `ban` if it is live, its text kept in a side table. */
+  denial(ban: Ban | undefined, nowMs: number, reason: (ban: Ban) => string): Candidate | undefined {
+    if (!ban || !(ban.expiresAt > nowMs)) return undefined;
     let text = this.otherTexts.get(ban);
-    if (text === undefined) this.otherTexts.set(ban, (text = build(ban)));
-    return text;
+    if (text === undefined) this.otherTexts.set(ban, (text = reason(ban)));
+    return banDenial(ban.policyId, ban.httpStatus === 429, ban.preview, text, ban.expiresAt, nowMs);
   }
 
   /** Every live prefix ban whose network contains the address. */
@@ -127,6 +134,39 @@ function ipv4SubjectKey(subject: string): number | undefined {
   if (!subject.startsWith('ip:')) return undefined;
   const address = canonicalIpv4(subject.slice(3));
   return address < 0 ? undefined : address | 0;
+}
+
+/**
+ * The fields of an IPv4 entry: the denial text (built at the first denial), the policy
+ * id, and the expiry in two small integers (V8 would box a double in a separate heap
+ * object, a pointer to chase) with the 429 and preview flags in the low bits of the
+ * first. A ban whose expiry does not fit (before 1970, after 2^50 ms) gets -1: read it.
+ */
+const V4_FIELDS = 4;
+const FIELD_TEXT = 0;
+const FIELD_POLICY = 1;
+const FIELD_FACTS = 2;
+const FIELD_EXPIRY_LOW = 3;
+const EXPIRY_SPLIT = 2 ** 21;
+
+function writeDenialFields(table: Int32Table<Ban>, slot: number, ban: Ban): void {
+  table.setFieldAt(slot, FIELD_POLICY, ban.policyId);
+  const expiresAt = ban.expiresAt;
+  if (!(Number.isSafeInteger(expiresAt) && expiresAt >= 0 && expiresAt < 2 ** 50)) {
+    table.setFieldAt(slot, FIELD_FACTS, -1);
+    return;
+  }
+  const high = Math.floor(expiresAt / EXPIRY_SPLIT);
+  table.setFieldAt(slot, FIELD_FACTS, high * 4 + (ban.preview ? 2 : 0) + (ban.httpStatus === 429 ? 1 : 0));
+  table.setFieldAt(slot, FIELD_EXPIRY_LOW, expiresAt - high * EXPIRY_SPLIT);
+}
+
+/** What a check gets from a live ban: 429 if the ban says so, else 403, and when to retry. */
+function banDenial(policyId: string, tooMany: boolean, preview: boolean, reason: string, expiresAt: number, nowMs: number): Candidate {
+  return {
+    source: 'ban', policyId, deny: true, status: tooMany ? 429 : 403, preview, reason,
+    retryAfterSeconds: Math.max(1, Math.ceil((expiresAt - nowMs) / 1000)),
+  };
 }
 
 function live(ban: Ban | undefined, nowMs: number): Ban | undefined {
