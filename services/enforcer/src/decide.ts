@@ -41,37 +41,41 @@ export interface LocalDecision {
  */
 export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs: number, uniform: () => number): LocalDecision {
   const allowlisted = state.allowlist.find(attrs, nowMs);
-  if (allowlisted) return { allowlisted, candidates: [], hard: [] };
-  const bans: Ban[] = [];
-  // Subjects already looked up: a handful per request, so an array beats a Set.
-  const seen: string[] = [];
+  if (allowlisted) return { allowlisted, candidates: [], hard: NO_HARD };
   // The address ban comes first among the bans' denials, as the most common.
   const onAddress = attrs.ipAddress
     ? state.bans.addressDenial(attrs.ipAddress, nowMs, banReason)
     : state.bans.denial(state.bans.subject(`ip:${attrs.ip}`, nowMs), nowMs, banReason);
-  if (attrs.userId !== undefined) lookUp(state, `user:${attrs.userId}`, nowMs, seen, bans);
-  if (attrs.apiKeyHash !== undefined) lookUp(state, `apikey:${attrs.apiKeyHash}`, nowMs, seen, bans);
-  if (attrs.ipAddress) state.bans.networksOf(attrs.ipAddress, nowMs, bans);
-  const decision: LocalDecision = { candidates: [], hard: [] };
+  // The bans on the other subjects, in order; no array while there is none (most checks).
+  let bans: Ban[] | undefined;
+  if (attrs.userId !== undefined) bans = found(bans, state.bans.subject(`user:${attrs.userId}`, nowMs));
+  if (attrs.apiKeyHash !== undefined) bans = found(bans, state.bans.subject(`apikey:${attrs.apiKeyHash}`, nowMs));
+  if (attrs.ipAddress) bans = state.bans.networksOf(attrs.ipAddress, nowMs, bans);
+  const decision: LocalDecision = { candidates: [], hard: NO_HARD };
   for (const policy of state.policies.applicable(attrs)) {
     const use = localUse(policy);
     if (use === undefined) continue;
     const subject = policy.subjectOf(attrs);
     if (subject === undefined) continue;
-    if (use === 'hard') decision.hard.push({ policy, subject });
-    else if (use === 'ban') lookUp(state, subject, nowMs, seen, bans);
+    if (use === 'hard') (decision.hard === NO_HARD ? (decision.hard = []) : decision.hard).push({ policy, subject });
+    else if (use === 'ban') bans = found(bans, state.bans.subject(subject, nowMs));
     else if (policy.action.type === 'throttle') throttle(state, policy, policy.action.status, subject, nowMs, uniform, decision);
   }
   if (onAddress) decision.candidates.push(onAddress);
-  for (const ban of bans) decision.candidates.push(state.bans.denial(ban, nowMs, banReason)!);
+  if (bans) for (const ban of bans) decision.candidates.push(state.bans.denial(ban, nowMs, banReason)!);
   return decision;
 }
 
-function lookUp(state: LocalState, subject: string, nowMs: number, seen: string[], out: Ban[]): void {
-  if (seen.includes(subject)) return;
-  seen.push(subject);
-  const ban = state.bans.subject(subject, nowMs);
-  if (ban) out.push(ban);
+/** Shared by every decision without hard policies; replaced, never pushed to. */
+const NO_HARD: HardCheck[] = [];
+Object.freeze(NO_HARD);
+
+/** `bans` with `ban` appended unless absent or already there (two policies may share a subject). */
+function found(bans: Ban[] | undefined, ban: Ban | undefined): Ban[] | undefined {
+  if (ban === undefined) return bans;
+  if (bans === undefined) return [ban];
+  if (!bans.includes(ban)) bans.push(ban);
+  return bans;
 }
 
 /**

@@ -91,12 +91,15 @@ export class BanCache {
     return banDenial(ban.policyId, ban.httpStatus === 429, ban.preview, text, ban.expiresAt, nowMs);
   }
 
-  /** Every live prefix ban whose network contains the address. */
-  networksOf(address: IpAddress, nowMs: number, out: Ban[]): void {
-    for (const [bits, bans] of this.networks[address.family]) {
+  /** Every live prefix ban whose network contains the address, appended to `out` (made when the first is found); returns `out`. */
+  networksOf(address: IpAddress, nowMs: number, out?: Ban[]): Ban[] | undefined {
+    const byLength = this.networks[address.family];
+    if (byLength.size === 0) return out;
+    for (const [bits, bans] of byLength) {
       const ban = live(bans.get(networkPrefix(address, bits)), nowMs);
-      if (ban) out.push(ban);
+      if (ban) (out ??= []).push(ban);
     }
+    return out;
   }
 
   /** Drops expired bans; returns how many. */
