@@ -136,7 +136,8 @@ describe('parseIp: properties', () => {
     fc.assert(fc.property(fc.uint8Array({ minLength: 4, maxLength: 4 }), (bytes) => {
       const text = formatIp(bytes);
       const ip = parseIp(text);
-      expect(ip).toEqual({ family: 4, bytes, text });
+      expect({ family: ip.family, bytes: ip.bytes, text: ip.text }).toEqual({ family: 4, bytes, text });
+      expect(ip.int32).toBe(new DataView(bytes.buffer, bytes.byteOffset).getInt32(0));
       expect(isIP(text)).toBe(4);
     }));
   });

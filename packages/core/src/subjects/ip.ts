@@ -3,7 +3,8 @@ import { BanstreamError } from '../errors.js';
 /**
  * IP address parsing and canonical text. The enforcer parses one address per
  * request, so this is a hand-written scanner: no regular expressions, no `net`
- * module, one small allocation for the bytes and none for an IPv4 text.
+ * module, one small allocation for the bytes (for a canonical IPv4 text, only if
+ * they are asked for) and none for an IPv4 text.
  *
  * Accepted: dotted-quad IPv4 (no leading zeros: `010` could mean octal), any
  * RFC 4291 IPv6 text including `::` and an embedded IPv4 tail, upper or lower
@@ -19,6 +20,38 @@ export interface IpAddress {
   readonly bytes: Uint8Array;
   /** Canonical text: dotted quad, or RFC 5952 (lower case, longest zero run as `::`). */
   readonly text: string;
+  /**
+   * An IPv4 address as one int32 (first byte highest), set when it was parsed from
+   * canonical text, the common case; otherwise read `bytes`.
+   */
+  readonly int32?: number | undefined;
+}
+
+/**
+ * An IPv4 address parsed from canonical text: its bytes are made only when asked for
+ * (prefix subjects), as a check that only looks the address up needs its int32 alone.
+ */
+class Ipv4Address implements IpAddress {
+  readonly family = 4;
+  #bytes: Uint8Array | undefined = undefined;
+
+  constructor(
+    readonly text: string,
+    readonly int32: number,
+  ) {}
+
+  get bytes(): Uint8Array {
+    if (this.#bytes === undefined) {
+      const v4 = this.int32;
+      const bytes = new Uint8Array(4);
+      bytes[0] = v4 >>> 24;
+      bytes[1] = (v4 >>> 16) & 255;
+      bytes[2] = (v4 >>> 8) & 255;
+      bytes[3] = v4 & 255;
+      this.#bytes = bytes;
+    }
+    return this.#bytes;
+  }
 }
 
 /** `ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255` is 45 characters; the rest is room for a zone id. */
@@ -67,14 +100,7 @@ function parse(text: string): IpAddress | string {
   if (text.length > MAX_IP_TEXT_LENGTH) return `longer than ${MAX_IP_TEXT_LENGTH} characters`;
   // Most addresses are canonical IPv4: one pass, and the general scan only for the rest.
   const v4 = canonicalIpv4(text);
-  if (v4 >= 0) {
-    const bytes = new Uint8Array(4);
-    bytes[0] = v4 >>> 24;
-    bytes[1] = (v4 >>> 16) & 255;
-    bytes[2] = (v4 >>> 8) & 255;
-    bytes[3] = v4 & 255;
-    return { family: 4, bytes, text };
-  }
+  if (v4 >= 0) return new Ipv4Address(text, v4 | 0);
   let end = text.length;
   let colons = false;
   for (let i = 0; i < end; i++) {

@@ -62,7 +62,7 @@ export class BanCache {
   /** The live ban on this address itself (subject `ip:…`), if any. */
   address(address: IpAddress, nowMs: number): Ban | undefined {
     if (address.family !== 4) return live(this.exact.get(`ip:${address.text}`), nowMs);
-    return live(this.v4.get(ipv4Key(address.bytes)), nowMs);
+    return live(this.v4.get(address.int32 ?? ipv4Key(address.bytes)), nowMs);
   }
 
   /**
@@ -72,7 +72,7 @@ export class BanCache {
   addressDenial(address: IpAddress, nowMs: number, reason: (ban: Ban) => string): Candidate | undefined {
     if (address.family !== 4) return this.denial(this.exact.get(`ip:${address.text}`), nowMs, reason);
     const table = this.v4;
-    const slot = table.slotOf(ipv4Key(address.bytes));
+    const slot = table.slotOf(address.int32 ?? ipv4Key(address.bytes));
     if (slot < 0) return undefined;
     const facts = table.fieldAt(slot, FIELD_FACTS) as number;
     if (facts < 0) return this.denial(table.valueAt(slot), nowMs, reason);
