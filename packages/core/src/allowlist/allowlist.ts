@@ -88,7 +88,9 @@ export class Allowlist {
     }
     const address: IpAddress | undefined = attrs.ipAddress ?? tryParseIp(attrs.ip);
     if (!address) return undefined;
-    for (const [bits, nets] of this.networks[address.family]) {
+    const byBits = this.networks[address.family];
+    if (byBits.size === 0) return undefined;
+    for (const [bits, nets] of byBits) {
       const hit = live(nets.get(networkPrefix(address, bits)));
       if (hit) return hit;
     }
