@@ -18,7 +18,8 @@ export function normaliseMethod(method: string): string {
  * brackets is not a host:port and only gets lower-cased.
  */
 export function normaliseHost(host: string): string {
-  if (isPlainHost(host)) return host;
+  // A service answers for one host or a few: the last plain one found is compared whole.
+  if (host === lastPlainHost || isPlainHost(host)) return (lastPlainHost = host);
   let h = stripTrailingDots(lowerCase(host));
   const colon = h.lastIndexOf(':');
   if (colon >= 0 && allDigits(h, colon + 1)) {
@@ -136,6 +137,8 @@ function lowerCase(s: string): string {
   }
   return s;
 }
+
+let lastPlainHost = '';
 
 /** Already its own normal form: lower-case letters, digits, `-` and `.`, not ending in a dot (so no port either). */
 function isPlainHost(host: string): boolean {
