@@ -62,7 +62,7 @@ export class BanCache {
   /** The live ban on this address itself (subject `ip:…`), if any. */
   address(address: IpAddress, nowMs: number): Ban | undefined {
     if (address.family !== 4) return live(this.exact.get(`ip:${address.text}`), nowMs);
-    return live(this.v4.get(address.int32 ?? ipv4Key(address.bytes)), nowMs);
+    return live(this.v4.get(addressKey(address)), nowMs);
   }
 
   /**
@@ -72,7 +72,7 @@ export class BanCache {
   addressDenial(address: IpAddress, nowMs: number, reason: (ban: Ban) => string): Candidate | undefined {
     if (address.family !== 4) return this.denial(this.exact.get(`ip:${address.text}`), nowMs, reason);
     const table = this.v4;
-    const slot = table.slotOf(address.int32 ?? ipv4Key(address.bytes));
+    const slot = table.slotOf(addressKey(address));
     if (slot < 0) return undefined;
     const facts = table.fieldAt(slot, FIELD_FACTS) as number;
     if (facts < 0) return this.denial(table.valueAt(slot), nowMs, reason);
@@ -130,6 +130,11 @@ export class BanCache {
 /** The four bytes as one int32: a small integer key, hashed without touching text. */
 function ipv4Key(bytes: Uint8Array): number {
   return (bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!;
+}
+
+/** ipv4Key of an IPv4 address: its int32 when the parse kept one, so its bytes need not be made. */
+function addressKey(address: IpAddress): number {
+  return address.int32 ?? ipv4Key(address.bytes);
 }
 
 /** ipv4Key of an `ip:` subject holding a canonical IPv4 address; undefined for any other subject. */
