@@ -55,6 +55,18 @@ describe('PolicyBook.applicable', () => {
     expect(book.applicable(attrs('/z')).map((p) => p.id)).toEqual(['b']);
   });
 
+  it('returns exactly the matching policies, in order, for every pattern of matches', () => {
+    const book = new PolicyBook();
+    book.apply('a', spec('a', { match: { pathPrefixes: ['/1', '/3', '/5', '/7'] } }));
+    book.apply('b', spec('b', { match: { pathPrefixes: ['/2', '/3', '/6', '/7'] } }));
+    book.apply('c', spec('c', { match: { pathPrefixes: ['/4', '/5', '/6', '/7'] } }));
+    for (let pattern = 0; pattern < 8; pattern++) {
+      const request = attrs(`/${pattern}`);
+      const expected = ['a', 'b', 'c'].filter((_, bit) => (pattern & (1 << bit)) !== 0);
+      expect(book.applicable(request).map((p) => p.id)).toEqual(expected);
+    }
+  });
+
   it('ranks policies of one group by priority, as applicablePolicies does', () => {
     const book = new PolicyBook();
     book.apply('low', spec('low', { group: 'g' }));

@@ -5,6 +5,13 @@ import type { Policy } from '@banstream/schemas';
 
 export type RequestPolicy = CompiledPolicy<RequestAttributes>;
 
+/**
+ * What applicable returns when no policy applies: shared, so read-only by its type. Not
+ * frozen, nor are the lists of one policy: V8 iterates a frozen array with for-of
+ * through an iterator object and a result object per element (88 bytes for an empty one).
+ */
+const NONE: readonly RequestPolicy[] = [];
+
 export type PolicyChange =
   | { kind: 'applied'; id: string; version: number }
   | { kind: 'removed'; id: string }
@@ -20,6 +27,8 @@ export type PolicyChange =
 export class PolicyBook {
   private readonly held = new Map<string, { version: number; policy: RequestPolicy }>();
   private counted: RequestPolicy[] = [];
+  /** Each counted policy in a list of its own, for applicable (shared, like NONE). */
+  private alone: (readonly RequestPolicy[])[] = [];
   /** No two counted policies compete (same group) and none is an override: no ranking needed. */
   private uncontested = true;
 
@@ -41,9 +50,16 @@ export class PolicyBook {
     let i = 0;
     while (i < all.length && all[i]!.matches(attrs)) i++;
     if (i === all.length) return all;
-    const some = all.slice(0, i);
-    for (i++; i < all.length; i++) if (all[i]!.matches(attrs)) some.push(all[i]!);
-    return some;
+    // No array is made while at most one policy applies (the common case): a shared one-policy list.
+    let some = i > 1 ? all.slice(0, i) : undefined;
+    let only = i === 1 ? 0 : -1;
+    for (i++; i < all.length; i++) {
+      if (!all[i]!.matches(attrs)) continue;
+      if (some) some.push(all[i]!);
+      else if (only < 0) only = i;
+      else some = [all[only]!, all[i]!];
+    }
+    return some ?? (only < 0 ? NONE : this.alone[only]!);
   }
 
   get(id: string): RequestPolicy | undefined {
@@ -78,6 +94,7 @@ export class PolicyBook {
       .map((h) => h.policy)
       .filter((p) => p.enabled && this.wanted(p))
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    this.alone = this.counted.map((p) => [p]);
     const groups = new Set(this.counted.map((p) => p.group));
     this.uncontested = groups.size === this.counted.length && this.counted.every((p) => !p.subjects);
   }

@@ -91,6 +91,13 @@ describe('Int32Table', () => {
     for (const key of sharing.slice(1)) expect(table.fieldAt(table.slotOf(key), 0)).toBe(`memo ${key}`);
   });
 
+  it('touch reads the key of the home entry, for any key, present or not', () => {
+    const table = new Int32Table<number>(2);
+    expect(table.touch(12345)).toBe(0);
+    table.set(12345, 1);
+    expect(table.touch(12345)).toBe(12345);
+  });
+
   it('refuses undefined as a value: it marks an empty slot', () => {
     expect(() => new Int32Table<number | undefined>().set(1, undefined)).toThrow(/cannot be undefined/);
   });
