@@ -54,6 +54,21 @@ describe('compileMatch', () => {
     );
   });
 
+  it('matches when a listed path or a prefix does, for any mix of whole paths, globs and prefixes', () => {
+    const segment = fc.constantFrom('a', 'b', '*', 'x.y');
+    const pathOf = (parts: string[]) => `/${parts.join('/')}`;
+    const some = fc.array(fc.array(segment, { maxLength: 3 }), { maxLength: 3 }).map((lists) => lists.map(pathOf));
+    fc.assert(
+      fc.property(some, some, fc.array(fc.constantFrom('a', 'b', 'x.y', 'q'), { maxLength: 4 }), (paths, prefixes, parts) => {
+        fc.pre(paths.length + prefixes.length > 0);
+        const path = pathOf(parts);
+        const spec = { ...(paths.length > 0 ? { paths } : {}), ...(prefixes.length > 0 ? { pathPrefixes: prefixes } : {}) };
+        const expected = paths.some((g) => globToRegExp(g).test(path)) || prefixes.some((p) => path.startsWith(p));
+        expect(compileMatch(spec)(req({ path }))).toBe(expected);
+      }),
+    );
+  });
+
   it('counts only the listed responses, so brute-force rules count failures only', () => {
     const m = compileMatch({ statuses: [401, 403], statusClasses: ['5xx'] });
     expect(m(req({ status: 401 }))).toBe(true);

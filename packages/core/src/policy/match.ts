@@ -50,14 +50,23 @@ export function compileMatch(spec: MatchSpec | undefined): RequestPredicate {
   };
 }
 
-/** Paths without a `*` are compared whole (a set lookup, not a regular expression per request). */
+/**
+ * Paths without a `*` are compared whole (a set lookup, not a regular expression per
+ * request). The common specs, only whole paths or only prefixes, get a predicate that
+ * does nothing else.
+ */
 function pathMatcher(prefixes: readonly string[], paths: readonly string[]): RequestPredicate {
   const exact = new Set(paths.filter((p) => !p.includes('*')));
   const globs = paths.filter((p) => p.includes('*')).map(globToRegExp);
+  const hasPrefix = (path: string) => {
+    for (let i = 0; i < prefixes.length; i++) if (path.startsWith(prefixes[i]!)) return true;
+    return false;
+  };
+  if (globs.length === 0 && prefixes.length === 0) return (r) => exact.has(r.path);
+  if (globs.length === 0 && exact.size === 0) return (r) => hasPrefix(r.path);
   return (r) => {
     const path = r.path;
-    if (exact.has(path)) return true;
-    for (let i = 0; i < prefixes.length; i++) if (path.startsWith(prefixes[i]!)) return true;
+    if (exact.has(path) || hasPrefix(path)) return true;
     for (let i = 0; i < globs.length; i++) if (globs[i]!.test(path)) return true;
     return false;
   };

@@ -256,49 +256,49 @@ function unexpected(s: string, i: number): string {
  * caller holding bytes (the gateway's Avro scan) that would otherwise make a string.
  */
 export function canonicalIpv4At(bytes: Uint8Array, from: number, to: number): number {
-  let i = from;
+  // One pass, one test per character: digits build the octet, a dot closes it.
   let address = 0;
-  for (let octet = 0; octet < 4; octet++) {
-    const first = i;
-    let value = 0;
-    while (i < to && i - first < 3) {
-      const c = bytes[i]!;
-      if (c < ZERO || c > NINE) break;
-      value = value * 10 + (c - ZERO);
-      i++;
-    }
-    if (i === first || value > 255 || (i - first > 1 && bytes[first] === ZERO)) return -1;
-    address = address * 256 + value;
-    if (octet < 3) {
-      if (i === to || bytes[i] !== DOT) return -1;
-      i++;
-    }
+  let octet = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = from; i < to; i++) {
+    const d = bytes[i]! - ZERO;
+    if (d >= 0 && d <= 9) {
+      if (digits === 1 && octet === 0) return -1; // a leading zero
+      octet = octet * 10 + d;
+      if (octet > 255) return -1;
+      digits++;
+    } else if (d === DOT - ZERO && digits !== 0 && dots !== 3) {
+      address = address * 256 + octet;
+      octet = 0;
+      digits = 0;
+      dots++;
+    } else return -1;
   }
-  return i === to ? address : -1;
+  return digits === 0 || dots !== 3 ? -1 : address * 256 + octet;
 }
 
 /** canonicalIpv4At for a string: the value of a canonical dotted quad, or -1. */
 export function canonicalIpv4(text: string): number {
-  const to = text.length;
-  let i = 0;
   let address = 0;
-  for (let octet = 0; octet < 4; octet++) {
-    const first = i;
-    let value = 0;
-    while (i < to && i - first < 3) {
-      const c = text.charCodeAt(i);
-      if (c < ZERO || c > NINE) break;
-      value = value * 10 + (c - ZERO);
-      i++;
-    }
-    if (i === first || value > 255 || (i - first > 1 && text.charCodeAt(first) === ZERO)) return -1;
-    address = address * 256 + value;
-    if (octet < 3) {
-      if (i === to || text.charCodeAt(i) !== DOT) return -1;
-      i++;
-    }
+  let octet = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < text.length; i++) {
+    const d = text.charCodeAt(i) - ZERO;
+    if (d >= 0 && d <= 9) {
+      if (digits === 1 && octet === 0) return -1; // a leading zero
+      octet = octet * 10 + d;
+      if (octet > 255) return -1;
+      digits++;
+    } else if (d === DOT - ZERO && digits !== 0 && dots !== 3) {
+      address = address * 256 + octet;
+      octet = 0;
+      digits = 0;
+      dots++;
+    } else return -1;
   }
-  return i === to ? address : -1;
+  return digits === 0 || dots !== 3 ? -1 : address * 256 + octet;
 }
 
 /** Canonical text of a 32-bit IPv4 value. */
