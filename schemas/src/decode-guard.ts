@@ -53,7 +53,9 @@ function readArray(this: { itemsType: Reader }, tap: Tap): unknown[] {
 function skipArray(this: { itemsType: Reader }, tap: Tap): void {
   for (let n = tap.readLong(); n !== 0 && !overrun(tap); n = tap.readLong()) {
     if (n < 0) {
-      tap.pos += tap.readLong();
+      // Not `tap.pos += tap.readLong()`: that adds the size to the position before the size was read.
+      const size = tap.readLong();
+      tap.pos += size;
       continue;
     }
     while (n-- > 0 && !overrun(tap)) this.itemsType._skip(tap);
@@ -75,7 +77,9 @@ function readMap(this: { valuesType: Reader }, tap: Tap): Record<string, unknown
 function skipMap(this: { valuesType: Reader }, tap: Tap): void {
   for (let n = tap.readLong(); n !== 0 && !overrun(tap); n = tap.readLong()) {
     if (n < 0) {
-      tap.pos += tap.readLong();
+      // Not `tap.pos += tap.readLong()`: that adds the size to the position before the size was read.
+      const size = tap.readLong();
+      tap.pos += size;
       continue;
     }
     while (n-- > 0 && !overrun(tap)) {
