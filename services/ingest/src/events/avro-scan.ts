@@ -1,6 +1,6 @@
 import { canonicalIpv4At, eventPartitionKey, ipv4EventPartitionKey, normaliseHost, tryParseIp } from '@banstream/core';
 import { avroLong, type EncodedEvent } from '@banstream/edge';
-import { SINGLE_OBJECT_HEADER_LENGTH } from '@banstream/schemas';
+import { AvroCursor, OFF_FAST_PATH, sameBytes, SINGLE_OBJECT_HEADER_LENGTH } from '@banstream/schemas';
 import type { GeoLookup, GeoOutcome } from '../geo/enrich.js';
 import { EVENT_RULES, FORBIDDEN_HEADERS } from './event-rules.js';
 
@@ -20,7 +20,7 @@ export interface ScannedBatch {
  */
 export function scanBatch(body: Buffer, fingerprint: bigint, geo: GeoLookup | undefined): ScannedBatch | undefined {
   if (body.length < SINGLE_OBJECT_HEADER_LENGTH || body[0] !== 0xc3 || body[1] !== 0x01 || body.readBigUInt64LE(2) !== fingerprint) return undefined;
-  const c = new Cursor(body, SINGLE_OBJECT_HEADER_LENGTH);
+  const c = new AvroCursor(body, SINGLE_OBJECT_HEADER_LENGTH);
   const out: ScannedBatch = { events: [], geo: { kept: 0, filled: 0, unknown: 0 } };
   try {
     for (let n = c.blockCount(); n > 0; n = c.blockCount()) {
@@ -28,13 +28,10 @@ export function scanBatch(body: Buffer, fingerprint: bigint, geo: GeoLookup | un
     }
     return c.pos === body.length ? out : undefined;
   } catch (error) {
-    if (error === NOT_FAST) return undefined;
+    if (error === OFF_FAST_PATH) return undefined;
     throw error;
   }
 }
-
-/** Thrown inside the scan only, caught above: the event needs the slow path. */
-const NOT_FAST = new Error('not on the fast path');
 
 /** The validator's limits, read from the same rules so both paths refuse the same things. */
 const max = (field: string) => EVENT_RULES[field]?.maxLength ?? Number.MAX_SAFE_INTEGER;
@@ -49,12 +46,12 @@ const isUpper = (b: number) => b >= 0x41 && b <= 0x5a;
 const isLower = (b: number) => b >= 0x61 && b <= 0x7a;
 const isDigit = (b: number) => b >= 0x30 && b <= 0x39;
 
-function scanEvent(c: Cursor, geo: GeoLookup | undefined, counts: Record<GeoOutcome, number>): EncodedEvent {
+function scanEvent(c: AvroCursor, geo: GeoLookup | undefined, counts: Record<GeoOutcome, number>): EncodedEvent {
   const b = c.buf;
   const start = c.pos;
   c.ascii(1, LIMITS.eventId);
   const timestamp = c.long();
-  if (timestamp < 1) throw NOT_FAST;
+  if (timestamp < 1) throw OFF_FAST_PATH;
   // IPv4 in canonical form is read off the bytes, its key and geography found by number;
   // anything else is parsed as text (and must already be canonical).
   const ipFrom = c.ascii(1, LIMITS.ip);
@@ -65,14 +62,14 @@ function scanEvent(c: Cursor, geo: GeoLookup | undefined, counts: Record<GeoOutc
   else {
     ipText = b.toString('latin1', ipFrom, c.pos);
     const ip = tryParseIp(ipText);
-    if (ip === undefined || ip.text !== ipText) throw NOT_FAST;
+    if (ip === undefined || ip.text !== ipText) throw OFF_FAST_PATH;
     key = eventPartitionKey(ip);
   }
   const countryAt = c.pos;
   const hasCountry = c.union();
   if (hasCountry) {
     const s = c.ascii(2, 2);
-    if (!isUpper(b[s]!) || !isUpper(b[s + 1]!)) throw NOT_FAST;
+    if (!isUpper(b[s]!) || !isUpper(b[s + 1]!)) throw OFF_FAST_PATH;
   }
   const regionAt = c.pos;
   const hasRegion = c.union();
@@ -81,28 +78,28 @@ function scanEvent(c: Cursor, geo: GeoLookup | undefined, counts: Record<GeoOutc
   const hasAsn = c.union();
   if (hasAsn) {
     const asn = c.long();
-    if (asn < 0 || asn > 0xffffffff) throw NOT_FAST;
+    if (asn < 0 || asn > 0xffffffff) throw OFF_FAST_PATH;
   }
   const asnEnd = c.pos;
-  for (let i = c.ascii(1, 16); i < c.pos; i++) if (!TOKEN[b[i]!] || isLower(b[i]!)) throw NOT_FAST; // method, upper case
+  for (let i = c.ascii(1, 16); i < c.pos; i++) if (!TOKEN[b[i]!] || isLower(b[i]!)) throw OFF_FAST_PATH; // method, upper case
   const hostFrom = c.ascii(1, LIMITS.host);
   if (!plainLowerCaseHost(b, hostFrom, c.pos)) {
     const host = b.toString('latin1', hostFrom, c.pos);
-    if (normaliseHost(host) !== host) throw NOT_FAST;
+    if (normaliseHost(host) !== host) throw OFF_FAST_PATH;
   }
-  for (let i = c.ascii(1, LIMITS.path); i < c.pos; i++) if (b[i] === 0x3f || b[i] === 0x23) throw NOT_FAST; // no query or fragment
+  for (let i = c.ascii(1, LIMITS.path); i < c.pos; i++) if (b[i] === 0x3f || b[i] === 0x23) throw OFF_FAST_PATH; // no query or fragment
   if (c.union()) c.ascii(0, LIMITS.route);
   const status = c.long();
-  if (status !== 0 && (status < 100 || status > 999)) throw NOT_FAST;
+  if (status !== 0 && (status < 100 || status > 999)) throw OFF_FAST_PATH;
   if (c.union()) c.ascii(0, LIMITS.userId);
   if (c.union()) {
-    for (let i = c.ascii(64, 64); i < c.pos; i++) if (!isDigit(b[i]!) && !(b[i]! >= 0x61 && b[i]! <= 0x66)) throw NOT_FAST; // lower-case hex
+    for (let i = c.ascii(64, 64); i < c.pos; i++) if (!isDigit(b[i]!) && !(b[i]! >= 0x61 && b[i]! <= 0x66)) throw OFF_FAST_PATH; // lower-case hex
   }
   scanHeaders(c);
   c.ascii(1, LIMITS.edgeId);
   if (c.union()) {
     const latency = c.double();
-    if (!Number.isFinite(latency) || latency < 0) throw NOT_FAST;
+    if (!Number.isFinite(latency) || latency < 0) throw OFF_FAST_PATH;
   }
   const end = c.pos;
   if (hasCountry) {
@@ -181,8 +178,8 @@ function copyRange(from: Buffer, start: number, end: number, to: Buffer, at: num
 
 /** `^[A-Z]{2}-[A-Z0-9]{1,3}$`, upper case only (lower case is the slow path's to normalise). */
 function checkRegion(b: Buffer, from: number, to: number): void {
-  if (!isUpper(b[from]!) || !isUpper(b[from + 1]!) || b[from + 2] !== 0x2d) throw NOT_FAST;
-  for (let i = from + 3; i < to; i++) if (!isUpper(b[i]!) && !isDigit(b[i]!)) throw NOT_FAST;
+  if (!isUpper(b[from]!) || !isUpper(b[from + 1]!) || b[from + 2] !== 0x2d) throw OFF_FAST_PATH;
+  for (let i = from + 3; i < to; i++) if (!isUpper(b[i]!) && !isDigit(b[i]!)) throw OFF_FAST_PATH;
 }
 
 /** Lower-case token names, no credentials, no name twice, values within the limit; compared as bytes, no strings made. */
@@ -191,17 +188,17 @@ const NAME_SLOTS = Math.min(LIMITS.headers, 256);
 const nameStarts = new Int32Array(NAME_SLOTS);
 const nameEnds = new Int32Array(NAME_SLOTS);
 
-function scanHeaders(c: Cursor): void {
+function scanHeaders(c: AvroCursor): void {
   const b = c.buf;
   let names = 0;
   for (let n = c.blockCount(); n > 0; n = c.blockCount()) {
-    if (names + n > NAME_SLOTS) throw NOT_FAST; // over the rule's limit, or more than the slots: the slow path says which
+    if (names + n > NAME_SLOTS) throw OFF_FAST_PATH; // over the rule's limit, or more than the slots: the slow path says which
     for (let i = 0; i < n; i++) {
       const from = c.ascii(1, 64);
       const to = c.pos;
-      for (let j = from; j < to; j++) if (!TOKEN[b[j]!] || isUpper(b[j]!)) throw NOT_FAST;
-      for (const name of FORBIDDEN_NAMES) if (sameBytes(b, from, to, name, 0, name.length)) throw NOT_FAST;
-      for (let k = 0; k < names; k++) if (sameBytes(b, from, to, b, nameStarts[k]!, nameEnds[k]!)) throw NOT_FAST;
+      for (let j = from; j < to; j++) if (!TOKEN[b[j]!] || isUpper(b[j]!)) throw OFF_FAST_PATH;
+      for (const name of FORBIDDEN_NAMES) if (sameBytes(b, from, to, name, 0, name.length)) throw OFF_FAST_PATH;
+      for (let k = 0; k < names; k++) if (sameBytes(b, from, to, b, nameStarts[k]!, nameEnds[k]!)) throw OFF_FAST_PATH;
       nameStarts[names] = from;
       nameEnds[names] = to;
       names++;
@@ -211,12 +208,6 @@ function scanHeaders(c: Cursor): void {
 }
 
 const FORBIDDEN_NAMES = [...FORBIDDEN_HEADERS].map((name) => Buffer.from(name, 'latin1'));
-
-function sameBytes(a: Uint8Array, aFrom: number, aTo: number, b: Uint8Array, bFrom: number, bTo: number): boolean {
-  if (aTo - aFrom !== bTo - bFrom) return false;
-  for (let i = 0; i < aTo - aFrom; i++) if (a[aFrom + i] !== b[bFrom + i]) return false;
-  return true;
-}
 
 /** Few distinct countries and regions: each is encoded once. */
 const encodedText = new Map<string, Buffer>();
@@ -237,59 +228,3 @@ function unionLong(n: number): Buffer {
 
 /** Branch 1 of a `["null", T]` union, as a zigzag long. */
 const UNION_SECOND = Uint8Array.of(2);
-
-/** Reads Avro binary primitives; any surprise throws NOT_FAST. */
-class Cursor {
-  constructor(readonly buf: Buffer, public pos: number) {}
-
-  long(): number {
-    const buf = this.buf;
-    let b = buf[this.pos++];
-    if (b === undefined) throw NOT_FAST;
-    if (b < 0x80) return (b >>> 1) ^ -(b & 1);
-    let n = b & 0x7f;
-    let scale = 0x80;
-    do {
-      b = buf[this.pos++];
-      if (b === undefined || scale > 2 ** 49) throw NOT_FAST; // beyond exact doubles: the slow path decides
-      n += (b & 0x7f) * scale;
-      scale *= 0x80;
-    } while (b >= 0x80);
-    // Exact up to 2^53: larger values (beyond ±2^52, no real time or ASN) take the slow path.
-    if (n > 2 ** 53) throw NOT_FAST;
-    return n % 2 === 0 ? n / 2 : -(n + 1) / 2;
-  }
-
-  /** An array or map block's item count (a negative count is followed by the block's size). */
-  blockCount(): number {
-    const n = this.long();
-    if (n >= 0) return n;
-    this.long();
-    return -n;
-  }
-
-  /** `["null", T]`: whether T follows. */
-  union(): boolean {
-    const branch = this.long();
-    if (branch !== 0 && branch !== 1) throw NOT_FAST;
-    return branch === 1;
-  }
-
-  /** An ASCII string of min to max bytes; returns where its bytes start (they end at pos). */
-  ascii(min: number, max: number): number {
-    const length = this.long();
-    const from = this.pos;
-    const to = from + length;
-    if (length < min || length > max || to > this.buf.length) throw NOT_FAST;
-    for (let i = from; i < to; i++) if (this.buf[i]! >= 0x80) throw NOT_FAST;
-    this.pos = to;
-    return from;
-  }
-
-  double(): number {
-    if (this.pos + 8 > this.buf.length) throw NOT_FAST;
-    const value = this.buf.readDoubleLE(this.pos);
-    this.pos += 8;
-    return value;
-  }
-}
