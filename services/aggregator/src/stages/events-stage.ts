@@ -3,6 +3,7 @@ import type { RequestAttributes } from '@banstream/core';
 import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
 import { observe } from '../engine/decider.js';
 import { countedEventsDecoder, readsHeaders, type CountedEvent } from '../engine/counted-event.js';
+import { countedEventsReader, type CountedEventsReader } from '../engine/counted-event-reader.js';
 import { checkEvent } from '../engine/event-check.js';
 import { GEO_POLICY_ID } from '../engine/geo-counts.js';
 import { PartitionState } from '../engine/partition-state.js';
@@ -14,7 +15,15 @@ import { bansWaiting, commitLive, deadLetter, reasonOf, type StageContext } from
 
 const PARTITIONS_AT_ONCE = 4;
 
-type EventsDecoder = ReturnType<typeof countedEventsDecoder>;
+/** A hand-written reader for the usual writer schema, and avsc for the rest (and for the errors). */
+interface EventsDecoder {
+  read: CountedEventsReader;
+  decode: ReturnType<typeof countedEventsDecoder>['decode'];
+}
+
+function eventsDecoder(ctx: StageContext, headers: boolean): EventsDecoder {
+  return { read: countedEventsReader(ctx.catalog, { headers }), decode: countedEventsDecoder(ctx.catalog, { headers }).decode };
+}
 
 export interface EventsPartition {
   counts: PartitionState;
@@ -37,7 +46,7 @@ export class EventsStage {
 
   constructor(private readonly ctx: StageContext) {
     const { config } = ctx;
-    this.decoders = { withHeaders: countedEventsDecoder(ctx.catalog, { headers: true }), withoutHeaders: countedEventsDecoder(ctx.catalog, { headers: false }) };
+    this.decoders = { withHeaders: eventsDecoder(ctx, true), withoutHeaders: eventsDecoder(ctx, false) };
     this.consumer = ctx.kafka.consumer({
       groupId: config.AGGREGATOR_GROUP_ID,
       sessionTimeout: config.AGGREGATOR_SESSION_TIMEOUT_MS,
@@ -127,7 +136,8 @@ export class EventsStage {
     let events: CountedEvent[];
     try {
       if (m.value === null) throw new Error('empty value: expected a RequestEventBatch');
-      events = this.decoder().decode(m.value).events;
+      const decoder = this.decoder();
+      events = decoder.read(m.value) ?? decoder.decode(m.value).events;
     } catch (error) {
       dead.push(deadLetter(ctx.topics.events, p, m.offset, m.key, m.value, reasonOf(error), now));
       return 0;

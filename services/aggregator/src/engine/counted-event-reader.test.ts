@@ -1,0 +1,100 @@
+import avro from 'avsc';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { loadSchemaCatalog, SCHEMA_NAMES, SINGLE_OBJECT_HEADER_LENGTH, type RequestEvent } from '@banstream/schemas';
+import { countedEventsDecoder, type CountedEvent } from './counted-event.js';
+import { countedEventsReader, fieldList } from './counted-event-reader.js';
+
+const catalog = loadSchemaCatalog();
+const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
+const slow = { true: countedEventsDecoder(catalog, { headers: true }), false: countedEventsDecoder(catalog, { headers: false }) };
+
+/** avsc's answer: the events, or that it refuses the record. */
+function avscRead(record: Buffer, headers: boolean): CountedEvent[] | 'refused' {
+  try {
+    return slow[`${headers}`].decode(record).events.map((e) => ({ ...e }));
+  } catch {
+    return 'refused';
+  }
+}
+
+// Small pools, so that consecutive events repeat a field's bytes (or nearly: same length, one byte apart).
+const text = fc.oneof(fc.constantFrom('', 'GET', 'GEt', 'FR', 'FR-IDF', 'FR-IDG', 'é', '😀', '/login', '/logim', 'shop.example'), fc.string({ maxLength: 12 }), fc.string({ unit: 'binary', maxLength: 6 }));
+const optional = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: null });
+const event: fc.Arbitrary<RequestEvent> = fc.record({
+  eventId: text, timestamp: fc.oneof(fc.constantFrom(0, 1, -1, 2 ** 52, -(2 ** 52), 1_764_000_000_000), fc.integer()), ip: text,
+  country: optional(text), region: optional(text), asn: optional(fc.oneof(fc.constantFrom(0, 4_294_967_295, 2 ** 52), fc.integer())),
+  method: text, host: text, path: text, route: optional(text), status: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+  userId: optional(text), apiKeyHash: optional(text), headers: fc.dictionary(text, text, { maxKeys: 4 }), edgeId: text,
+  latencyMs: optional(fc.double()),
+});
+const records = fc.array(fc.array(event, { maxLength: 6 }), { minLength: 1, maxLength: 3 }).map((batches) => batches.map((events) => codec.encode({ events })));
+
+describe('countedEventsReader', () => {
+  it('is written for the shipped writer schema (a new version must update it)', () => {
+    expect(fieldList(catalog.latest(SCHEMA_NAMES.requestEventBatch))).toBe(
+      'eventId:string timestamp:long ip:string country:?string region:?string asn:?long method:string host:string ' +
+        'path:string route:?string status:int userId:?string apiKeyHash:?string headers:map<string> edgeId:string latencyMs:?double',
+    );
+  });
+
+  it('reads what avsc reads, record after record, with or without the headers', () => {
+    for (const headers of [true, false]) {
+      const read = countedEventsReader(catalog, { headers });
+      fc.assert(
+        fc.property(records, (batch) => {
+          for (const record of batch) expect(read(record)).toEqual(avscRead(record, headers));
+        }),
+        { numRuns: 300 },
+      );
+    }
+  });
+
+  it('never answers what avsc refuses or reads otherwise: cut, altered or extended records', () => {
+    const read = countedEventsReader(catalog, { headers: true });
+    const damaged = fc.tuple(records, fc.nat(), fc.nat(255), fc.constantFrom('cut', 'flip', 'extend')).map(([batch, at, byte, how]) => {
+      const record = batch[0]!;
+      const i = SINGLE_OBJECT_HEADER_LENGTH + (at % Math.max(1, record.length - SINGLE_OBJECT_HEADER_LENGTH));
+      if (how === 'cut') return record.subarray(0, i);
+      if (how === 'extend') return Buffer.concat([record, Buffer.of(byte)]);
+      const copy = Buffer.from(record);
+      copy[i] = byte;
+      return copy;
+    });
+    let fallbacks = 0;
+    fc.assert(
+      fc.property(damaged, (record) => {
+        const ours = read(record);
+        if (ours === undefined) fallbacks++;
+        else expect(ours).toEqual(avscRead(record, true));
+      }),
+      { numRuns: 500 },
+    );
+    expect(fallbacks).toBeGreaterThan(0);
+  });
+
+  it('reads blocks written with a negative count and a byte size, as avsc does', () => {
+    const fields = (catalog.latest(SCHEMA_NAMES.requestEvent).schema as { fields: { name: keyof RequestEvent; type: avro.Schema }[] }).fields;
+    const e: RequestEvent = {
+      eventId: 'e1', timestamp: 1_764_000_000_000, ip: '203.0.113.7', country: 'FR', region: null, asn: 64500, method: 'GET', host: 'a.example',
+      path: '/', route: null, status: 200, userId: 'u1', apiKeyHash: null, headers: { a: '1', b: '2' }, edgeId: 'edge-1', latencyMs: 2.5,
+    };
+    const long = (n: number) => avro.Type.forSchema('long').toBuffer(n);
+    const sized = (count: number, body: Buffer) => Buffer.concat([long(-count), long(body.length), body, long(0)]);
+    const headers = sized(2, Buffer.concat([avro.Type.forSchema('string').toBuffer('a'), avro.Type.forSchema('string').toBuffer('1'), avro.Type.forSchema('string').toBuffer('b'), avro.Type.forSchema('string').toBuffer('2')]));
+    const body = Buffer.concat(fields.map((f) => (f.name === 'headers' ? headers : avro.Type.forSchema(f.type).toBuffer(e[f.name]))));
+    const header = codec.encode({ events: [] }).subarray(0, SINGLE_OBJECT_HEADER_LENGTH);
+    const record = Buffer.concat([header, sized(2, Buffer.concat([body, body]))]);
+    for (const withHeaders of [true, false]) {
+      const ours = countedEventsReader(catalog, { headers: withHeaders })(record);
+      expect(ours).toHaveLength(2);
+      expect(ours).toEqual(avscRead(record, withHeaders));
+    }
+  });
+
+  it('leaves records of another writer schema to avsc', () => {
+    const record = Buffer.from(codec.encode({ events: [] }));
+    record[5] ^= 1;
+    expect(countedEventsReader(catalog, { headers: false })(record)).toBeUndefined();
+  });
+});
