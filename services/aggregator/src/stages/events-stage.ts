@@ -40,6 +40,8 @@ export class EventsStage {
   readonly consumer: Consumer;
   readonly assigned: AssignedPartitions<EventsPartition>;
   private readonly routes = new WeakMap<RequestPolicy, Route>();
+  private readonly country = new ScopedText('country');
+  private readonly region = new ScopedText('region');
   private readonly decoders;
   /** The decoder for the policies in force (the book's array changes identity when they change). */
   private decoding: { policies: readonly RequestPolicy[]; decoder: EventsDecoder } | undefined;
@@ -179,8 +181,8 @@ export class EventsStage {
     if (!live) return;
     // Geography at one-second resolution: plenty for a 1-minute rate, and far fewer entries.
     const second = t - (t % 1000);
-    if (attrs.country) owner.repartition.add(GEO_POLICY_ID, `country:${attrs.country}`, second, 1);
-    if (attrs.region) owner.repartition.add(GEO_POLICY_ID, `region:${attrs.region}`, second, 1);
+    if (attrs.country) owner.repartition.add(GEO_POLICY_ID, this.country.of(attrs.country), second, 1);
+    if (attrs.region) owner.repartition.add(GEO_POLICY_ID, this.region.of(attrs.region), second, 1);
   }
 
   private decoder(): EventsDecoder {
@@ -209,5 +211,25 @@ export class EventsStage {
     } catch {
       return record;
     }
+  }
+}
+
+/**
+ * `scope:value` for the last value seen, made again only when the value changes: the
+ * events of one record mostly share a country and a region, and handing out the same
+ * string also spares the repartition's map its hashing.
+ */
+class ScopedText {
+  private value: string | undefined;
+  private text = '';
+
+  constructor(private readonly scope: string) {}
+
+  of(value: string): string {
+    if (value !== this.value) {
+      this.value = value;
+      this.text = `${this.scope}:${value}`;
+    }
+    return this.text;
   }
 }
