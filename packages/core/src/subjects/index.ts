@@ -21,7 +21,7 @@ export {
 export {
   type RequestAttributes, type RequestEventInput, type RequestInput, attributesFromEvent, attributesFromRequest,
 } from './attributes.js';
-export { type SubjectFn, SUBJECT_SEPARATOR, compileKey, subjectFor } from './subject.js';
+export { type KeyParts, type SubjectFn, SUBJECT_SEPARATOR, compileKey, keyParts, subjectFor } from './subject.js';
 export {
   type SubjectPart, MAX_SUBJECT_TEXT_LENGTH, parseSubject, formatSubject, normaliseSubject, subjectScope,
 } from './subject-text.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { attributesFromEvent, attributesFromRequest, type RequestEventInput, type RequestInput } from './attributes.js';
 import { formatIp } from './ip.js';
 import { normaliseHeaders } from './normalise.js';
-import { compileKey, subjectFor } from './subject.js';
+import { compileKey, keyParts, subjectFor } from './subject.js';
 import { formatSubject, parseSubject, subjectScope } from './subject-text.js';
 import { hashApiKey, hashValue, isHashedValue } from './values.js';
 
@@ -46,6 +46,15 @@ describe('subjectFor: one dimension', () => {
     ['asn', 'asn:64500'],
   ])('%s → %s', (dimension, subject) => {
     expect(subjectFor([dimension], attrs)).toBe(subject);
+    const parts = keyParts([dimension])!;
+    expect(parts.scope + parts.valueOf(attrs)!).toBe(subject);
+  });
+
+  it('keyParts: none for a composite key; no value where the subject has none', () => {
+    expect(keyParts(['ip', 'user'])).toBeUndefined();
+    const anonymous = attributesFromRequest({ ...request, userId: undefined });
+    expect(subjectFor(['user'], anonymous)).toBeUndefined();
+    expect(keyParts(['user'])!.valueOf(anonymous)).toBeUndefined();
   });
 
   it('IPv6 prefixes: /64 by default, per-family bits otherwise', () => {

@@ -32,6 +32,37 @@ function fmix32(h: number): number {
   return h >>> 0;
 }
 
+/** Mixes one 32-bit block (two code units) into the first hash. */
+function mixA(a: number, block: number): number {
+  let k = Math.imul(block, C1);
+  k = Math.imul((k << 15) | (k >>> 17), C2);
+  a ^= k;
+  a = (a << 13) | (a >>> 19);
+  return (Math.imul(a, 5) + 0xe6546b64) | 0;
+}
+
+/** Mixes one 32-bit block into the second hash. */
+function mixB(b: number, block: number): number {
+  let m = Math.imul(block, D1);
+  m = Math.imul((m << 16) | (m >>> 16), D2);
+  b ^= m;
+  b = (b << 17) | (b >>> 15);
+  return (Math.imul(b, 5) + 0x0bcaa747) | 0;
+}
+
+/** The odd last code unit, the length, and the final mix, into out[0] and out[1]. */
+function finish(a: number, b: number, tail: number, len: number, out: Uint32Array): void {
+  if (tail >= 0) {
+    let k = Math.imul(tail, C1);
+    a ^= Math.imul((k << 15) | (k >>> 17), C2);
+    k = Math.imul(tail, D1);
+    b ^= Math.imul((k << 16) | (k >>> 16), D2);
+  }
+  // Length in bytes, as MurmurHash3 does, so "a" and "a\0" differ.
+  out[0] = fmix32(a ^ (len << 1));
+  out[1] = fmix32(b ^ (len << 1));
+}
+
 /**
  * Writes the fingerprint of `key` into out[0] (h1) and out[1] (h2). Two code units form
  * one 32-bit block; an odd last unit is the tail. Hot path: no allocation, no closures.
@@ -43,27 +74,58 @@ export function keyFingerprintInto(key: string, seedA: number, seedB: number, ou
   const even = len & ~1;
   for (let i = 0; i < even; i += 2) {
     const block = key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16);
-    let k = Math.imul(block, C1);
-    k = Math.imul((k << 15) | (k >>> 17), C2);
-    a ^= k;
-    a = (a << 13) | (a >>> 19);
-    a = (Math.imul(a, 5) + 0xe6546b64) | 0;
-    let m = Math.imul(block, D1);
-    m = Math.imul((m << 16) | (m >>> 16), D2);
-    b ^= m;
-    b = (b << 17) | (b >>> 15);
-    b = (Math.imul(b, 5) + 0x0bcaa747) | 0;
+    a = mixA(a, block);
+    b = mixB(b, block);
   }
-  if (even !== len) {
-    const tail = key.charCodeAt(even);
-    let k = Math.imul(tail, C1);
-    a ^= Math.imul((k << 15) | (k >>> 17), C2);
-    k = Math.imul(tail, D1);
-    b ^= Math.imul((k << 16) | (k >>> 16), D2);
+  finish(a, b, even !== len ? key.charCodeAt(even) : -1, len, out);
+}
+
+/** Both hashes after the whole blocks of a prefix, and its odd last unit (-1 if none). */
+export interface PrefixHash {
+  readonly a: number;
+  readonly b: number;
+  readonly carry: number;
+  readonly length: number;
+}
+
+/** The state after hashing `prefix`, to continue with any number of rests (continuedFingerprintInto). */
+export function prefixHash(prefix: string, seedA: number, seedB: number): PrefixHash {
+  let a = seedA | 0;
+  let b = seedB | 0;
+  const even = prefix.length & ~1;
+  for (let i = 0; i < even; i += 2) {
+    const block = prefix.charCodeAt(i) | (prefix.charCodeAt(i + 1) << 16);
+    a = mixA(a, block);
+    b = mixB(b, block);
   }
-  // Length in bytes, as MurmurHash3 does, so "a" and "a\0" differ.
-  out[0] = fmix32(a ^ (len << 1));
-  out[1] = fmix32(b ^ (len << 1));
+  return { a, b, carry: even !== prefix.length ? prefix.charCodeAt(even) : -1, length: prefix.length };
+}
+
+/**
+ * keyFingerprintInto(prefix + rest) from the prefix's state, without making that
+ * string: V8 makes a concatenation a rope and copies it flat on the first character
+ * read, which cost more than hashing it. Keys sharing a prefix (a policy's id and
+ * subject scope) hash only their rest.
+ */
+export function continuedFingerprintInto(state: PrefixHash, rest: string, out: Uint32Array): void {
+  let a = state.a;
+  let b = state.b;
+  let i = 0;
+  let pending = state.carry;
+  if (pending >= 0 && rest.length > 0) {
+    const block = pending | (rest.charCodeAt(0) << 16);
+    a = mixA(a, block);
+    b = mixB(b, block);
+    pending = -1;
+    i = 1;
+  }
+  const end = i + ((rest.length - i) & ~1);
+  for (; i < end; i += 2) {
+    const block = rest.charCodeAt(i) | (rest.charCodeAt(i + 1) << 16);
+    a = mixA(a, block);
+    b = mixB(b, block);
+  }
+  finish(a, b, pending >= 0 ? pending : i < rest.length ? rest.charCodeAt(i) : -1, state.length + rest.length, out);
 }
 
 /** Convenience for tests and cold paths: allocates the result pair. */

@@ -85,5 +85,5 @@
  */
 export { WindowStore, ADD_OK, ADD_LATE, ADD_CLAMPED, type AddResult } from './store.js';
 export { windowLayout, type WindowConfig, type WindowLayout } from './config.js';
-export { keyFingerprint, keyFingerprintInto, fingerprintSeeds } from './hash.js';
+export { continuedFingerprintInto, keyFingerprint, keyFingerprintInto, fingerprintSeeds, prefixHash, type PrefixHash } from './hash.js';
 export { ExactSlidingLog, type ExactSlidingLogOptions } from './exact-log.js';

@@ -236,3 +236,18 @@ describe('batches', () => {
     expect(isBanstreamError(err, 'WINDOW_INVALID_ARGUMENT')).toBe(true);
   });
 });
+
+describe('fingerprintJoinedInto', () => {
+  it('fingerprints prefix + rest as fingerprintInto does the whole key, under the store seed, past its prefix cache', () => {
+    const s = new WindowStore({ windowMs: 60_000, buckets: 4, graceMs: 0, seed: 12345 });
+    const joined = new Uint32Array(2);
+    const whole = new Uint32Array(2);
+    for (let i = 0; i < 2500; i++) {
+      const prefix = `policy-${i % 1500}|ip:`;
+      const rest = `203.0.113.${i % 256}`;
+      s.fingerprintJoinedInto(prefix, rest, joined);
+      s.fingerprintInto(prefix + rest, whole);
+      expect([...joined]).toEqual([...whole]);
+    }
+  });
+});

@@ -4,7 +4,7 @@
  */
 import { BanstreamError } from '../errors.js';
 import { EPOCH_LIMIT, EPOCH_MASK, NARROW_MAX, W_EPOCH, windowLayout, type WindowLayout, type WindowConfig } from './config.js';
-import { keyFingerprintInto, fingerprintSeeds } from './hash.js';
+import { continuedFingerprintInto, keyFingerprintInto, fingerprintSeeds, prefixHash, type PrefixHash } from './hash.js';
 import { removeSlot, rebased, sweepIdle, type SweepCursor } from './maintenance.js';
 import { advance, hotEvent, promote, recordSpan, windowSum } from './slot.js';
 import { decodeSnapshot, encodeSnapshot } from './snapshot.js';
@@ -22,6 +22,9 @@ export type AddResult = typeof ADD_OK | typeof ADD_LATE | typeof ADD_CLAMPED;
 /** Events whose slots addBatchHashed reads ahead together. */
 const PREFETCH_GROUP = 16;
 
+/** Key prefixes whose hash state a store keeps at most. */
+const MAX_PREFIXES = 1024;
+
 export class WindowStore {
   readonly layout: WindowLayout;
   /** Absolute bucket number of relative epoch 0; NaN until the first add. */
@@ -32,6 +35,8 @@ export class WindowStore {
   private readonly seedA: number;
   private readonly seedB: number;
   private readonly scratch = new Uint32Array(2);
+  /** Hash states of the key prefixes seen (fingerprintJoinedInto): one per policy and scope. */
+  private readonly prefixes = new Map<string, PrefixHash>();
   // WindowLayout numbers as plain fields: one load each on the hot path.
   private readonly g: number;
   private readonly r: number;
@@ -91,6 +96,21 @@ export class WindowStore {
   /** Writes the fingerprint of `key` under this store's seed into out[0], out[1]. */
   fingerprintInto(key: string, out: Uint32Array): void {
     keyFingerprintInto(key, this.seedA, this.seedB, out);
+  }
+
+  /**
+   * Writes the fingerprint of `prefix + rest` without making that string; the prefix's
+   * hash state is kept, so only the rest is hashed.
+   */
+  fingerprintJoinedInto(prefix: string, rest: string, out: Uint32Array): void {
+    let state = this.prefixes.get(prefix);
+    if (state === undefined) {
+      // Prefixes come from policies; a store living through many policy changes starts over.
+      if (this.prefixes.size >= MAX_PREFIXES) this.prefixes.clear();
+      state = prefixHash(prefix, this.seedA, this.seedB);
+      this.prefixes.set(prefix, state);
+    }
+    continuedFingerprintInto(state, rest, out);
   }
 
   /** Convenience over addHashed: fingerprints `key` without allocating. */
