@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Allowlist, compilePolicy } from '@banstream/core';
 import { BanLedger } from './ban-ledger.js';
-import { observe, publishCounts, type DeciderContext } from './decider.js';
+import { observe, observeKeyed, publishCounts, type DeciderContext } from './decider.js';
 import { GeoCounts } from './geo-counts.js';
 import { Outbox } from './outbox.js';
 import { PartitionState } from './partition-state.js';
@@ -35,6 +35,16 @@ describe('observe', () => {
     send(env, 'ip:192.0.2.1', 10, T0 + 700_000);
     expect(env.out.bans).toHaveLength(2);
     expect(env.out.bans[1]!.value).toMatchObject({ escalationLevel: 1, expiresAt: T0 + 700_005 + 1_200_000 });
+  });
+
+  it('counts a subject given as key prefix and value (observeKeyed) together with the same subject whole', () => {
+    const env = setup();
+    send(env, 'ip:192.0.2.1', 3, T0);
+    for (let i = 0; i < 3; i++) observeKeyed(env.ctx, env.state, banPolicy, 'flood|ip:', '192.0.2.1', T0 + 10 + i, 1, env.state.advance(T0 + 10 + i), env.out);
+    expect(env.out.bans).toHaveLength(1);
+    expect(env.out.bans[0]!.value).toMatchObject({ subject: 'ip:192.0.2.1', evidenceCount: 6, startedAt: T0 + 12 });
+    publishCounts(env.state, 'ip', T0, T0 + 12, env.out);
+    expect(env.out.counts.map((c) => [c.key, c.value?.subject, c.value?.count])).toEqual([['flood|ip:192.0.2.1', 'ip:192.0.2.1', 6]]);
   });
 
   it('publishes nothing for an allowlisted subject, nor a ban already over by the clock', () => {

@@ -26,17 +26,43 @@ export function observe(
   ctx: DeciderContext, state: PartitionState, policy: RequestPolicy, subject: string,
   timeMs: number, count: number, watermark: number, out: Outbox,
 ): Observation {
-  const key = `${policy.id}|${subject}`;
+  return observeKeyed(ctx, state, policy, countingPrefix(policy), subject, timeMs, count, watermark, out);
+}
+
+const prefixes = new WeakMap<RequestPolicy, string>();
+
+/** `policyId|`, the start of every counting key of `policy`, made once per policy. */
+export function countingPrefix(policy: RequestPolicy): string {
+  let prefix = prefixes.get(policy);
+  if (prefix === undefined) prefixes.set(policy, (prefix = `${policy.id}|`));
+  return prefix;
+}
+
+/**
+ * observe() for the subject whose counting key (`policyId|subject`) is `keyPrefix +
+ * rest`, where keyPrefix starts with countingPrefix(policy): a one-dimension key's
+ * scope can go in the prefix (`p|ip:` + the address), so that per event neither the
+ * subject nor the key is made unless the subject is hot or banned.
+ */
+export function observeKeyed(
+  ctx: DeciderContext, state: PartitionState, policy: RequestPolicy, keyPrefix: string, rest: string,
+  timeMs: number, count: number, watermark: number, out: Outbox,
+): Observation {
   const interval = policy.threshold.intervalMs;
-  const counted = state.counter.add(key, interval, timeMs, count, watermark, policy.threshold.count);
+  const counted = state.counter.addJoined(keyPrefix, rest, interval, timeMs, count, watermark, policy.threshold.count);
   if (counted.late) return 'late';
   const at = Math.max(timeMs, watermark);
-  state.hot.update(key, policy.id, subject, interval, policy.threshold.count, counted.count, at);
+  let key: string | undefined;
+  if (state.hot.isHot(counted.count, policy.threshold.count)) {
+    key = keyPrefix + rest;
+    state.hot.update(key, policy.id, subjectOfKey(key, policy), interval, policy.threshold.count, counted.count, at);
+  }
   if (policy.action.type !== 'ban') return 'counted';
   const banInterval = policy.action.banThreshold.intervalMs;
   const banLimit = policy.action.banThreshold.count;
-  const banCount = banInterval === interval && banLimit === policy.threshold.count ? counted.count : state.counter.add(key, banInterval, timeMs, count, watermark, banLimit).count;
+  const banCount = banInterval === interval && banLimit === policy.threshold.count ? counted.count : state.counter.addJoined(keyPrefix, rest, banInterval, timeMs, count, watermark, banLimit).count;
   if (banCount <= policy.action.banThreshold.count) return 'counted';
+  const subject = subjectOfKey(key ?? keyPrefix + rest, policy);
   const held = ctx.ledger.get(subject);
   const decision = evaluateBan({
     policy, subject, count: banCount, atMs: at,
@@ -47,6 +73,10 @@ export function observe(
   const ban = toBanRecord(decision);
   if (ctx.ledger.admit(ban)) out.bans.push({ key: subject, value: ban });
   return 'counted';
+}
+
+function subjectOfKey(key: string, policy: RequestPolicy): string {
+  return key.slice(policy.id.length + 1);
 }
 
 function withHistory<T>(history: T | undefined): { history?: T } {

@@ -5,6 +5,7 @@ import type { PartitionState } from './partition-state.js';
 
 /** Policy id of the built-in geographic counts (repartition entries and counts records). */
 export const GEO_POLICY_ID = 'geo';
+const GEO_KEY_PREFIX = `${GEO_POLICY_ID}|`;
 const HOUR_MS = 3_600_000;
 
 interface HourCount {
@@ -30,9 +31,9 @@ export class GeoCounts {
 
   /** Counts at the entry's own time: lateness was judged where the events were read. */
   add(state: PartitionState, subject: string, timeMs: number, count: number): boolean {
-    const key = `${GEO_POLICY_ID}|${subject}`;
-    const counted = state.counter.add(key, this.windowMs, timeMs, count, timeMs);
+    const counted = state.counter.addJoined(GEO_KEY_PREFIX, subject, this.windowMs, timeMs, count, timeMs);
     if (counted.late) return false;
+    const key = GEO_KEY_PREFIX + subject;
     this.windows.update(key, GEO_POLICY_ID, subject, this.windowMs, 0, counted.count, timeMs);
     const hourStart = Math.floor(timeMs / HOUR_MS) * HOUR_MS;
     const hourSubject = `${subject}#h${String(new Date(hourStart).getUTCHours()).padStart(2, '0')}`;

@@ -33,10 +33,17 @@ export class HotSubjects {
     return this.entries.values();
   }
 
+  /**
+   * Whether a count makes its subject hot. Most subjects are far from any threshold: no
+   * lookup, and no key text, for them. A hot subject falling under the share is
+   * refreshed by cool() instead.
+   */
+  isHot(count: number, threshold: number): boolean {
+    return count !== 0 && count >= this.share * threshold;
+  }
+
   update(key: string, policyId: string, subject: string, windowMs: number, threshold: number, count: number, atMs: number): void {
-    // Most subjects are far from any threshold: no lookup for them. A hot subject
-    // falling under the share is refreshed by cool() instead.
-    if (count === 0 || count < this.share * threshold) return;
+    if (!this.isHot(count, threshold)) return;
     const entry = this.entries.get(key);
     if (entry) {
       entry.count = count;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compilePolicy } from '@banstream/core';
-import { eventKeyOfSubject, isPartitionLocal, partitionFor } from './routing.js';
+import { attributesFromRequest, compilePolicy } from '@banstream/core';
+import { eventKeyOfSubject, isPartitionLocal, partitionFor, routeOf } from './routing.js';
 
 const policy = (key: string[]) => compilePolicy({ id: 'p', key, threshold: { count: 1, interval: '1m' }, action: { type: 'throttle' } });
 
@@ -14,6 +14,21 @@ describe('routing', () => {
     expect(isPartitionLocal(policy(['prefix/24,32']))).toBe(false);
     expect(isPartitionLocal(policy(['user']))).toBe(false);
     expect(isPartitionLocal(policy(['country']))).toBe(false);
+  });
+
+  it('splits a subject into scope and value, and its counting key into prefix and value', () => {
+    const attrs = attributesFromRequest({ ip: '203.0.113.7', method: 'GET', host: 'a.example', path: '/', userId: '42', country: 'FR', timestamp: 0 });
+    for (const key of [['ip'], ['user'], ['country'], ['prefix/16'], ['user', 'ip']]) {
+      const p = policy(key);
+      const route = routeOf(p);
+      const value = route.valueOf(attrs)!;
+      expect(route.scope + value, key.join()).toBe(p.subjectOf(attrs));
+      expect(route.keyPrefix + value, key.join()).toBe(`p|${p.subjectOf(attrs)}`);
+    }
+    expect(routeOf(policy(['ip'])).scope).toBe('ip:');
+    expect(routeOf(policy(['user', 'ip'])).scope).toBe('');
+    const anonymous = attributesFromRequest({ ip: '203.0.113.7', method: 'GET', host: 'a.example', path: '/', timestamp: 0 });
+    expect(routeOf(policy(['user'])).valueOf(anonymous)).toBeUndefined();
   });
 
   it('finds the events key of a local subject', () => {

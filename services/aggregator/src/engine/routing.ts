@@ -1,5 +1,6 @@
-import { EVENT_KEY_PREFIX_BITS, eventPartitionKey, parseCidr, parseKey, parseSubject, type KeyDimension } from '@banstream/core';
+import { EVENT_KEY_PREFIX_BITS, eventPartitionKey, keyParts, parseCidr, parseKey, parseSubject, type KeyDimension, type RequestAttributes } from '@banstream/core';
 import { keyPartition, policyIntervals, type RequestPolicy } from '@banstream/platform';
+import { countingPrefix } from './decider.js';
 
 /**
  * Where a subject is counted. Events are partitioned by the client's /24 (IPv4) or
@@ -23,6 +24,14 @@ export interface Route {
   local: boolean;
   /** Repartitioned events are counted at this time resolution (ms). */
   resolutionMs: number;
+  /**
+   * A request's subject is `scope + valueOf(request)`, and its counting key
+   * `keyPrefix + valueOf(request)`: a one-dimension key's scope (`ip:`) is kept apart
+   * so that neither string is made per event (decider.observeKeyed).
+   */
+  scope: string;
+  keyPrefix: string;
+  valueOf: (attrs: RequestAttributes) => string | undefined;
 }
 
 /**
@@ -32,7 +41,11 @@ export interface Route {
  */
 export function routeOf(policy: RequestPolicy): Route {
   const shortest = Math.min(...policyIntervals(policy));
-  return { local: isPartitionLocal(policy), resolutionMs: Math.min(1000, Math.max(1, Math.floor(shortest / 1000))) };
+  const parts = keyParts(policy.spec.key) ?? { scope: '', valueOf: policy.subjectOf };
+  return {
+    local: isPartitionLocal(policy), resolutionMs: Math.min(1000, Math.max(1, Math.floor(shortest / 1000))),
+    scope: parts.scope, keyPrefix: `${countingPrefix(policy)}${parts.scope}`, valueOf: parts.valueOf,
+  };
 }
 
 /** The partition Kafka's default partitioner (murmur2, as the Java client and kafkajs) picks for `key`. */

@@ -47,8 +47,13 @@ export class WindowCounter {
 
   /** Counts, then estimates; `limit` is the threshold the count is judged against, if any. */
   add(key: string, windowMs: number, timeMs: number, count: number, watermarkMs: number, limit?: number): CountResult {
+    return this.addJoined('', key, windowMs, timeMs, count, watermarkMs, limit);
+  }
+
+  /** add() for the key `prefix + rest`, without making that string (WindowStore.fingerprintJoinedInto). */
+  addJoined(prefix: string, rest: string, windowMs: number, timeMs: number, count: number, watermarkMs: number, limit?: number): CountResult {
     const store = this.store(windowMs, exactFromFor(limit));
-    store.fingerprintInto(key, this.pair);
+    store.fingerprintJoinedInto(prefix, rest, this.pair);
     const h1 = this.pair[0]!;
     const h2 = this.pair[1]!;
     const late = store.addHashed(h1, h2, timeMs, count, watermarkMs) === ADD_LATE;

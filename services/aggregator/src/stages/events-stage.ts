@@ -1,7 +1,7 @@
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { RequestAttributes } from '@banstream/core';
 import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
-import { observe } from '../engine/decider.js';
+import { observeKeyed } from '../engine/decider.js';
 import { countedEventsDecoder, readsHeaders, type CountedEvent } from '../engine/counted-event.js';
 import { countedEventsReader, type CountedEventsReader } from '../engine/counted-event-reader.js';
 import { checkEvent } from '../engine/event-check.js';
@@ -169,13 +169,13 @@ export class EventsStage {
   private count(owner: EventsPartition, live: boolean, attrs: RequestAttributes, t: number, watermark: number): void {
     const { ctx } = this;
     for (const policy of ctx.book.applicable(attrs)) {
-      const subject = policy.subjectOf(attrs);
-      if (subject === undefined) continue;
       const route = this.route(policy);
+      const value = route.valueOf(attrs);
+      if (value === undefined) continue;
       if (route.local) {
-        if (observe(ctx.decider, owner.counts, policy, subject, t, 1, watermark, ctx.outbox) === 'late') ctx.metrics.late.inc();
+        if (observeKeyed(ctx.decider, owner.counts, policy, route.keyPrefix, value, t, 1, watermark, ctx.outbox) === 'late') ctx.metrics.late.inc();
       } else if (live) {
-        owner.repartition.add(policy.id, subject, t - (t % route.resolutionMs), 1);
+        owner.repartition.add(policy.id, route.scope + value, t - (t % route.resolutionMs), 1);
       }
     }
     if (!live) return;
