@@ -105,7 +105,7 @@ export async function main(repoRoot: string): Promise<void> {
       note(
         `run ${run}/${RUNS}: ${what} ${Math.round(result.eventsPerS).toLocaleString('en')} events/s, ` +
           `reached ${result.reached.toLocaleString('en')}${result.timedOut ? ' (TIMED OUT)' : ''}, peak RSS ${result.peakRssMb.toFixed(0)} MB, ` +
-          `CPU ${result.cpuUsPerEvent.toFixed(2)} µs/event`,
+          `CPU ${result.cpuUsPerEvent.toFixed(2)} µs/event, ${result.replayed.toLocaleString('en')} events replayed`,
       );
       return result;
     };

@@ -13,6 +13,7 @@ export { freePort, serviceNodeArgs } from '../../test/support/processes.js';
 export const CONSUMED_METRIC = 'banstream_aggregator_events_consumed_total';
 /** Only events counted live: a partition that moves between workers is replayed by its new owner, and counted again as replay. */
 const LIVE = 'replay="false"';
+const REPLAY = 'replay="true"';
 const POLL_MS = 50;
 
 export interface ServiceRun {
@@ -30,6 +31,8 @@ export interface ServiceRun {
   startupMs: number;
   /** CPU time of the process (all threads, user + system) per counted event, µs; NaN when unreadable. */
   cpuUsPerEvent: number;
+  /** Events counted again by a partition's new owner (a rebalance), by the end of the run: work on top of the total. */
+  replayed: number;
   exit: number | string;
 }
 
@@ -152,6 +155,7 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
   let sampled = false;
   let lastIncrease = { t: 0, count: 0 };
   let done: { t: number; cpuMs: number } | undefined;
+  let replayed = 0;
   let failure: string | undefined;
   while (true) {
     const now = performance.now();
@@ -176,7 +180,11 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
     let count: number | undefined;
     try {
       const response = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(2_000) });
-      if (response.ok) count = metricSum(await response.text(), CONSUMED_METRIC, LIVE);
+      if (response.ok) {
+        const text = await response.text();
+        count = metricSum(text, CONSUMED_METRIC, LIVE);
+        replayed = metricSum(text, CONSUMED_METRIC, REPLAY) ?? 0;
+      }
     } catch {
       // Not listening yet, or busy: sample again.
     }
@@ -233,6 +241,7 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
     peakRssMb: rss,
     startupMs: first === undefined ? Number.NaN : first.t - spawnedAt,
     cpuUsPerEvent: first !== undefined && done !== undefined ? ((done.cpuMs - first.cpuMs) * 1000) / (options.total - first.count) : Number.NaN,
+    replayed,
     exit: exit ?? 'unknown',
   };
 }
