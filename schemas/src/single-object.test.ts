@@ -97,3 +97,16 @@ describe('single-object encoding', () => {
     expect(codeOf(() => encodeSingleObject(type, fp, 'text', 'sample'))).toBe('SCHEMA_INVALID_VALUE');
   });
 });
+
+describe('encodeSingleObject sizes', () => {
+  it('writes exactly the body avsc writes, for values from a few bytes to past its buffers (1 KiB, 64 KiB, 1 MiB)', () => {
+    const sizes = [0, 1, 100, 5_000, 40_000, 70_000, 300_000, 1_100_000 / 12, 3, 1_100_000 / 12];
+    for (const n of sizes) {
+      const v = { ...value, items: Array.from({ length: Math.floor(n) }, (_, i) => ({ ip: `10.0.${i % 256}.1` })) };
+      const encoded = encodeSingleObject(type, fp, v, 'sample');
+      expect(encoded.length, `${n} items`).toBe(10 + type.toBuffer(v).length);
+      expect(encoded.subarray(10).equals(type.toBuffer(v)), `${n} items`).toBe(true);
+      expect(decodeSingleObjectBody(type, encoded, fp, 'sample')).toEqual(v);
+    }
+  });
+});

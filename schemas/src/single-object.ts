@@ -16,6 +16,8 @@ export const SINGLE_OBJECT_HEADER_LENGTH = 10;
 
 /** Checks `value` against `type`; throws SCHEMA_INVALID_VALUE naming every bad field path. */
 export function assertValid(type: Type, value: unknown, label: string): void {
+  // One pass for what is valid (the common case); the two below only word the problems.
+  if (type.isValid(value, { noUndeclaredFields: true })) return;
   const problems: string[] = [];
   const hook = (path: string[], _val: unknown, t: Type): void => {
     problems.push(`${path.length > 0 ? path.join('.') : '(root)'}: expected ${describe(t)}`);
@@ -38,15 +40,31 @@ export function assertValid(type: Type, value: unknown, label: string): void {
   });
 }
 
+/**
+ * Where values are encoded before they are copied out at their size. avsc's own
+ * toBuffer() writes into 1 KiB and, for anything larger, writes the value a second
+ * time; a batch of repartition entries is several KiB.
+ */
+let scratch = Buffer.allocUnsafeSlow(64 << 10);
+/** Larger values get a buffer of their own, not kept. */
+const MAX_SCRATCH = 1 << 20;
+
 /** Validates, then encodes `value` with the single-object header for `fingerprint`. */
 export function encodeSingleObject(type: Type, fingerprint: bigint, value: unknown, label: string): Buffer {
   assertValid(type, value, label);
-  const body = type.toBuffer(value);
-  const out = Buffer.allocUnsafe(SINGLE_OBJECT_HEADER_LENGTH + body.length);
+  let buf = scratch;
+  let end = type.encode(value, buf, SINGLE_OBJECT_HEADER_LENGTH);
+  if (end < 0) {
+    // encode() answers how many bytes it lacked.
+    buf = Buffer.allocUnsafeSlow(Math.max(buf.length * 2, buf.length - end));
+    if (buf.length <= MAX_SCRATCH) scratch = buf;
+    end = type.encode(value, buf, SINGLE_OBJECT_HEADER_LENGTH);
+  }
+  const out = Buffer.allocUnsafe(end);
+  buf.copy(out, SINGLE_OBJECT_HEADER_LENGTH, SINGLE_OBJECT_HEADER_LENGTH, end);
   out[0] = SINGLE_OBJECT_MAGIC[0];
   out[1] = SINGLE_OBJECT_MAGIC[1];
   out.writeBigUInt64LE(BigInt.asUintN(64, fingerprint), 2);
-  body.copy(out, SINGLE_OBJECT_HEADER_LENGTH);
   return out;
 }
 
