@@ -100,9 +100,11 @@ describe('single-object encoding', () => {
 
 describe('encodeSingleObject sizes', () => {
   it('writes exactly the body avsc writes, for values from a few bytes to past its buffers (1 KiB, 64 KiB, 1 MiB)', () => {
-    const sizes = [0, 1, 100, 5_000, 40_000, 70_000, 300_000, 1_100_000 / 12, 3, 1_100_000 / 12];
+    // Approximate encoded sizes in bytes: items of about 1 KiB each beyond the first few.
+    const sizes = [0, 12, 1_200, 60_000, 70_000, 300_000, 1_100_000, 40, 1_100_000];
     for (const n of sizes) {
-      const v = { ...value, items: Array.from({ length: Math.floor(n) }, (_, i) => ({ ip: `10.0.${i % 256}.1` })) };
+      const long = n > 1_000;
+      const v = { ...value, items: Array.from({ length: long ? Math.ceil(n / 1_002) : Math.ceil(n / 12) }, (_, i) => ({ ip: long ? String(i).padEnd(1_000, 'x') : `10.0.${i % 256}.1` })) };
       const encoded = encodeSingleObject(type, fp, v, 'sample');
       expect(encoded.length, `${n} items`).toBe(10 + type.toBuffer(v).length);
       expect(encoded.subarray(10).equals(type.toBuffer(v)), `${n} items`).toBe(true);
