@@ -1,3 +1,5 @@
+import { compileGlob } from './glob.js';
+import { compileHeaderPattern } from './header-pattern.js';
 import type { MatchSpec } from './schema.js';
 
 /** The request fields a match block reads (a structural subset of RequestAttributes). */
@@ -15,8 +17,9 @@ export type RequestPredicate = (request: MatchableRequest) => boolean;
 
 /**
  * Compiles a match block into one predicate. Every listed condition must hold (AND);
- * within a list any value may match (OR). Regular expressions and globs are compiled
- * here, once per policy load, never per request.
+ * within a list any value may match (OR). Header patterns and globs are compiled
+ * here, once per policy load, never per request, into matchers that run in time
+ * linear in the request's value (glob.ts, header-pattern.ts).
  */
 export function compileMatch(spec: MatchSpec | undefined): RequestPredicate {
   if (!spec) return () => true;
@@ -57,7 +60,7 @@ export function compileMatch(spec: MatchSpec | undefined): RequestPredicate {
  */
 function pathMatcher(prefixes: readonly string[], paths: readonly string[]): RequestPredicate {
   const exact = new Set(paths.filter((p) => !p.includes('*')));
-  const globs = paths.filter((p) => p.includes('*')).map(globToRegExp);
+  const globs = paths.filter((p) => p.includes('*')).map(compileGlob);
   const hasPrefix = (path: string) => {
     for (let i = 0; i < prefixes.length; i++) if (path.startsWith(prefixes[i]!)) return true;
     return false;
@@ -67,7 +70,7 @@ function pathMatcher(prefixes: readonly string[], paths: readonly string[]): Req
   return (r) => {
     const path = r.path;
     if (exact.has(path) || hasPrefix(path)) return true;
-    for (let i = 0; i < globs.length; i++) if (globs[i]!.test(path)) return true;
+    for (let i = 0; i < globs.length; i++) if (globs[i]!(path)) return true;
     return false;
   };
 }
@@ -89,25 +92,11 @@ function headerMatcher(h: HeaderSpec): RequestPredicate {
     return (r) => r.headers[name]?.includes(needle) ?? false;
   }
   if (h.matches !== undefined) {
-    const re = new RegExp(h.matches);
+    const re = compileHeaderPattern(h.matches);
     return (r) => {
       const value = r.headers[name];
       return value !== undefined && re.test(value);
     };
   }
   return () => true;
-}
-
-/** `*` is one path segment, `**` any number of segments (also none). */
-export function globToRegExp(glob: string): RegExp {
-  let source = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*' && glob[i + 1] === '*') {
-      source += '.*';
-      i++;
-    } else if (c === '*') source += '[^/]*';
-    else source += c.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${source}$`);
 }

@@ -37,7 +37,7 @@ export const Match = Type.Object(
     /** Path prefixes: `/api/` matches `/api/x`. */
     pathPrefixes: Type.Optional(NonEmptyList(Type.String({ pattern: '^/' }))),
     /** Path globs: `*` is one segment, `**` any number of segments. */
-    paths: Type.Optional(NonEmptyList(Type.String({ pattern: '^/' }))),
+    paths: Type.Optional(NonEmptyList(Type.String({ pattern: '^/', maxLength: 512 }))),
     headers: Type.Optional(NonEmptyList(HeaderPredicate)),
     countries: Type.Optional(NonEmptyList(Country)),
     regions: Type.Optional(NonEmptyList(Region)),

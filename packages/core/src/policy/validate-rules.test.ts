@@ -57,7 +57,7 @@ describe('cross-field rules', () => {
     ['24:30 is no time', policy({ schedule: schedule({ from: '09:00', to: '24:30' }) }), ['policies[0].schedule.to: must be a local time HH:MM from 00:00 to 24:00']],
     ['header without a test', policy({ match: { headers: [{ name: 'user-agent' }] } }), ['policies[0].match.headers[0]: needs exactly one of present, equals, contains, matches (none given)']],
     ['header with two tests', policy({ match: { headers: [{ name: 'user-agent', equals: 'curl', contains: 'bot' }] } }), ['policies[0].match.headers[0]: needs exactly one of present, equals, contains, matches (found equals, contains)']],
-    ['header regex', policy({ match: { headers: [{ name: 'user-agent', matches: '(bot' }] } }), ['policies[0].match.headers[0].matches: is not a valid regular expression: /(bot/: Unterminated group']],
+    ['header regex', policy({ match: { headers: [{ name: 'user-agent', matches: '(bot' }] } }), ['policies[0].match.headers[0].matches: is not a valid RE2 regular expression: missing closing ): `(bot`']],
   ])('%s', (_name, p, expected) => {
     expect(one(p)).toEqual(expected);
   });

@@ -2,6 +2,8 @@ import { Value } from '@sinclair/typebox/value';
 import { isBanstreamError } from '../errors.js';
 import { parseDimension, parseKey, parseSubject, tryParseCidr } from '../subjects/index.js';
 import { formatDuration, tryParseDuration } from './duration.js';
+import { globProblem } from './glob.js';
+import { headerPatternProblem } from './header-pattern.js';
 import { Duration } from './schema.js';
 import { isRecord, type PathSegment, type PolicyIssue } from './validate-messages.js';
 
@@ -16,6 +18,8 @@ const DAY = 86_400_000;
 const INTERVAL = { min: SECOND, max: 30 * DAY };
 const BAN = { min: SECOND, max: 365 * DAY };
 const HEADER_TESTS = ['present', 'equals', 'contains', 'matches'] as const;
+/** The schema's longest header pattern and path glob. */
+const MAX_PATTERN_LENGTH = 512;
 
 type Push = (at: readonly PathSegment[], message: string, related?: readonly PathSegment[]) => void;
 
@@ -117,6 +121,15 @@ function policyRules(p: Record<string, unknown>, at: readonly PathSegment[], pus
   if (p.schedule !== undefined) scheduleRules(record(p.schedule), [...at, 'schedule'], push);
   const headers = record(p.match).headers;
   if (Array.isArray(headers)) headers.forEach((h, j) => headerRules(record(h), [...at, 'match', 'headers', j], push));
+  const paths = record(p.match).paths;
+  if (Array.isArray(paths)) paths.forEach((glob, j) => globRules(glob, [...at, 'match', 'paths', j], push));
+}
+
+/** Globs are compiled by the same code that matches them, so what passes here runs. */
+function globRules(glob: unknown, at: readonly PathSegment[], push: Push): void {
+  if (typeof glob !== 'string' || glob.length > MAX_PATTERN_LENGTH) return;
+  const problem = globProblem(glob);
+  if (problem !== undefined) push(at, problem);
 }
 
 function scheduleRules(s: Record<string, unknown>, at: readonly PathSegment[], push: Push): void {
@@ -137,13 +150,11 @@ function headerRules(h: Record<string, unknown>, at: readonly PathSegment[], pus
     const found = given.length === 0 ? 'none given' : `found ${given.join(', ')}`;
     push(at, `needs exactly one of present, equals, contains, matches (${found})`);
   }
-  if (typeof h.matches === 'string') {
-    try {
-      new RegExp(h.matches); // compiled the same way match.ts compiles it
-    } catch (err) {
-      const reason = err instanceof Error ? err.message.replace(/^Invalid regular expression: /, '') : String(err);
-      push([...at, 'matches'], `is not a valid regular expression: ${reason}`);
-    }
+  // Longer is the schema's to report: not compiled at all.
+  if (typeof h.matches === 'string' && h.matches.length <= MAX_PATTERN_LENGTH) {
+    // Compiled by the same code that matches headers (header-pattern.ts), so what passes here runs.
+    const problem = headerPatternProblem(h.matches);
+    if (problem !== undefined) push([...at, 'matches'], problem);
   }
 }
 
