@@ -52,7 +52,7 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
   if (attrs.apiKeyHash !== undefined) bans = found(bans, state.bans.subject(`apikey:${attrs.apiKeyHash}`, nowMs));
   if (attrs.ipAddress) bans = state.bans.networksOf(attrs.ipAddress, nowMs, bans);
   const decision: LocalDecision = { candidates: NO_CANDIDATES, hard: NO_HARD, quota: undefined };
-  for (const policy of state.policies.applicable(attrs)) {
+  for (const policy of state.policies.applicableAtCheck(attrs)) {
     const use = localUse(policy);
     if (use === undefined) continue;
     const subject = policy.subjectOf(attrs);

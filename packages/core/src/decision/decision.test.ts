@@ -14,7 +14,7 @@ function banPolicy(overrides: Partial<CompiledPolicy> = {}): CompiledPolicy {
     action: { type: 'ban', status: 403, banThreshold: { count: 20, intervalMs: MIN }, banDurationMs: 10 * MIN },
     enforcement: { type: 'async' },
     escalation: { multiplier: 2, maxDurationMs: HOUR, decayAfterMs: 24 * HOUR },
-    matches: () => true, subjectOf: () => 'ip:203.0.113.7', spec: { id: 'login-bruteforce', key: ['ip'], threshold: { count: 10, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } },
+    matches: () => true, matchesAtCheck: () => true, byStatus: false, subjectOf: () => 'ip:203.0.113.7', spec: { id: 'login-bruteforce', key: ['ip'], threshold: { count: 10, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } },
     ...overrides,
   };
 }

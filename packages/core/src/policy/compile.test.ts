@@ -67,6 +67,14 @@ describe('compilePolicy on a parsed policy file', () => {
     expect(login.subjectOf(failed)).toBe('cidr:203.0.113.0/24');
   });
 
+  it('applies the failed-logins policy at check time to every login of the network, whatever its outcome', () => {
+    const login = byId['login-bruteforce']!;
+    expect(login.byStatus).toBe(true);
+    for (const status of [undefined, 200, 401]) expect(login.matchesAtCheck({ ...request(), status })).toBe(true);
+    expect(login.matchesAtCheck({ ...request(), method: 'GET' })).toBe(false);
+    expect(byId['signup-hard']!.byStatus).toBe(false);
+  });
+
   it('lets a merchant override replace the default API limit', () => {
     const acme = { ...request(), apiKeyHash: 'a'.repeat(64) };
     const other = { ...request(), apiKeyHash: 'b'.repeat(64) };
@@ -81,5 +89,7 @@ describe('compilePolicy on a parsed policy file', () => {
     expect(night.matches(fr(1))).toBe(true); // 02:00 in Paris (UTC+1 in winter)
     expect(night.matches(fr(5))).toBe(false); // 06:00 in Paris
     expect(night.subjectOf(fr(1))).toBe('country:FR');
+    expect(night.matchesAtCheck(fr(1))).toBe(true);
+    expect(night.matchesAtCheck(fr(5))).toBe(false);
   });
 });

@@ -11,6 +11,9 @@ import type { ActionSpec, PolicySpec } from './schema.js';
  */
 export function compilePolicy(spec: PolicySpec): CompiledPolicy<RequestAttributes> {
   const matchRequest = compileMatch(spec.match);
+  // Status conditions choose what counts, not what is checked: one predicate without them for the enforcer.
+  const byStatus = spec.match?.statuses !== undefined || spec.match?.statusClasses !== undefined;
+  const matchAtCheck = byStatus ? compileMatch(spec.match, { atCheck: true }) : matchRequest;
   const schedule = spec.schedule ? compileSchedule(spec.schedule) : undefined;
   const subjectOf = compileKey(parseKey(spec.key));
   const intervalMs = parseDuration(spec.threshold.interval);
@@ -29,6 +32,8 @@ export function compilePolicy(spec: PolicySpec): CompiledPolicy<RequestAttribute
     enforcement: compileEnforcement(spec),
     // The schedule is judged at the request's own time (event time in the aggregator).
     matches: schedule ? (r) => schedule.isActive(r.timestamp) && matchRequest(r) : matchRequest,
+    matchesAtCheck: schedule ? (r) => schedule.isActive(r.timestamp) && matchAtCheck(r) : matchAtCheck,
+    byStatus,
     subjectOf,
     spec,
   };

@@ -39,8 +39,17 @@ export interface CompiledPolicy<Attrs = unknown> {
   action: CompiledAction;
   enforcement: CompiledEnforcement;
   escalation?: CompiledEscalation;
-  /** Does this request fall under the policy (match block and schedule)? */
+  /** Does this request count towards the policy (match block and schedule)? The aggregator's question. */
   matches(attrs: Attrs): boolean;
+  /**
+   * Does the policy apply to this request as it is checked, before any response: the
+   * match block without its status conditions, and the schedule. The enforcer's
+   * question: a ban earned by failed logins denies the subject's next login whatever
+   * its outcome would be.
+   */
+  matchesAtCheck(attrs: Attrs): boolean;
+  /** The match block has status conditions: only some responses count (matches and matchesAtCheck differ). */
+  byStatus: boolean;
   /** The subject this policy counts the request under, or undefined if a key dimension is missing. */
   subjectOf(attrs: Attrs): string | undefined;
   /** Only these subjects, when the policy is an override for specific subjects. */

@@ -4,7 +4,7 @@ export { parseDuration, tryParseDuration, formatDuration } from './duration.js';
 export { validatePolicyDocument, formatPolicyError, policyDocumentIssues, type PolicyError, type PolicyValidation } from './validate.js';
 export { parsePolicyText, MAX_POLICY_TEXT_BYTES, type PolicyTextFormat } from './load.js';
 export { compileSchedule, hourOfWeek, type CompiledSchedule } from './schedule.js';
-export { compileMatch, type MatchableRequest, type RequestPredicate } from './match.js';
+export { compileMatch, type CompileMatchOptions, type MatchableRequest, type RequestPredicate } from './match.js';
 export { compileGlob, globProblem, MAX_GLOB_WILDCARDS, type PathPredicate } from './glob.js';
 export { compileHeaderPattern, headerPatternProblem, MAX_HEADER_PATTERN_INSTRUCTIONS, type HeaderPattern } from './header-pattern.js';
 export { applicablePolicies } from './resolve.js';

@@ -78,6 +78,22 @@ describe('compileMatch', () => {
     expect(m(req({ status: undefined }))).toBe(false);
   });
 
+  it('leaves the status conditions out at check time, and only them', () => {
+    const spec = { pathPrefixes: ['/login'], statuses: [401], statusClasses: ['5xx' as const] };
+    const atCheck = compileMatch(spec, { atCheck: true });
+    for (const status of [undefined, 200, 401, 503]) expect(atCheck(req({ status }))).toBe(true);
+    expect(atCheck(req({ path: '/home' }))).toBe(false);
+    expect(compileMatch({ statuses: [401] }, { atCheck: true })(req())).toBe(true);
+    // Without status conditions both predicates are the same.
+    const plain = { methods: ['GET'], pathPrefixes: ['/a'] };
+    fc.assert(
+      fc.property(fc.constantFrom('GET', 'POST'), fc.constantFrom('/a', '/a/b', '/b'), fc.option(fc.integer({ min: 100, max: 599 }), { nil: undefined }), (method, path, status) => {
+        const r = req({ method, path, status });
+        expect(compileMatch(plain, { atCheck: true })(r)).toBe(compileMatch(plain)(r));
+      }),
+    );
+  });
+
   it('evaluates header predicates case-insensitively on the name', () => {
     const ua = compileMatch({ headers: [{ name: 'User-Agent', matches: '^(curl|python-requests)/' }] });
     expect(ua(req({ headers: { 'user-agent': 'curl/8.1' } }))).toBe(true);

@@ -15,13 +15,22 @@ export interface MatchableRequest {
 
 export type RequestPredicate = (request: MatchableRequest) => boolean;
 
+export interface CompileMatchOptions {
+  /**
+   * The predicate for a request being checked, before it has a response: without the
+   * status conditions. They choose which responses count towards a threshold (the
+   * aggregator), not which requests a ban or throttle applies to (the enforcer).
+   */
+  atCheck?: boolean;
+}
+
 /**
  * Compiles a match block into one predicate. Every listed condition must hold (AND);
  * within a list any value may match (OR). Header patterns and globs are compiled
  * here, once per policy load, never per request, into matchers that run in time
  * linear in the request's value (glob.ts, header-pattern.ts).
  */
-export function compileMatch(spec: MatchSpec | undefined): RequestPredicate {
+export function compileMatch(spec: MatchSpec | undefined, options: CompileMatchOptions = {}): RequestPredicate {
   if (!spec) return () => true;
   const checks: RequestPredicate[] = [];
   if (spec.methods) {
@@ -39,13 +48,14 @@ export function compileMatch(spec: MatchSpec | undefined): RequestPredicate {
     const regions = new Set(spec.regions);
     checks.push((r) => r.region !== undefined && regions.has(r.region));
   }
-  if (spec.statuses || spec.statusClasses) {
+  if ((spec.statuses || spec.statusClasses) && options.atCheck !== true) {
     const statuses = new Set(spec.statuses ?? []);
     const classes = new Set((spec.statusClasses ?? []).map((c) => Number(c[0])));
     // A request without a response yet (the enforcer asks before answering) does not count.
     checks.push((r) => r.status !== undefined && (statuses.has(r.status) || classes.has(Math.floor(r.status / 100))));
   }
   // One condition, the common case, is its own predicate: no loop, one call less.
+  if (checks.length === 0) return () => true;
   if (checks.length === 1) return checks[0]!;
   return (r) => {
     for (let i = 0; i < checks.length; i++) if (!checks[i]!(r)) return false;

@@ -8,7 +8,7 @@ function policy(id: string, p: Partial<CompiledPolicy<Req>> = {}): CompiledPolic
   return {
     id, mode: 'enforce', enabled: true, group: id, priority: 0,
     threshold: { count: 100, intervalMs: 60_000 }, action: { type: 'throttle', status: 429 }, enforcement: { type: 'async' },
-    matches: () => true, subjectOf: (r) => `apikey:${r.apiKey}`,
+    matches: () => true, matchesAtCheck: () => true, byStatus: false, subjectOf: (r) => `apikey:${r.apiKey}`,
     spec: { id, key: ['apikey'], threshold: { count: 100, interval: '1m' }, action: { type: 'throttle' } },
     ...p,
   };
@@ -31,5 +31,19 @@ describe('applicablePolicies', () => {
     const b = policy('a-first', { group: 'g' });
     expect(applicablePolicies([a, b], { apiKey: 'k', path: '/' }).map((p) => p.id)).toEqual(['a-first']);
     expect(applicablePolicies([policy('off', { enabled: false })], { apiKey: 'k', path: '/' })).toEqual([]);
+  });
+
+  it('at check time, matches without status conditions and keeps status-matched policies out of the competition', () => {
+    type R = Req & { status?: number };
+    const failures = policy('failures', {
+      group: 'login', priority: 10, byStatus: true,
+      matches: (r: R) => r.path === '/login' && r.status === 401, matchesAtCheck: (r: R) => r.path === '/login',
+    });
+    const rate = policy('rate', { group: 'login', matches: (r) => r.path === '/login', matchesAtCheck: (r) => r.path === '/login' });
+    const all = [failures, rate];
+    expect(applicablePolicies<R>(all, { apiKey: 'k', path: '/login', status: 401 }).map((p) => p.id)).toEqual(['failures']);
+    expect(applicablePolicies<R>(all, { apiKey: 'k', path: '/login', status: 200 }).map((p) => p.id)).toEqual(['rate']);
+    expect(applicablePolicies<R>(all, { apiKey: 'k', path: '/login' }, true).map((p) => p.id)).toEqual(['rate', 'failures']);
+    expect(applicablePolicies<R>(all, { apiKey: 'k', path: '/home' }, true)).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@ import { formatDuration, tryParseDuration } from './duration.js';
 import { globProblem } from './glob.js';
 import { headerPatternProblem } from './header-pattern.js';
 import { Duration } from './schema.js';
+import { checkTimeRules } from './validate-check-time.js';
 import { isRecord, type PathSegment, type PolicyIssue } from './validate-messages.js';
 
 /**
@@ -123,6 +124,7 @@ function policyRules(p: Record<string, unknown>, at: readonly PathSegment[], pus
   if (Array.isArray(headers)) headers.forEach((h, j) => headerRules(record(h), [...at, 'match', 'headers', j], push));
   const paths = record(p.match).paths;
   if (Array.isArray(paths)) paths.forEach((glob, j) => globRules(glob, [...at, 'match', 'paths', j], push));
+  checkTimeRules(p, at, push);
 }
 
 /** Globs are compiled by the same code that matches them, so what passes here runs. */

@@ -40,21 +40,34 @@ export class PolicyBook {
   }
 
   /**
-   * The counted policies that apply to a request (applicablePolicies: match,
+   * The counted policies a request counts towards (applicablePolicies: match,
    * schedule, overrides, priority within a group), without its per-request
-   * allocations when no two policies compete.
+   * allocations when no two policies compete. The aggregator's question.
    */
   applicable(attrs: RequestAttributes): readonly RequestPolicy[] {
-    if (!this.uncontested) return applicablePolicies(this.counted, attrs);
+    return this.select(attrs, false);
+  }
+
+  /**
+   * The counted policies that apply to a request being checked, before its response:
+   * matched without their status conditions (matchesAtCheck), so a ban earned by
+   * failed logins denies the subject's next request whatever its status. The enforcer's question.
+   */
+  applicableAtCheck(attrs: RequestAttributes): readonly RequestPolicy[] {
+    return this.select(attrs, true);
+  }
+
+  private select(attrs: RequestAttributes, atCheck: boolean): readonly RequestPolicy[] {
+    if (!this.uncontested) return applicablePolicies(this.counted, attrs, atCheck);
     const all = this.counted;
     let i = 0;
-    while (i < all.length && all[i]!.matches(attrs)) i++;
+    while (i < all.length && (atCheck ? all[i]!.matchesAtCheck(attrs) : all[i]!.matches(attrs))) i++;
     if (i === all.length) return all;
     // No array is made while at most one policy applies (the common case): a shared one-policy list.
     let some = i > 1 ? all.slice(0, i) : undefined;
     let only = i === 1 ? 0 : -1;
     for (i++; i < all.length; i++) {
-      if (!all[i]!.matches(attrs)) continue;
+      if (!(atCheck ? all[i]!.matchesAtCheck(attrs) : all[i]!.matches(attrs))) continue;
       if (some) some.push(all[i]!);
       else if (only < 0) only = i;
       else some = [all[only]!, all[i]!];
