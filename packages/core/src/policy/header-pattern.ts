@@ -10,10 +10,12 @@ import { BanstreamError, isBanstreamError } from '../errors.js';
  * User-Agent: 0.4–0.8 µs a test instead of 20–100 ns; the native `re2` addon needs a
  * build or a download outside the npm registry, and re2-wasm was slower still (5 µs).
  *
- * Linear is not yet cheap: the cost grows with the compiled program too (about 10 ns per
- * character and instruction at worst, `[a-z]{598}` against 8 KB: 39 ms). So a pattern may
- * compile to at most MAX_HEADER_PATTERN_INSTRUCTIONS instructions: any 512-character
- * literal fits, a counted repetition such as `{1000}` does not.
+ * Linear is not yet cheap: the cost grows with the compiled program too. `[a-z]{100}`
+ * twenty times (2,002 instructions) took 300–580 ms on every 8 KB value; at 600 the
+ * slowest seen was under 10 ms (after the pattern's first match, which builds its
+ * automaton: up to 170 ms at 8 KB, once per process). So a pattern may compile to at
+ * most MAX_HEADER_PATTERN_INSTRUCTIONS instructions: any 512-character literal fits, a
+ * counted repetition such as `{1000}` does not.
  */
 export const MAX_HEADER_PATTERN_INSTRUCTIONS = 600;
 
