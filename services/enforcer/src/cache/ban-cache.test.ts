@@ -29,6 +29,17 @@ describe('BanCache', () => {
     expect(cache.subject('ip:192.0.2.1', 10_000)).toBeUndefined();
   });
 
+  it('finds an address ban whose key spells the address another way (upper case, IPv4-mapped), and lifts it by that key', () => {
+    const cache = new BanCache();
+    cache.observe('ip:2001:DB8::0:1', ban('ip:2001:DB8::0:1'));
+    cache.observe('ip:::ffff:192.0.2.9', ban('ip:::ffff:192.0.2.9'));
+    expect(cache.address(parseIp('2001:db8::1'), 0)?.banId).toBe('ip:2001:DB8::0:1');
+    expect(cache.address(parseIp('192.0.2.9'), 0)?.banId).toBe('ip:::ffff:192.0.2.9');
+    cache.observe('ip:2001:DB8::0:1', null);
+    cache.observe('ip:::ffff:192.0.2.9', null);
+    expect(cache.size).toBe(0);
+  });
+
   it('lifts bans on tombstones and purges expired ones, keeping memory to live bans', () => {
     const cache = new BanCache();
     cache.observe('cidr:198.51.100.0/24', ban('cidr:198.51.100.0/24'));

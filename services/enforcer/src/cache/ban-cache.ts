@@ -1,4 +1,4 @@
-import { canonicalIpv4, networkPrefix, parseCidr, type Candidate, type IpAddress } from '@banstream/core';
+import { addressSubject, canonicalIpv4, networkPrefix, parseCidr, tryParseIp, type Candidate, type IpAddress } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { Int32Table } from './int32-table.js';
 
@@ -29,9 +29,10 @@ export class BanCache {
   }
 
   /** Applies a record of the bans topic; null is the tombstone that lifts the ban. */
-  observe(subject: string, ban: Ban | null): void {
-    const network = subject.startsWith('cidr:') ? parseCidr(subject.slice(5)) : undefined;
+  observe(key: string, ban: Ban | null): void {
+    const network = key.startsWith('cidr:') ? parseCidr(key.slice(5)) : undefined;
     if (!network) {
+      const subject = canonicalAddressSubject(key);
       const v4 = ipv4SubjectKey(subject);
       if (v4 !== undefined) {
         if (ban) writeDenialFields(this.v4, this.v4.set(v4, ban), ban);
@@ -61,7 +62,7 @@ export class BanCache {
 
   /** The live ban on this address itself (subject `ip:…`), if any. */
   address(address: IpAddress, nowMs: number): Ban | undefined {
-    if (address.family !== 4) return live(this.exact.get(`ip:${address.text}`), nowMs);
+    if (address.family !== 4) return live(this.exact.get(addressSubject(address)), nowMs);
     return live(this.v4.get(addressKey(address)), nowMs);
   }
 
@@ -70,7 +71,7 @@ export class BanCache {
    * IPv4 address from the table entry alone. `reason` builds a ban's text, once per ban.
    */
   addressDenial(address: IpAddress, nowMs: number, reason: (ban: Ban) => string): Candidate | undefined {
-    if (address.family !== 4) return this.denial(this.exact.get(`ip:${address.text}`), nowMs, reason);
+    if (address.family !== 4) return this.denial(this.exact.get(addressSubject(address)), nowMs, reason);
     const table = this.v4;
     const slot = table.slotOf(addressKey(address));
     if (slot < 0) return undefined;
@@ -143,6 +144,17 @@ function ipv4Key(bytes: Uint8Array): number {
 /** ipv4Key of an IPv4 address: its int32 when the parse kept one, so its bytes need not be made. */
 function addressKey(address: IpAddress): number {
   return address.int32 ?? ipv4Key(address.bytes);
+}
+
+/**
+ * An `ip:` key as a check looks it up (addressSubject): canonical IPv4 is the common
+ * case and returned as is; other address text (`ip:2001:DB8::1`, `ip:::ffff:192.0.2.1`)
+ * is rewritten, as a check never builds it. Any other subject is returned as is.
+ */
+function canonicalAddressSubject(key: string): string {
+  if (!key.startsWith('ip:') || canonicalIpv4(key.slice(3)) >= 0) return key;
+  const address = tryParseIp(key.slice(3));
+  return address === undefined ? key : addressSubject(address);
 }
 
 /** ipv4Key of an `ip:` subject holding a canonical IPv4 address; undefined for any other subject. */
