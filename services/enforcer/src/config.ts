@@ -2,6 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { baseEnv, httpPort, kafkaEnv, redisEnv, type ConfigOf } from '@banstream/platform';
 import { hardLimitEnv } from './hard/config.js';
 
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = "^[A-Za-z0-9!#$%&'*+.^_`|~-]*$";
+
 /** Every variable the enforcer sidecar reads; README "Configuration" lists them. */
 export const enforcerEnv = {
   ...baseEnv,
@@ -11,7 +14,23 @@ export const enforcerEnv = {
   HTTP_PORT: httpPort(8082),
   ENFORCER_TRUSTED_PROXIES: Type.String({
     default: '127.0.0.1,::1', pattern: '^[0-9A-Fa-f:./, ]*$',
-    expected: 'comma-separated addresses or CIDRs whose X-Forwarded-For is believed, e.g. 127.0.0.1,10.0.0.0/8',
+    expected: 'comma-separated addresses or CIDRs of the proxies whose client address, user and API key headers GET /v1/auth believes, e.g. 127.0.0.1,10.0.0.0/8',
+  }),
+  ENFORCER_CLIENT_IP_HEADER: Type.String({
+    default: 'x-forwarded-for', minLength: 1, maxLength: 64, pattern: HEADER_NAME,
+    expected: 'the one header a trusted proxy puts the client address in: x-forwarded-for (read from the right) or x-real-ip, say',
+  }),
+  ENFORCER_USER_HEADER: Type.String({
+    default: 'x-banstream-user', maxLength: 64, pattern: HEADER_NAME,
+    expected: 'the header a trusted proxy puts the authenticated user id in (empty: none is read)',
+  }),
+  ENFORCER_API_KEY_HEADER: Type.String({
+    default: 'x-banstream-api-key', maxLength: 64, pattern: HEADER_NAME,
+    expected: 'the header a trusted proxy puts the checked API key in, in clear (empty: none is read)',
+  }),
+  ENFORCER_CALLERS: Type.String({
+    default: '127.0.0.1,::1', pattern: '^[0-9A-Fa-f:./, ]*$',
+    expected: 'comma-separated addresses or CIDRs that may call POST /v1/check (whose user and API key are believed) and GET /v1/bans; 0.0.0.0/0,::/0 for anyone',
   }),
   ENFORCER_BATCH_ANSWERS: Type.Boolean({
     default: true, expected: 'true or false: whether the answers decided in one event-loop turn are written together (fewer client wake-ups under load)',

@@ -28,7 +28,11 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
   readiness.add('redis', redisReachable(redis, 500));
   const answers = config.ENFORCER_BATCH_ANSWERS ? new AnswerBatch() : undefined;
-  void http.register(sidecarRoutes, { enforcer, trustedProxies, answers });
+  const headerNames = {
+    clientIp: config.ENFORCER_CLIENT_IP_HEADER.toLowerCase(), user: config.ENFORCER_USER_HEADER.toLowerCase(), apiKey: config.ENFORCER_API_KEY_HEADER.toLowerCase(),
+  };
+  const callers = parseTrustedProxies(config.ENFORCER_CALLERS);
+  void http.register(sidecarRoutes, { enforcer, trustedProxies, callers, headerNames, answers });
 
   return {
     async start() {
