@@ -21,12 +21,12 @@ export const enforcerEnv = {
     expected: 'the one header a trusted proxy puts the client address in: x-forwarded-for (read from the right) or x-real-ip, say',
   }),
   ENFORCER_USER_HEADER: Type.String({
-    default: 'x-banstream-user', maxLength: 64, pattern: HEADER_NAME,
-    expected: 'the header a trusted proxy puts the authenticated user id in (empty: none is read)',
+    default: 'x-banstream-user', minLength: 1, maxLength: 64, pattern: HEADER_NAME,
+    expected: 'the header a trusted proxy puts the authenticated user id in (none: no user is read)',
   }),
   ENFORCER_API_KEY_HEADER: Type.String({
-    default: 'x-banstream-api-key', maxLength: 64, pattern: HEADER_NAME,
-    expected: 'the header a trusted proxy puts the checked API key in, in clear (empty: none is read)',
+    default: 'x-banstream-api-key', minLength: 1, maxLength: 64, pattern: HEADER_NAME,
+    expected: 'the header a trusted proxy puts the checked API key in, in clear (none: no key is read)',
   }),
   ENFORCER_CALLERS: Type.String({
     default: '127.0.0.1,::1', pattern: '^[0-9A-Fa-f:./, ]*$',
@@ -34,6 +34,12 @@ export const enforcerEnv = {
   }),
   ENFORCER_BATCH_ANSWERS: Type.Boolean({
     default: true, expected: 'true or false: whether the answers decided in one event-loop turn are written together (fewer client wake-ups under load)',
+  }),
+  ENFORCER_WARMUP_MODE: Type.Union([Type.Literal('closed'), Type.Literal('open')], {
+    default: 'closed', expected: 'closed or open: what answers a request no policy applies to while the caches are still loading (closed: 429 with Retry-After)',
+  }),
+  ENFORCER_WARMUP_WAIT_MS: Type.Integer({
+    minimum: 0, maximum: 60_000, default: 3_000, expected: 'milliseconds from 0 to 60000 a check waits for the policies and the allowlist after a start before deciding without them',
   }),
   ENFORCER_PURGE_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5_000, expected: 'milliseconds from 100 to 600000 between purges of expired cache entries' }),
 };
