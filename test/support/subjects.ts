@@ -6,11 +6,14 @@ export interface Carrier {
   ip: string;
   userId?: string;
   apiKey?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  country?: string;
 }
 
 /** One subject the control API accepts, as an operator types it, and requests that do and do not carry it. */
 export interface SubjectCase {
-  kind: 'user' | 'apikey' | 'ipv4' | 'ipv6' | 'mapped' | 'cidr4' | 'cidr6' | 'cidr-mapped';
+  kind: 'user' | 'apikey' | 'ipv4' | 'ipv6' | 'mapped' | 'cidr4' | 'cidr6' | 'cidr-mapped' | 'path' | 'header' | 'country' | 'ip+path' | 'cidr+user';
   /** The text given to `bans add` / `allow add` (POST /v1/bans, POST /v1/allowlist). */
   typed: string;
   carrier: Carrier;
@@ -62,6 +65,19 @@ function flipBit(bytes: Uint8Array, bit: number): Uint8Array {
 
 const upper = fc.boolean();
 
+/** Subject kinds an allowlist entry may name (canonicalAllowEntry refuses the others). */
+export const ALLOWLIST_KINDS: ReadonlySet<SubjectCase['kind']> = new Set(['user', 'apikey', 'ipv4', 'ipv6', 'mapped', 'cidr4', 'cidr6', 'cidr-mapped']);
+
+/** Free text a subject value escapes or hashes; no trailing white space (typed text is trimmed). */
+function values(o: SubjectCaseOptions, maxLength: number): fc.Arbitrary<string> {
+  return fc
+    .oneof(
+      fc.array(fc.constantFrom(...TRICKY, 'x', 'y', '-'), { minLength: 1, maxLength: 30 }).map((parts) => parts.join('')),
+      fc.string({ unit: o.wellFormed ? 'grapheme' : 'binary', minLength: 1, maxLength }),
+    )
+    .filter((v) => v.length > 0 && v.trimEnd() === v);
+}
+
 export function subjectCases(o: SubjectCaseOptions): fc.Arbitrary<SubjectCase> {
   const user = fc.tuple(userIds(o), fc.constantFrom<'escaped' | 'listed'>('escaped', 'listed')).map(([u, form]): SubjectCase => ({
     kind: 'user',
@@ -104,7 +120,27 @@ export function subjectCases(o: SubjectCaseOptions): fc.Arbitrary<SubjectCase> {
           ...(bits > 0 ? { other: { ip: address(flipBit(b, bits - 1)) } } : {}),
         };
       });
-  return fc.oneof(user, apikey, ipv4, ipv6, mapped, network(4, false), network(6, false), network(4, true));
+  // Paths: no `?` or `#` (a path subject never holds a query), but the request may carry one.
+  const pathValue = values(o, 160).map((v) => `/${v.replace(/[?#]/g, '_')}`);
+  const path = pathValue.map((p): SubjectCase => ({
+    kind: 'path', typed: `path:${escapeValue(p)}`, carrier: { ip: IDENTITY_CARRIER_IP, path: `${p}?q=1` }, other: { ip: IDENTITY_CARRIER_IP, path: `${p}x` },
+  }));
+  // Header values as an HTTP parser gives them: no leading white space or line breaks.
+  const header = fc.tuple(fc.constantFrom('user-agent', 'x-tenant'), values(o, 160).map((v) => v.replace(/[\r\n]/g, '_').trimStart()).filter((v) => v.length > 0))
+    .map(([name, v]): SubjectCase => ({
+      kind: 'header', typed: `header.${name}:${escapeValue(v)}`, carrier: { ip: IDENTITY_CARRIER_IP, headers: { [name]: v } }, other: { ip: IDENTITY_CARRIER_IP, headers: { [name]: `${v}x` } },
+    }));
+  const country = fc.tuple(fc.constantFrom('FR', 'cn', 'Us', 'ZA'), fc.boolean()).map(([c, up]): SubjectCase => ({
+    kind: 'country', typed: `country:${up ? c.toUpperCase() : c}`, carrier: { ip: IDENTITY_CARRIER_IP, country: c }, other: { ip: IDENTITY_CARRIER_IP, country: c === 'FR' ? 'DE' : 'FR' },
+  }));
+  // Composites typed in any order: their canonical text puts the network part first, as the aggregator does.
+  const ipPath = fc.tuple(byteArray(4), pathValue).map(([b, p]): SubjectCase => ({
+    kind: 'ip+path', typed: `path:${escapeValue(p)}|ip:${address(b)}`, carrier: { ip: address(b), path: p }, other: { ip: address(b), path: `${p}x` },
+  }));
+  const cidrUser = fc.tuple(byteArray(4), fc.integer({ min: Math.max(8, o.minBits.v4), max: 31 }), userIds(o)).map(([b, bits, u]): SubjectCase => ({
+    kind: 'cidr+user', typed: `user:${escapeValue(u)}|cidr:${address(b)}/${bits}`, carrier: { ip: address(b), userId: u }, other: { ip: address(b), userId: `${u}x` },
+  }));
+  return fc.oneof(user, apikey, ipv4, ipv6, mapped, network(4, false), network(6, false), network(4, true), path, header, country, ipPath, cidrUser);
 }
 
 /** `::ffff:a.b.c.d` bytes: parsed as the IPv4 address, so not an IPv6 case. */

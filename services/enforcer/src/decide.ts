@@ -38,7 +38,8 @@ export interface LocalDecision {
 /**
  * Everything the enforcer decides from its local caches, without I/O: the allowlist
  * (which ends the decision), the bans on the request's address, networks, user, API
- * key and on each applicable ban policy's subject, and the throttle share of each
+ * key, on any other subject it carries that a manual ban names, and on each
+ * applicable ban policy's subject, and the throttle share of each
  * applicable throttle policy from its shared count. Hard policies are returned for
  * the Redis check. `uniform` draws in [0, 1) for the throttle share.
  */
@@ -54,6 +55,12 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
   if (attrs.userId !== undefined) bans = found(bans, state.bans.subject(userSubjectOf(attrs)!, nowMs));
   if (attrs.apiKeyHash !== undefined) bans = found(bans, state.bans.subject(apiKeySubjectOf(attrs)!, nowMs));
   if (attrs.ipAddress) bans = state.bans.networksOf(attrs.ipAddress, nowMs, bans);
+  // Manual bans on other subjects (a path, a header, a composite): none in most deployments.
+  const manual = state.bans.manualSubjectFns;
+  for (let i = 0; i < manual.length; i++) {
+    const subject = manual[i]!(attrs);
+    if (subject !== undefined) bans = found(bans, state.bans.subject(subject, nowMs));
+  }
   const decision: LocalDecision = { candidates: NO_CANDIDATES, hard: NO_HARD, quota: undefined };
   for (const policy of state.policies.applicable(attrs)) {
     const use = localUse(policy);

@@ -40,6 +40,24 @@ describe('BanCache', () => {
     expect(cache.size).toBe(0);
   });
 
+  it('keeps one subject function per shape of manual ban on other subjects, until its last ban goes', () => {
+    const cache = new BanCache();
+    const manual = (subject: string, expiresAt = 10_000): Ban => ({ ...ban(subject, expiresAt), origin: 'manual' });
+    cache.observe('user:7', manual('user:7')); // looked up anyway: no shape
+    cache.observe('path:/a', ban('path:/a')); // a policy's: looked up through its policy
+    expect(cache.manualSubjectFns).toHaveLength(0);
+    cache.observe('path:/a', manual('path:/a'));
+    cache.observe('path:/b', manual('path:/b', 100));
+    cache.observe('cidr:10.0.0.0/8|path:/x', manual('cidr:10.0.0.0/8|path:/x'));
+    expect(cache.manualSubjectFns).toHaveLength(2);
+    expect(cache.subject('cidr:10.0.0.0/8|path:/x', 0)?.subject).toBe('cidr:10.0.0.0/8|path:/x');
+    cache.observe('path:/a', null);
+    expect(cache.manualSubjectFns).toHaveLength(2);
+    cache.purgeExpired(200);
+    cache.observe('cidr:10.0.0.0/8|path:/x', ban('cidr:10.0.0.0/8|path:/x')); // replaced by a policy's ban
+    expect(cache.manualSubjectFns).toHaveLength(0);
+  });
+
   it('lifts bans on tombstones and purges expired ones, keeping memory to live bans', () => {
     const cache = new BanCache();
     cache.observe('cidr:198.51.100.0/24', ban('cidr:198.51.100.0/24'));

@@ -1,6 +1,7 @@
 import { addressSubject, canonicalIpv4, networkPrefix, parseCidr, tryParseIp, type Candidate, type IpAddress } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { Int32Table } from './int32-table.js';
+import { ManualShapes } from './manual-shapes.js';
 
 /**
  * The bans topic as a lookup table. Exact subjects (`ip:…`, `user:…`, composites)
@@ -21,6 +22,13 @@ export class BanCache {
   /** Denial texts of the other bans (exact subjects, networks, IPv6), built once per ban. */
   private readonly otherTexts = new WeakMap<Ban, string>();
   private readonly networks = { 4: new Map<number, Map<string, Ban>>(), 6: new Map<number, Map<string, Ban>>() };
+  /** The shapes of the manual bans on subjects a check does not look up otherwise (manual-shapes.ts). */
+  private readonly shapes = new ManualShapes();
+
+  /** Per shape of manual ban held, the function a check builds that shape's subject with; look each up with subject(). */
+  get manualSubjectFns(): ManualShapes['subjectFns'] {
+    return this.shapes.subjectFns;
+  }
 
   get size(): number {
     let n = this.exact.size + this.v4.size;
@@ -30,7 +38,8 @@ export class BanCache {
 
   /** Applies a record of the bans topic; null is the tombstone that lifts the ban. */
   observe(key: string, ban: Ban | null): void {
-    const network = key.startsWith('cidr:') ? parseCidr(key.slice(5)) : undefined;
+    // A composite that starts with a network (`cidr:…|path:…`) is an exact subject.
+    const network = key.startsWith('cidr:') && !key.includes('|') ? parseCidr(key.slice(5)) : undefined;
     if (!network) {
       const subject = canonicalAddressSubject(key);
       const v4 = ipv4SubjectKey(subject);
@@ -39,8 +48,11 @@ export class BanCache {
         else this.v4.delete(v4);
         return;
       }
+      const before = this.exact.get(subject);
+      if (before?.origin === MANUAL) this.shapes.remove(subject);
       if (ban) this.exact.set(subject, ban);
       else this.exact.delete(subject);
+      if (ban?.origin === MANUAL) this.shapes.add(subject);
       return;
     }
     const byLength = this.networks[network.family];
@@ -114,6 +126,7 @@ export class BanCache {
     const sweep = <K>(m: Map<K, Ban>) => {
       for (const [k, b] of m) if (b.expiresAt <= nowMs && m.delete(k)) purged++;
     };
+    for (const [subject, b] of this.exact) if (b.expiresAt <= nowMs && b.origin === MANUAL) this.shapes.remove(subject);
     sweep(this.exact);
     purged += this.v4.deleteWhere((b) => b.expiresAt <= nowMs);
     for (const family of [this.networks[4], this.networks[6]]) for (const m of family.values()) sweep(m);
@@ -132,6 +145,9 @@ export class BanCache {
     return all.sort((a, b) => (a.subject < b.subject ? -1 : 1)).slice(0, options.limit);
   }
 }
+
+/** Ban.origin of a ban placed by hand (control API, CLI). */
+const MANUAL = 'manual';
 
 /** Where touchAddress keeps what it read, so the compiler cannot drop the read. */
 let touched = 0;
