@@ -98,6 +98,8 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
     feed('counts', (key, value) => state.counts.observe(key, value === null ? null : codecs.count.decode(value))),
   ];
   let ready = false;
+  /** Caught up once: what the caches hold stays the best answer while stopping too, unlike `ready`. */
+  let warm = false;
   const warmUp = new WarmUp(options.warmUpMode ?? 'closed', options.warmUpLocalMaxEntries ?? 100_000);
   const small = deferred();
   let smallLoaded = false;
@@ -120,7 +122,7 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
     const quota = hard ? tightest(local.quota, hard, local.hard) : local.quota;
     return decided(metrics, resolveVerdict(local.allowlisted, candidates), local.allowlisted === undefined ? quota : undefined);
   };
-  /** check() until every cache has caught up: off the hot path, which tests one boolean for it. */
+  /** check() until every cache has caught up once: off the hot path, which tests one boolean for it. */
   const checkWarming = async (request: Parameters<Enforcer['check']>[0]): Promise<Decision> => {
     await untilPoliciesRead();
     const now = clock();
@@ -144,6 +146,7 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
       smallLoaded = true;
       small.resolve();
       await all;
+      warm = true;
       ready = true;
       logger.info({ bans: state.bans.size, counts: state.counts.size, policies: state.policies.policies.length, allowlist: state.allowlist.size }, 'caches caught up');
     },
@@ -163,7 +166,7 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
       metrics.cacheEntries.set({ cache: 'policies' }, state.policies.policies.length);
     },
     async check(request) {
-      if (!ready) return checkWarming(request);
+      if (!warm) return checkWarming(request);
       const now = clock();
       const attrs = attributesFromRequest(request, now);
       const local = decideLocally(state, attrs, now, random);
