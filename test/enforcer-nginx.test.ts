@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,20 @@ import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { produceOrFail } from './support/kafka.js';
 import { exitWithin, freePort, REPO_ROOT, spawnService, type RunningProcess } from './support/processes.js';
 import { catalog, publishPolicy } from './support/aggregator.js';
+
+/** Users of the example's /account/ location (auth_basic). */
+const PASSWORDS = { alice: 'alice-secret', carol: 'carol-secret' };
+
+/** An htpasswd entry nginx reads without a crypt(3) of its own: {SSHA}, base64 of SHA-1(password + salt) + salt. */
+function ssha(password: string): string {
+  const salt = randomBytes(8);
+  return `{SSHA}${Buffer.concat([createHash('sha1').update(password).update(salt).digest(), salt]).toString('base64')}`;
+}
+
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+/** Every header a client might send to choose its identity, for one user id and API key. */
+const claiming = (user: string, apiKey: string) => ({ 'x-user-id': user, 'x-api-key': apiKey, 'x-banstream-user': user, 'x-banstream-api-key': apiKey });
 
 /** A real nginx (Debian's) in front of an app, asking the enforcer sidecar through auth_request. */
 describe('enforcer behind nginx auth_request', () => {
@@ -39,8 +54,10 @@ describe('enforcer behind nginx auth_request', () => {
     await new Promise<void>((r) => app.listen(appPort, '127.0.0.1', r));
 
     const dir = mkdtempSync(join(tmpdir(), 'banstream-nginx-'));
+    writeFileSync(join(dir, 'htpasswd'), Object.entries(PASSWORDS).map(([user, password]) => `${user}:${ssha(password)}\n`).join(''));
     const server = readFileSync(join(REPO_ROOT, 'examples/nginx/banstream-server.conf'), 'utf8')
-      .replaceAll('@LISTEN@', `127.0.0.1:${nginxPort}`).replaceAll('@ENFORCER@', `127.0.0.1:${enforcerPort}`).replaceAll('@UPSTREAM@', `127.0.0.1:${appPort}`);
+      .replaceAll('@LISTEN@', `127.0.0.1:${nginxPort}`).replaceAll('@ENFORCER@', `127.0.0.1:${enforcerPort}`).replaceAll('@UPSTREAM@', `127.0.0.1:${appPort}`)
+      .replaceAll('@HTPASSWD@', join(dir, 'htpasswd'));
     const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${join(dir, t)};`).join('\n  ');
     writeFileSync(join(dir, 'nginx.conf'), `daemon off;\nmaster_process off;\npid ${join(dir, 'nginx.pid')};\nerror_log ${join(dir, 'error.log')} warn;\nevents {}\nhttp {\n  access_log off;\n  ${temp}\n${server}\n}\n`);
     nginx = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'inherit' });
@@ -78,6 +95,43 @@ describe('enforcer behind nginx auth_request', () => {
     expect(res.headers.get('content-type')).toContain('application/problem+json');
     await produceOrFail(producer, topics.name('bans'), [{ key: 'ip:127.0.0.1', value: null as unknown as Buffer }]);
     await waitUntil(async () => (await fetch(`${site}/products`)).status === 200, 'the ban lifted', 10_000, 20);
+  });
+
+  const encodeBan = (subject: string) => catalog.codec(SCHEMA_NAMES.ban).encode({
+    banId: `nginx-${subject}`, subject, policyId: 'manual', reason: 'test', evidenceCount: 0, windowSeconds: 0, startedAt: Date.now(),
+    expiresAt: Date.now() + 120_000, preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'tests',
+  });
+  const encodeAllow = (entry: string) => catalog.codec(SCHEMA_NAMES.allowEntry).encode({ entry, reason: 'test', addedBy: 'tests', addedAt: Date.now(), expiresAt: null });
+  const apiKeySubject = (key: string) => `apikey:${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
+
+  it('never lets a client\'s own identity headers reach the decision: a banned address claiming an allowlisted user is refused', async () => {
+    await produceOrFail(producer, topics.name('allowlist'), [
+      { key: 'user:vip', value: encodeAllow('user:vip') }, { key: apiKeySubject('vip-key'), value: encodeAllow(apiKeySubject('vip-key')) },
+    ]);
+    await produceOrFail(producer, topics.name('bans'), [{ key: 'ip:127.0.0.1', value: encodeBan('ip:127.0.0.1') }]);
+    await waitUntil(async () => (await fetch(`${site}/products`)).status === 403, 'the address ban', 10_000, 20);
+    for (const path of ['/products', '/account/x']) {
+      const res = await fetch(`${site}${path}`, { headers: { ...claiming('vip', 'vip-key'), authorization: basic('carol', PASSWORDS.carol) } });
+      expect(res.status, path).toBe(403);
+    }
+    await produceOrFail(producer, topics.name('bans'), [{ key: 'ip:127.0.0.1', value: null as unknown as Buffer }]);
+    await waitUntil(async () => (await fetch(`${site}/products`)).status === 200, 'the ban lifted', 10_000, 20);
+  });
+
+  it('refuses an authenticated user who is banned, and nobody else for claiming that user', async () => {
+    await produceOrFail(producer, topics.name('bans'), [
+      { key: 'user:alice', value: encodeBan('user:alice') }, { key: apiKeySubject('banned-key'), value: encodeBan(apiKeySubject('banned-key')) },
+    ]);
+    await waitUntil(async () => (await fetch(`${site}/account/x`, { headers: { authorization: basic('alice', PASSWORDS.alice) } })).status === 403, 'the user ban', 10_000, 20);
+    // Another user, or nobody, claiming alice and a banned key: not refused for them.
+    expect((await fetch(`${site}/account/x`, { headers: { ...claiming('alice', 'banned-key'), authorization: basic('carol', PASSWORDS.carol) } })).status).toBe(200);
+    expect((await fetch(`${site}/products`, { headers: claiming('alice', 'banned-key') })).status).toBe(200);
+    // Where auth_basic checks nothing, a Basic header naming alice is only a claim.
+    expect((await fetch(`${site}/products`, { headers: { authorization: basic('alice', 'wrong') } })).status).toBe(200);
+    // A wrong password is refused by nginx before the sidecar is asked.
+    expect((await fetch(`${site}/account/x`, { headers: { authorization: basic('alice', 'wrong') } })).status).toBe(401);
+    await produceOrFail(producer, topics.name('bans'), [{ key: 'user:alice', value: null as unknown as Buffer }]);
+    await waitUntil(async () => (await fetch(`${site}/account/x`, { headers: { authorization: basic('alice', PASSWORDS.alice) } })).status === 200, 'the user ban lifted', 10_000, 20);
   });
 
   it('answers 429 with RateLimit headers for a throttled client', async () => {

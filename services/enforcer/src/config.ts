@@ -2,6 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { baseEnv, httpPort, kafkaEnv, redisEnv, type ConfigOf } from '@banstream/platform';
 import { hardLimitEnv } from './hard/config.js';
 
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = "^[A-Za-z0-9!#$%&'*+.^_`|~-]*$";
+
 /** Every variable the enforcer sidecar reads; README "Configuration" lists them. */
 export const enforcerEnv = {
   ...baseEnv,
@@ -11,10 +14,32 @@ export const enforcerEnv = {
   HTTP_PORT: httpPort(8082),
   ENFORCER_TRUSTED_PROXIES: Type.String({
     default: '127.0.0.1,::1', pattern: '^[0-9A-Fa-f:./, ]*$',
-    expected: 'comma-separated addresses or CIDRs whose X-Forwarded-For is believed, e.g. 127.0.0.1,10.0.0.0/8',
+    expected: 'comma-separated addresses or CIDRs of the proxies whose client address, user and API key headers GET /v1/auth believes, e.g. 127.0.0.1,10.0.0.0/8',
+  }),
+  ENFORCER_CLIENT_IP_HEADER: Type.String({
+    default: 'x-forwarded-for', minLength: 1, maxLength: 64, pattern: HEADER_NAME,
+    expected: 'the one header a trusted proxy puts the client address in: x-forwarded-for (read from the right) or x-real-ip, say',
+  }),
+  ENFORCER_USER_HEADER: Type.String({
+    default: 'x-banstream-user', minLength: 1, maxLength: 64, pattern: HEADER_NAME,
+    expected: 'the header a trusted proxy puts the authenticated user id in (none: no user is read)',
+  }),
+  ENFORCER_API_KEY_HEADER: Type.String({
+    default: 'x-banstream-api-key', minLength: 1, maxLength: 64, pattern: HEADER_NAME,
+    expected: 'the header a trusted proxy puts the checked API key in, in clear (none: no key is read)',
+  }),
+  ENFORCER_CALLERS: Type.String({
+    default: '127.0.0.1,::1', pattern: '^[0-9A-Fa-f:./, ]*$',
+    expected: 'comma-separated addresses or CIDRs that may call POST /v1/check (whose user and API key are believed) and GET /v1/bans; 0.0.0.0/0,::/0 for anyone',
   }),
   ENFORCER_BATCH_ANSWERS: Type.Boolean({
     default: true, expected: 'true or false: whether the answers decided in one event-loop turn are written together (fewer client wake-ups under load)',
+  }),
+  ENFORCER_WARMUP_MODE: Type.Union([Type.Literal('closed'), Type.Literal('open')], {
+    default: 'closed', expected: 'closed or open: what answers a request no policy applies to while the caches are still loading (closed: 429 with Retry-After)',
+  }),
+  ENFORCER_WARMUP_WAIT_MS: Type.Integer({
+    minimum: 0, maximum: 60_000, default: 3_000, expected: 'milliseconds from 0 to 60000 a check waits for the policies and the allowlist after a start before deciding without them',
   }),
   ENFORCER_PURGE_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5_000, expected: 'milliseconds from 100 to 600000 between purges of expired cache entries' }),
 };

@@ -39,7 +39,8 @@ describe('decideLocally', () => {
 
   it('denies by every ban that applies, in order: address, user, API key, networks, then ban policies', () => {
     const s = state({ 'by-path': { key: ['ip', 'path'], match: { paths: ['/login'] }, threshold: { count: 5, interval: '1m' }, action: { type: 'ban', banDuration: '1h' } } });
-    const key = attributesFromRequest({ ip: '192.0.2.7', method: 'GET', host: 'h', path: '/', apiKey: 'k' }, NOW).apiKeyHash!;
+    // An API-key subject holds 32 hex digits of the SHA-256, as compileKey and the control API write it.
+    const key = attributesFromRequest({ ip: '192.0.2.7', method: 'GET', host: 'h', path: '/', apiKey: 'k' }, NOW).apiKeyHash!.slice(0, 32);
     for (const subject of ['ip:192.0.2.7', 'user:42', `apikey:${key}`, 'cidr:192.0.2.0/24', 'ip:192.0.2.7|path:/login']) s.bans.observe(subject, ban(subject, subject));
     const decision = decideLocally(s, request({ userId: '42', apiKey: 'k' }), NOW, never);
     expect(decision.candidates.map((c) => c.policyId)).toEqual(['ip:192.0.2.7', 'user:42', `apikey:${key}`, 'cidr:192.0.2.0/24', 'ip:192.0.2.7|path:/login']);

@@ -1,4 +1,6 @@
-import { throttleDenyRatio, throttleRetryAfterSeconds, type Allowlist, type AllowlistEntry, type Candidate, type ExceedStatus, type RequestAttributes } from '@banstream/core';
+import {
+  apiKeySubjectOf, ipSubjectOf, throttleDenyRatio, throttleRetryAfterSeconds, userSubjectOf, type Allowlist, type AllowlistEntry, type Candidate, type ExceedStatus, type RequestAttributes,
+} from '@banstream/core';
 import type { PolicyBook, RequestPolicy } from '@banstream/platform';
 import type { Ban } from '@banstream/schemas';
 import type { BanCache } from './cache/ban-cache.js';
@@ -36,7 +38,8 @@ export interface LocalDecision {
 /**
  * Everything the enforcer decides from its local caches, without I/O: the allowlist
  * (which ends the decision), the bans on the request's address, networks, user, API
- * key and on each applicable ban policy's subject, and the throttle share of each
+ * key, on any other subject it carries that a manual ban names, and on each
+ * applicable ban policy's subject, and the throttle share of each
  * applicable throttle policy from its shared count. Hard policies are returned for
  * the Redis check. `uniform` draws in [0, 1) for the throttle share.
  */
@@ -48,9 +51,16 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
   if (allowlisted) return { allowlisted, candidates: NO_CANDIDATES, hard: NO_HARD };
   // The bans on the other subjects, in order; no array while there is none (most checks).
   let bans: Ban[] | undefined;
-  if (attrs.userId !== undefined) bans = found(bans, state.bans.subject(`user:${attrs.userId}`, nowMs));
-  if (attrs.apiKeyHash !== undefined) bans = found(bans, state.bans.subject(`apikey:${attrs.apiKeyHash}`, nowMs));
+  // Subject texts from the compiled keys every other reader uses (escaped, bounded, hashed alike).
+  if (attrs.userId !== undefined) bans = found(bans, state.bans.subject(userSubjectOf(attrs)!, nowMs));
+  if (attrs.apiKeyHash !== undefined) bans = found(bans, state.bans.subject(apiKeySubjectOf(attrs)!, nowMs));
   if (attrs.ipAddress) bans = state.bans.networksOf(attrs.ipAddress, nowMs, bans);
+  // Manual bans on other subjects (a path, a header, a composite): none in most deployments.
+  const manual = state.bans.manualSubjectFns;
+  for (let i = 0; i < manual.length; i++) {
+    const subject = manual[i]!(attrs);
+    if (subject !== undefined) bans = found(bans, state.bans.subject(subject, nowMs));
+  }
   const decision: LocalDecision = { candidates: NO_CANDIDATES, hard: NO_HARD, quota: undefined };
   for (const policy of state.policies.applicableAtCheck(attrs)) {
     const use = localUse(policy);
@@ -64,7 +74,7 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
   // The address ban comes first among the bans' denials, as the most common.
   const onAddress = attrs.ipAddress
     ? state.bans.addressDenial(attrs.ipAddress, nowMs, banReason)
-    : state.bans.denial(state.bans.subject(`ip:${attrs.ip}`, nowMs), nowMs, banReason);
+    : state.bans.denial(state.bans.subject(ipSubjectOf(attrs)!, nowMs), nowMs, banReason);
   if (onAddress) addCandidate(decision, onAddress);
   if (bans) for (const ban of bans) addCandidate(decision, state.bans.denial(ban, nowMs, banReason)!);
   return decision;

@@ -6,9 +6,10 @@ import { allowlistEntry, CompactedFeed, PolicyBook, topicFullName, type Logger, 
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
-import { decideLocally, type HardCheck, type LocalState, type Quota } from './decide.js';
+import { decideLocally, type HardCheck, type LocalDecision, type LocalState, type Quota } from './decide.js';
 import type { HardLimiter as RedisHardLimiter } from './hard/index.js';
-import { enforcerMetrics } from './metrics.js';
+import { enforcerMetrics, type EnforcerMetrics } from './metrics.js';
+import { WarmUp, type WarmUpMode } from './warm-up.js';
 
 /** Checks hard policies in Redis: createHardLimiter (hard/). */
 export type HardLimiter = Pick<RedisHardLimiter, 'check' | 'close'>;
@@ -25,6 +26,12 @@ export interface EnforcerOptions {
   clock?: () => number;
   /** Uniform draws in [0, 1) for the throttle share. */
   random?: () => number;
+  /** Until the caches have caught up (warm-up.ts): what decides a request no cached policy applies to; default closed. */
+  warmUpMode?: WarmUpMode;
+  /** Longest a check waits for the policies and the allowlist before deciding without them; default 3000 ms. */
+  warmUpWaitMs?: number;
+  /** Entries the `local` failure mode keeps while warming; default 100000. */
+  warmUpLocalMaxEntries?: number;
 }
 
 /** The answer to "may this request pass?". */
@@ -36,7 +43,11 @@ export interface Decision extends Verdict {
 export interface Enforcer {
   start(): Promise<void>;
   stop(): Promise<void>;
-  /** True once every cache has caught up with its topic. */
+  /**
+   * True once every cache has caught up with its topic. Until then check() waits (a
+   * bounded time) for the policies and the allowlist, and decides by failure modes
+   * with the source `warming` rather than allow for lack of data (warm-up.ts).
+   */
   readonly ready: boolean;
   check(request: Omit<RequestInput, 'timestamp'>): Promise<Decision>;
   readonly bans: BanCache;
@@ -48,7 +59,8 @@ export interface Enforcer {
  * The enforcer as a library: local caches of bans, counts, policies and the
  * allowlist, fed by the compacted topics (each read from the beginning, then
  * tailed), and the hard-limit check. check() answers from memory, plus one Redis
- * round trip when a hard policy applies.
+ * round trip when a hard policy applies; before the caches have caught up, by the
+ * failure modes (warm-up.ts).
  */
 export function createEnforcer(options: EnforcerOptions): Enforcer {
   const { kafka, admin, logger, registry } = options;
@@ -86,6 +98,40 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
     feed('counts', (key, value) => state.counts.observe(key, value === null ? null : codecs.count.decode(value))),
   ];
   let ready = false;
+  /** Caught up once: what the caches hold stays the best answer while stopping too, unlike `ready`. */
+  let warm = false;
+  const warmUp = new WarmUp(options.warmUpMode ?? 'closed', options.warmUpLocalMaxEntries ?? 100_000);
+  const small = deferred();
+  let smallLoaded = false;
+  let smallWait: Promise<void> | undefined;
+  /** Resolves once the policies and the allowlist are read, or the wait is over: then checks decide with what there is. */
+  const untilPoliciesRead = (): Promise<void> | undefined => {
+    if (smallLoaded) return undefined;
+    smallWait ??= new Promise<void>((resolve) => {
+      setTimeout(resolve, options.warmUpWaitMs ?? 3_000).unref();
+      void small.promise.then(resolve);
+    });
+    return smallWait;
+  };
+  const hardLimits = (local: LocalDecision, now: number): Promise<Candidate[]> => {
+    if (!options.hardLimiter) throw new Error('a hard policy applies but this enforcer has no hard limiter (Redis) configured');
+    return options.hardLimiter.check(local.hard, now);
+  };
+  const verdict = (local: LocalDecision, hard: readonly Candidate[] | undefined): Decision => {
+    const candidates = hard ? local.candidates.concat(hard) : local.candidates;
+    const quota = hard ? tightest(local.quota, hard, local.hard) : local.quota;
+    return decided(metrics, resolveVerdict(local.allowlisted, candidates), local.allowlisted === undefined ? quota : undefined);
+  };
+  /** check() until every cache has caught up once: off the hot path, which tests one boolean for it. */
+  const checkWarming = async (request: Parameters<Enforcer['check']>[0]): Promise<Decision> => {
+    await untilPoliciesRead();
+    const now = clock();
+    const attrs = attributesFromRequest(request, now);
+    const local = decideLocally(state, attrs, now, random);
+    if (!local.allowlisted) warmUp.decide(local, state.policies.applicable(attrs), attrs, now);
+    const hard = local.hard.length > 0 ? await hardLimits(local, now) : undefined;
+    return warmUp.mark(verdict(local, hard));
+  };
 
   return {
     get ready() {
@@ -93,7 +139,14 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
     },
     bans: state.bans,
     async start() {
-      await Promise.all(feeds.map((f) => f.start()));
+      const started = feeds.map((f) => f.start());
+      const all = Promise.all(started); // every rejection handled, whichever comes first
+      // The policies and the allowlist are small: read first, they let warming checks decide (warm-up.ts).
+      await Promise.race([Promise.all(started.slice(0, 2)), all]);
+      smallLoaded = true;
+      small.resolve();
+      await all;
+      warm = true;
       ready = true;
       logger.info({ bans: state.bans.size, counts: state.counts.size, policies: state.policies.policies.length, allowlist: state.allowlist.size }, 'caches caught up');
     },
@@ -113,25 +166,28 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
       metrics.cacheEntries.set({ cache: 'policies' }, state.policies.policies.length);
     },
     async check(request) {
+      if (!warm) return checkWarming(request);
       const now = clock();
       const attrs = attributesFromRequest(request, now);
       const local = decideLocally(state, attrs, now, random);
-      let candidates = local.candidates;
-      let quota = local.quota;
-      if (local.hard.length > 0) {
-        if (!options.hardLimiter) throw new Error('a hard policy applies but this enforcer has no hard limiter (Redis) configured');
-        const hard = await options.hardLimiter.check(local.hard, now);
-        candidates = candidates.concat(hard);
-        quota = tightest(quota, hard, local.hard);
-      }
-      const decision: Decision = resolveVerdict(local.allowlisted, candidates);
-      metrics.decisions.inc(decision.source, decision.allowed ? 'allow' : 'deny');
-      for (const c of decision.previewDenies) metrics.previewDenies.inc({ policy: c.policyId });
-      // Set on the fresh verdict rather than copied into a spread (slow in Node 20, see attributesFromRequest).
-      if (quota !== undefined && !local.allowlisted) decision.quota = quota;
-      return decision;
+      return verdict(local, local.hard.length > 0 ? await hardLimits(local, now) : undefined);
     },
   };
+}
+
+/** Counts the decision, and adds the quota for the RateLimit headers (none for an allowlisted request). */
+function decided(metrics: EnforcerMetrics, decision: Decision, quota: Quota | undefined): Decision {
+  metrics.decisions.inc(decision.source, decision.allowed ? 'allow' : 'deny');
+  for (const c of decision.previewDenies) metrics.previewDenies.inc({ policy: c.policyId });
+  // Set on the fresh verdict rather than copied into a spread (slow in Node 20, see attributesFromRequest).
+  if (quota !== undefined) decision.quota = quota;
+  return decision;
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
 }
 
 function tightest(quota: Quota | undefined, results: readonly Candidate[], items: readonly HardCheck[]): Quota | undefined {

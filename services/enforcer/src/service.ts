@@ -21,14 +21,23 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
   const redis = redisFromConfig(config, logger);
   const instanceId = `${process.pid}-${randomBytes(4).toString('hex')}`;
   const hardLimiter = createHardLimiter({ redis, logger, registry, ...hardLimiterSettings(config) });
-  const enforcer = createEnforcer({ kafka, admin, topicPrefix: config.TOPIC_PREFIX, logger, registry, instanceId, hardLimiter });
+  const enforcer = createEnforcer({
+    kafka, admin, topicPrefix: config.TOPIC_PREFIX, logger, registry, instanceId, hardLimiter,
+    warmUpMode: config.ENFORCER_WARMUP_MODE, warmUpWaitMs: config.ENFORCER_WARMUP_WAIT_MS, warmUpLocalMaxEntries: config.ENFORCER_LOCAL_LIMIT_MAX_ENTRIES,
+  });
   const trustedProxies = parseTrustedProxies(config.ENFORCER_TRUSTED_PROXIES);
   let purge: NodeJS.Timeout | undefined;
   readiness.add('caches caught up', () => enforcer.ready);
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
   readiness.add('redis', redisReachable(redis, 500));
   const answers = config.ENFORCER_BATCH_ANSWERS ? new AnswerBatch() : undefined;
-  void http.register(sidecarRoutes, { enforcer, trustedProxies, answers });
+  // `none`: an empty variable means its default, as for every variable.
+  const identityHeader = (name: string) => (name.toLowerCase() === 'none' ? '' : name.toLowerCase());
+  const headerNames = {
+    clientIp: config.ENFORCER_CLIENT_IP_HEADER.toLowerCase(), user: identityHeader(config.ENFORCER_USER_HEADER), apiKey: identityHeader(config.ENFORCER_API_KEY_HEADER),
+  };
+  const callers = parseTrustedProxies(config.ENFORCER_CALLERS);
+  void http.register(sidecarRoutes, { enforcer, trustedProxies, callers, headerNames, answers });
 
   return {
     async start() {

@@ -1,5 +1,7 @@
 import { BanstreamError } from '../errors.js';
-import { compileKey, networkPrefix, normaliseSubject, parseKey, tryParseCidr, tryParseIp, type IpAddress, type RequestAttributes } from '../subjects/index.js';
+import {
+  apiKeySubjectOf, canonicalSubject, ipSubjectOf, networkPrefix, subjectScope, tryParseCidr, tryParseIp, userSubjectOf, type IpAddress, type RequestAttributes,
+} from '../subjects/index.js';
 
 /**
  * The allowlist wins over every ban and limit. Entries are an IP, a CIDR, a user or
@@ -15,24 +17,18 @@ export interface AllowlistEntry {
   expiresAt?: number;
 }
 
-const userSubject = compileKey(parseKey(['user']));
-const apiKeySubject = compileKey(parseKey(['apikey']));
 const ALLOWED_SCOPES = new Set(['ip', 'cidr', 'user', 'apikey']);
 
-/** `203.0.113.7`, `10.0.0.0/8`, `ip:…`, `cidr:…`, `user:42`, `apikey:<hash>` → canonical subject. */
+/**
+ * `203.0.113.7`, `10.0.0.0/8`, `ip:…`, `cidr:…`, `user:42`, `apikey:<hash>` → canonical
+ * subject, as canonicalSubject writes it (so as the enforcer looks it up), of one of
+ * the four scopes the allowlist holds.
+ */
 export function canonicalAllowEntry(text: string): string {
-  const bare = text.trim();
-  const ip = tryParseIp(bare);
-  if (ip) return `ip:${ip.text}`;
-  const cidr = tryParseCidr(bare);
-  if (cidr) return cidr.bits === (cidr.family === 4 ? 32 : 128) ? `ip:${cidr.text.split('/')[0]}` : `cidr:${cidr.text}`;
-  const subject = normaliseSubject(bare);
-  const scope = subject.slice(0, subject.indexOf(':'));
-  if (!ALLOWED_SCOPES.has(scope)) {
+  const subject = canonicalSubject(text);
+  if (!ALLOWED_SCOPES.has(subjectScope(subject))) {
     throw new BanstreamError('SUBJECT_INVALID', `allowlist entries are an IP, a CIDR, user:<id> or apikey:<hash>; got ${JSON.stringify(text)}`);
   }
-  if (scope === 'cidr') return canonicalAllowEntry(subject.slice('cidr:'.length));
-  if (scope === 'ip') return canonicalAllowEntry(subject.slice('ip:'.length));
   return subject;
 }
 
@@ -77,12 +73,13 @@ export class Allowlist {
     const live = (e: AllowlistEntry | undefined) => (e && (e.expiresAt === undefined || e.expiresAt > nowMs) ? e : undefined);
     // Most deployments allowlist few subjects: skip building subject text for an empty table.
     if (this.exact.size > 0) {
-      const byIp = live(this.exact.get(`ip:${attrs.ip}`));
+      const ip = ipSubjectOf(attrs);
+      const byIp = ip === undefined ? undefined : live(this.exact.get(ip));
       if (byIp) return byIp;
-      const user = userSubject(attrs);
+      const user = userSubjectOf(attrs);
       const byUser = user === undefined ? undefined : live(this.exact.get(user));
       if (byUser) return byUser;
-      const apiKey = apiKeySubject(attrs);
+      const apiKey = apiKeySubjectOf(attrs);
       const byKey = apiKey === undefined ? undefined : live(this.exact.get(apiKey));
       if (byKey) return byKey;
     }

@@ -12,7 +12,7 @@ function banPolicy(overrides: Partial<CompiledPolicy> = {}): CompiledPolicy {
     id: 'login-bruteforce', mode: 'enforce', enabled: true, group: 'login-bruteforce', priority: 0,
     threshold: { count: 10, intervalMs: MIN },
     action: { type: 'ban', status: 403, banThreshold: { count: 20, intervalMs: MIN }, banDurationMs: 10 * MIN },
-    enforcement: { type: 'async' },
+    enforcement: { type: 'async', failureMode: 'closed' },
     escalation: { multiplier: 2, maxDurationMs: HOUR, decayAfterMs: 24 * HOUR },
     matches: () => true, matchesAtCheck: () => true, byStatus: false, subjectOf: () => 'ip:203.0.113.7', spec: { id: 'login-bruteforce', key: ['ip'], threshold: { count: 10, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } },
     ...overrides,

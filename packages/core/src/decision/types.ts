@@ -26,8 +26,11 @@ export interface AlertDecision {
   preview: boolean;
 }
 
-/** Which mechanism decided a request, as reported by the enforcer. */
-export type DecisionSource = 'allowlist' | 'ban' | 'throttle' | 'hard-limit' | 'fail-mode' | 'none';
+/**
+ * Which mechanism decided a request, as reported by the enforcer. `warming`: its caches
+ * had not caught up yet, and a policy's failure mode or ENFORCER_WARMUP_MODE decided.
+ */
+export type DecisionSource = 'allowlist' | 'ban' | 'throttle' | 'hard-limit' | 'fail-mode' | 'warming' | 'none';
 
 /** One policy's opinion on one request, before precedence is applied. */
 export interface Candidate {

@@ -19,6 +19,7 @@ policies:
     key: [apikey]
     threshold: { count: 100, interval: 1m }
     action: { type: throttle }
+    enforcement: { type: async, failureMode: local }
   - id: api-acme
     group: api
     priority: 10
@@ -53,8 +54,10 @@ describe('compilePolicy on a parsed policy file', () => {
       threshold: { count: 20, intervalMs: 300_000 },
       action: { type: 'ban', status: 403, banThreshold: { count: 50, intervalMs: 300_000 }, banDurationMs: 3_600_000 },
       escalation: { multiplier: 2, maxDurationMs: 86_400_000, decayAfterMs: 604_800_000 },
-      enforcement: { type: 'async' },
+      // What decides while an enforcer's caches load: closed unless the policy says otherwise.
+      enforcement: { type: 'async', failureMode: 'closed' },
     });
+    expect(byId['api-default']!.enforcement).toEqual({ type: 'async', failureMode: 'local' });
     expect(byId['signup-hard']).toMatchObject({ mode: 'preview', enforcement: { type: 'hard', failureMode: 'local', algorithm: 'sliding-window' } });
   });
 

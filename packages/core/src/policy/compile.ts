@@ -64,6 +64,7 @@ function compileAction(action: ActionSpec, thresholdCount: number, thresholdMs: 
 
 function compileEnforcement(spec: PolicySpec): CompiledEnforcement {
   const e = spec.enforcement;
-  if (!e || e.type === 'async') return { type: 'async' };
+  // Closed by default: an enforcer still loading its caches does not know who is banned.
+  if (!e || e.type === 'async') return { type: 'async', failureMode: e?.failureMode ?? 'closed' };
   return { type: 'hard', failureMode: e.failureMode ?? 'closed', algorithm: e.algorithm ?? 'sliding-window' };
 }

@@ -20,7 +20,7 @@ export type CompiledAction =
   | { type: 'ban'; status: ExceedStatus; banThreshold: { count: number; intervalMs: number }; banDurationMs: number }
   | { type: 'alert' };
 
-export type CompiledEnforcement = { type: 'async' } | { type: 'hard'; failureMode: FailureMode; algorithm: HardAlgorithm };
+export type CompiledEnforcement = { type: 'async'; failureMode: FailureMode } | { type: 'hard'; failureMode: FailureMode; algorithm: HardAlgorithm };
 
 export interface CompiledEscalation {
   multiplier: number;

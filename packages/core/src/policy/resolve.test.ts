@@ -7,7 +7,7 @@ type Req = { apiKey: string; path: string };
 function policy(id: string, p: Partial<CompiledPolicy<Req>> = {}): CompiledPolicy<Req> {
   return {
     id, mode: 'enforce', enabled: true, group: id, priority: 0,
-    threshold: { count: 100, intervalMs: 60_000 }, action: { type: 'throttle', status: 429 }, enforcement: { type: 'async' },
+    threshold: { count: 100, intervalMs: 60_000 }, action: { type: 'throttle', status: 429 }, enforcement: { type: 'async', failureMode: 'closed' },
     matches: () => true, matchesAtCheck: () => true, byStatus: false, subjectOf: (r) => `apikey:${r.apiKey}`,
     spec: { id, key: ['apikey'], threshold: { count: 100, interval: '1m' }, action: { type: 'throttle' } },
     ...p,

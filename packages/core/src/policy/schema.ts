@@ -83,7 +83,10 @@ export const Action = Type.Union([
 export const Enforcement = Type.Object(
   {
     type: Type.Union([Type.Literal('async'), Type.Literal('hard')]),
-    /** Hard policies only: what happens when Redis is down or slow. */
+    /**
+     * What decides while the policy's state is out of reach: for a hard policy, Redis
+     * down or slow; for an async one, an enforcer whose caches are still loading.
+     */
     failureMode: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('local')])),
     /** Hard policies only; default sliding-window, token-bucket needs threshold.burst. */
     algorithm: Type.Optional(Type.Union([Type.Literal('sliding-window'), Type.Literal('sliding-log'), Type.Literal('token-bucket')])),

@@ -34,7 +34,6 @@ const thrown = (f: () => unknown) => {
 describe('cross-field rules', () => {
   it.each<[string, Json, string[]]>([
     ['hard needs a failure mode', policy({ enforcement: { type: 'hard' } }), ['policies[0].enforcement.failureMode: is required when enforcement.type is hard (one of open, closed, local)']],
-    ['async has no failure mode', policy({ enforcement: { type: 'async', failureMode: 'open' } }), ['policies[0].enforcement.failureMode: is only allowed when enforcement.type is hard']],
     ['async has no algorithm', policy({ enforcement: { type: 'async', algorithm: 'sliding-log' } }), ['policies[0].enforcement.algorithm: is only allowed when enforcement.type is hard']],
     ['token bucket needs burst', policy({ enforcement: hard({ algorithm: 'token-bucket' }) }), ['policies[0].threshold.burst: is required when enforcement.algorithm is token-bucket']],
     ['burst needs a hard token bucket', policy({ threshold: { count: 5, interval: '1s', burst: { size: 10, refillPerSecond: 5 } } }), ['policies[0].threshold.burst: is only allowed with enforcement.type hard and enforcement.algorithm token-bucket']],

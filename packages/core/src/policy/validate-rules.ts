@@ -71,13 +71,12 @@ function policyRules(p: Record<string, unknown>, at: readonly PathSegment[], pus
 
   if (Array.isArray(p.key)) keyRules(p.key, [...at, 'key'], push);
 
-  // Enforcement: only hard policies talk to Redis, so only they choose a failure mode and algorithm.
+  // Enforcement: only hard policies talk to Redis, so only they choose an algorithm, and must say how
+  // to fail without it. An async policy's failure mode (closed by default) decides while caches load.
   if (hard && enforcement.failureMode === undefined) {
     push([...at, 'enforcement', 'failureMode'], 'is required when enforcement.type is hard (one of open, closed, local)');
   }
-  for (const field of ['failureMode', 'algorithm'] as const) {
-    if (enforcementType === 'async' && enforcement[field] !== undefined) push([...at, 'enforcement', field], 'is only allowed when enforcement.type is hard');
-  }
+  if (enforcementType === 'async' && enforcement.algorithm !== undefined) push([...at, 'enforcement', 'algorithm'], 'is only allowed when enforcement.type is hard');
   const tokenBucket = hard && enforcement.algorithm === 'token-bucket';
   if (tokenBucket && threshold.burst === undefined) {
     push([...at, 'threshold', 'burst'], 'is required when enforcement.algorithm is token-bucket');

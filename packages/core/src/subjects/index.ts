@@ -21,7 +21,10 @@ export {
 export {
   type RequestAttributes, type RequestEventInput, type RequestInput, attributesFromEvent, attributesFromRequest,
 } from './attributes.js';
-export { type KeyParts, type SubjectFn, SUBJECT_SEPARATOR, compileKey, keyParts, subjectFor } from './subject.js';
+export {
+  type KeyParts, type SubjectFn, SUBJECT_SEPARATOR, compileKey, keyParts, subjectFor, ipSubjectOf, userSubjectOf, apiKeySubjectOf, addressSubject,
+} from './subject.js';
+export { canonicalSubject, networkSubject } from './canonical.js';
 export {
   type SubjectPart, MAX_SUBJECT_TEXT_LENGTH, parseSubject, formatSubject, normaliseSubject, subjectScope,
 } from './subject-text.js';

@@ -1,7 +1,7 @@
 import type { RequestAttributes } from './attributes.js';
 import { networkPrefix } from './cidr.js';
 import { dimensionScope, parseKey, type KeyDimension } from './dimensions.js';
-import { tryParseIp } from './ip.js';
+import { tryParseIp, type IpAddress } from './ip.js';
 import { isValidStatus, ownValue, statusClass } from './normalise.js';
 import { API_KEY_SUBJECT_HEX_CHARS, boundValue, hashValue } from './values.js';
 
@@ -129,4 +129,19 @@ function extractor(d: KeyDimension): Extract {
     case 'asn':
       return (a) => (a.asn === undefined ? undefined : String(a.asn));
   }
+}
+
+/**
+ * The subjects a check looks up on every request besides its policies' (its address,
+ * user and API key): compiled keys like any policy's, so the enforcer's lookups, the
+ * allowlist, the aggregator's bans and the control API's (canonicalSubject) are one
+ * text. `user:` + the raw id would miss every id that is escaped or hashed.
+ */
+export const ipSubjectOf: SubjectFn = compileKey(['ip']);
+export const userSubjectOf: SubjectFn = compileKey(['user']);
+export const apiKeySubjectOf: SubjectFn = compileKey(['apikey']);
+
+/** The `ip:` subject of an address: ipSubjectOf for callers that hold the parsed address only. */
+export function addressSubject(address: IpAddress): string {
+  return `ip:${address.text}`;
 }

@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
+import { MAX_SUBJECT_TEXT_LENGTH } from '@banstream/core';
 import type { Logger } from '../logging/logger.js';
 import type { Readiness } from '../lifecycle/readiness.js';
 
@@ -36,5 +37,8 @@ export function createHttpServer(logger: Logger): FastifyInstance {
     childLoggerFactory: (serverLogger) => serverLogger,
     // Unknown fields are refused with a 400 naming them, never silently dropped.
     ajv: { customOptions: { removeAdditional: false, allErrors: true } },
+    // A subject in a path (DELETE /v1/bans/:subject) may be longer than the router's 100
+    // characters, which it answers with a bare 414: each route's schema bounds its params.
+    routerOptions: { maxParamLength: MAX_SUBJECT_TEXT_LENGTH },
   });
 }

@@ -29,6 +29,35 @@ describe('BanCache', () => {
     expect(cache.subject('ip:192.0.2.1', 10_000)).toBeUndefined();
   });
 
+  it('finds an address ban whose key spells the address another way (upper case, IPv4-mapped), and lifts it by that key', () => {
+    const cache = new BanCache();
+    cache.observe('ip:2001:DB8::0:1', ban('ip:2001:DB8::0:1'));
+    cache.observe('ip:::ffff:192.0.2.9', ban('ip:::ffff:192.0.2.9'));
+    expect(cache.address(parseIp('2001:db8::1'), 0)?.banId).toBe('ip:2001:DB8::0:1');
+    expect(cache.address(parseIp('192.0.2.9'), 0)?.banId).toBe('ip:::ffff:192.0.2.9');
+    cache.observe('ip:2001:DB8::0:1', null);
+    cache.observe('ip:::ffff:192.0.2.9', null);
+    expect(cache.size).toBe(0);
+  });
+
+  it('keeps one subject function per shape of manual ban on other subjects, until its last ban goes', () => {
+    const cache = new BanCache();
+    const manual = (subject: string, expiresAt = 10_000): Ban => ({ ...ban(subject, expiresAt), origin: 'manual' });
+    cache.observe('user:7', manual('user:7')); // looked up anyway: no shape
+    cache.observe('path:/a', ban('path:/a')); // a policy's: looked up through its policy
+    expect(cache.manualSubjectFns).toHaveLength(0);
+    cache.observe('path:/a', manual('path:/a'));
+    cache.observe('path:/b', manual('path:/b', 100));
+    cache.observe('cidr:10.0.0.0/8|path:/x', manual('cidr:10.0.0.0/8|path:/x'));
+    expect(cache.manualSubjectFns).toHaveLength(2);
+    expect(cache.subject('cidr:10.0.0.0/8|path:/x', 0)?.subject).toBe('cidr:10.0.0.0/8|path:/x');
+    cache.observe('path:/a', null);
+    expect(cache.manualSubjectFns).toHaveLength(2);
+    cache.purgeExpired(200);
+    cache.observe('cidr:10.0.0.0/8|path:/x', ban('cidr:10.0.0.0/8|path:/x')); // replaced by a policy's ban
+    expect(cache.manualSubjectFns).toHaveLength(0);
+  });
+
   it('lifts bans on tombstones and purges expired ones, keeping memory to live bans', () => {
     const cache = new BanCache();
     cache.observe('cidr:198.51.100.0/24', ban('cidr:198.51.100.0/24'));

@@ -1,6 +1,7 @@
-import { canonicalIpv4, networkPrefix, parseCidr, type Candidate, type IpAddress } from '@banstream/core';
+import { addressSubject, canonicalIpv4, networkPrefix, parseCidr, tryParseIp, type Candidate, type IpAddress } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { Int32Table } from './int32-table.js';
+import { ManualShapes } from './manual-shapes.js';
 
 /**
  * The bans topic as a lookup table. Exact subjects (`ip:…`, `user:…`, composites)
@@ -21,6 +22,13 @@ export class BanCache {
   /** Denial texts of the other bans (exact subjects, networks, IPv6), built once per ban. */
   private readonly otherTexts = new WeakMap<Ban, string>();
   private readonly networks = { 4: new Map<number, Map<string, Ban>>(), 6: new Map<number, Map<string, Ban>>() };
+  /** The shapes of the manual bans on subjects a check does not look up otherwise (manual-shapes.ts). */
+  private readonly shapes = new ManualShapes();
+
+  /** Per shape of manual ban held, the function a check builds that shape's subject with; look each up with subject(). */
+  get manualSubjectFns(): ManualShapes['subjectFns'] {
+    return this.shapes.subjectFns;
+  }
 
   get size(): number {
     let n = this.exact.size + this.v4.size;
@@ -29,17 +37,22 @@ export class BanCache {
   }
 
   /** Applies a record of the bans topic; null is the tombstone that lifts the ban. */
-  observe(subject: string, ban: Ban | null): void {
-    const network = subject.startsWith('cidr:') ? parseCidr(subject.slice(5)) : undefined;
+  observe(key: string, ban: Ban | null): void {
+    // A composite that starts with a network (`cidr:…|path:…`) is an exact subject.
+    const network = key.startsWith('cidr:') && !key.includes('|') ? parseCidr(key.slice(5)) : undefined;
     if (!network) {
+      const subject = canonicalAddressSubject(key);
       const v4 = ipv4SubjectKey(subject);
       if (v4 !== undefined) {
         if (ban) writeDenialFields(this.v4, this.v4.set(v4, ban), ban);
         else this.v4.delete(v4);
         return;
       }
+      const before = this.exact.get(subject);
+      if (before?.origin === MANUAL) this.shapes.remove(subject);
       if (ban) this.exact.set(subject, ban);
       else this.exact.delete(subject);
+      if (ban?.origin === MANUAL) this.shapes.add(subject);
       return;
     }
     const byLength = this.networks[network.family];
@@ -61,7 +74,7 @@ export class BanCache {
 
   /** The live ban on this address itself (subject `ip:…`), if any. */
   address(address: IpAddress, nowMs: number): Ban | undefined {
-    if (address.family !== 4) return live(this.exact.get(`ip:${address.text}`), nowMs);
+    if (address.family !== 4) return live(this.exact.get(addressSubject(address)), nowMs);
     return live(this.v4.get(addressKey(address)), nowMs);
   }
 
@@ -70,7 +83,7 @@ export class BanCache {
    * IPv4 address from the table entry alone. `reason` builds a ban's text, once per ban.
    */
   addressDenial(address: IpAddress, nowMs: number, reason: (ban: Ban) => string): Candidate | undefined {
-    if (address.family !== 4) return this.denial(this.exact.get(`ip:${address.text}`), nowMs, reason);
+    if (address.family !== 4) return this.denial(this.exact.get(addressSubject(address)), nowMs, reason);
     const table = this.v4;
     const slot = table.slotOf(addressKey(address));
     if (slot < 0) return undefined;
@@ -113,6 +126,7 @@ export class BanCache {
     const sweep = <K>(m: Map<K, Ban>) => {
       for (const [k, b] of m) if (b.expiresAt <= nowMs && m.delete(k)) purged++;
     };
+    for (const [subject, b] of this.exact) if (b.expiresAt <= nowMs && b.origin === MANUAL) this.shapes.remove(subject);
     sweep(this.exact);
     purged += this.v4.deleteWhere((b) => b.expiresAt <= nowMs);
     for (const family of [this.networks[4], this.networks[6]]) for (const m of family.values()) sweep(m);
@@ -132,6 +146,9 @@ export class BanCache {
   }
 }
 
+/** Ban.origin of a ban placed by hand (control API, CLI). */
+const MANUAL = 'manual';
+
 /** Where touchAddress keeps what it read, so the compiler cannot drop the read. */
 let touched = 0;
 
@@ -143,6 +160,17 @@ function ipv4Key(bytes: Uint8Array): number {
 /** ipv4Key of an IPv4 address: its int32 when the parse kept one, so its bytes need not be made. */
 function addressKey(address: IpAddress): number {
   return address.int32 ?? ipv4Key(address.bytes);
+}
+
+/**
+ * An `ip:` key as a check looks it up (addressSubject): canonical IPv4 is the common
+ * case and returned as is; other address text (`ip:2001:DB8::1`, `ip:::ffff:192.0.2.1`)
+ * is rewritten, as a check never builds it. Any other subject is returned as is.
+ */
+function canonicalAddressSubject(key: string): string {
+  if (!key.startsWith('ip:') || canonicalIpv4(key.slice(3)) >= 0) return key;
+  const address = tryParseIp(key.slice(3));
+  return address === undefined ? key : addressSubject(address);
 }
 
 /** ipv4Key of an `ip:` subject holding a canonical IPv4 address; undefined for any other subject. */

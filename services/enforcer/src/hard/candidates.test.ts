@@ -25,7 +25,7 @@ describe('limitSpecOf', () => {
   });
 
   it('refuses a policy that is not hard', () => {
-    expect(() => limitSpecOf(policy({ enforcement: { type: 'async' } }))).toThrow(/not a hard policy/);
+    expect(() => limitSpecOf(policy({ enforcement: { type: 'async', failureMode: 'closed' } }))).toThrow(/not a hard policy/);
   });
 });
 

@@ -26,9 +26,10 @@ export function decisionHeaders(decision: Decision, uniform: () => number = Math
 /** RFC 9457 problem details for a denied request. */
 export function problemBody(decision: Decision): Record<string, unknown> {
   const banned = decision.source === 'ban';
+  const warming = decision.source === 'warming';
   return {
-    type: banned ? 'https://banstream.dev/problems/banned' : 'https://banstream.dev/problems/rate-limited',
-    title: banned ? 'Request blocked' : 'Too many requests',
+    type: banned ? 'https://banstream.dev/problems/banned' : warming ? 'https://banstream.dev/problems/warming-up' : 'https://banstream.dev/problems/rate-limited',
+    title: banned ? 'Request blocked' : warming ? 'Not ready: try again shortly' : 'Too many requests',
     status: decision.status,
     detail: decision.reason,
     ...(decision.policyId ? { policy: decision.policyId } : {}),

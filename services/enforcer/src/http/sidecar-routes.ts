@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { BanstreamError, type Cidr } from '@banstream/core';
 import type { Decision, Enforcer } from '../enforcer.js';
 import type { AnswerBatch } from './answer-batch.js';
-import { clientIp } from './forwarded.js';
+import { SocketTrust } from './forwarded.js';
+import { DEFAULT_HEADER_NAMES, originalRequest, type ForwardedHeaderNames } from './original-request.js';
 import { decisionHeaders, problemBody } from './rate-limit-headers.js';
 
 const CheckBody = Type.Object(
@@ -43,25 +44,51 @@ const BansQuery = Type.Object(
 
 export interface SidecarOptions {
   enforcer: Enforcer;
+  /** Proxies whose client address and identity headers are believed on GET /v1/auth (ENFORCER_TRUSTED_PROXIES). */
   trustedProxies: readonly Cidr[];
+  /** Who may call POST /v1/check and GET /v1/bans (ENFORCER_CALLERS); anyone when absent. */
+  callers?: readonly Cidr[] | undefined;
+  /** The headers GET /v1/auth reads the client from; DEFAULT_HEADER_NAMES when absent. */
+  headerNames?: Partial<ForwardedHeaderNames> | undefined;
   /** Answers decided in one event-loop turn go out together (answer-batch.ts); without it, each as soon as decided. */
   answers?: AnswerBatch | undefined;
 }
 
 /**
  * The sidecar's API for edges that cannot embed the library:
- * - POST /v1/check: a request described in JSON; the decision in JSON.
+ * - POST /v1/check: a request described in JSON; the decision in JSON. Its caller is
+ *   the edge itself, so the body's userId and apiKey are believed: hence only
+ *   `callers` are answered (403 CALLER_NOT_TRUSTED for anyone else).
  * - GET /v1/auth: nginx `auth_request` and Envoy HTTP ext_authz. The original request
- *   is read from the forwarded headers (X-Forwarded-For through trusted proxies,
- *   X-Original-Method, X-Original-URI, X-Forwarded-Host); the answer is 204, or the
- *   denial status with the RateLimit headers, Retry-After and a problem+json body.
- * - GET /v1/bans: live bans, paged by subject, filterable by scope.
+ *   is read from the forwarded headers (X-Original-Method, X-Original-URI,
+ *   X-Forwarded-Host); the client address, user and API key from `headerNames`, and
+ *   only when the socket's peer is a trusted proxy (original-request.ts). The answer
+ *   is 204, or the denial status with the RateLimit headers, Retry-After and a
+ *   problem+json body.
+ * - GET /v1/bans: live bans, paged by subject, filterable by scope; `callers` only,
+ *   as subjects name addresses and users.
  * Decisions of /v1/check and /v1/auth wait for `answers`, when given, to go out together.
  */
 export async function sidecarRoutes(app: FastifyInstance, options: SidecarOptions): Promise<void> {
   const { enforcer, trustedProxies, answers } = options;
+  const proxies = new SocketTrust(trustedProxies);
+  const callers = options.callers ? new SocketTrust(options.callers) : undefined;
+  // Before a body is read: an untrusted caller costs no parsing. A callback hook, not an
+  // async one: no promise per request on the sidecar's hot route.
+  const callersOnly = callers
+    ? {
+        onRequest: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+          if (callers.trusts(request.socket)) done();
+          else untrustedCaller(reply, request);
+        },
+      }
+    : {};
+  const names: ForwardedHeaderNames = { ...DEFAULT_HEADER_NAMES, ...options.headerNames };
 
-  app.post<{ Body: CheckBody }>('/v1/check', { schema: { body: CheckBody, response: { 200: CheckAnswer } } }, async (request, reply) => {
+  app.post<{ Body: CheckBody }>('/v1/check', {
+    schema: { body: CheckBody, response: { 200: CheckAnswer } },
+    ...callersOnly,
+  }, async (request, reply) => {
     let decision: Decision;
     try {
       decision = await enforcer.check(request.body);
@@ -76,7 +103,7 @@ export async function sidecarRoutes(app: FastifyInstance, options: SidecarOption
   app.get('/v1/auth', async (request, reply) => {
     let decision: Decision;
     try {
-      decision = await enforcer.check(originalRequest(request, trustedProxies));
+      decision = await enforcer.check(originalRequest(request, proxies, trustedProxies, names));
     } catch (error) {
       return unreadable(reply, error);
     }
@@ -87,10 +114,17 @@ export async function sidecarRoutes(app: FastifyInstance, options: SidecarOption
     return reply.code(decision.status).type('application/problem+json').send(problemBody(decision));
   });
 
-  app.get<{ Querystring: Static<typeof BansQuery> }>('/v1/bans', { schema: { querystring: BansQuery } }, async (request) => {
+  app.get<{ Querystring: Static<typeof BansQuery> }>('/v1/bans', { schema: { querystring: BansQuery }, ...callersOnly }, async (request) => {
     const limit = request.query.limit ?? 100;
     const bans = enforcer.bans.list(Date.now(), { limit, ...request.query });
     return { bans, next: bans.length === limit ? bans[bans.length - 1]!.subject : null };
+  });
+}
+
+function untrustedCaller(reply: FastifyReply, request: FastifyRequest): FastifyReply {
+  return reply.code(403).type('application/problem+json').send({
+    type: 'about:blank', title: 'Forbidden', status: 403, code: 'CALLER_NOT_TRUSTED',
+    detail: `${request.method} ${request.routeOptions.url ?? request.url} answers only ENFORCER_CALLERS; ${request.socket.remoteAddress ?? 'this peer'} is not one of them`,
   });
 }
 
@@ -113,23 +147,4 @@ function decisionBody(d: Decision): Record<string, unknown> {
   if (remaining !== undefined) body.remaining = remaining;
   if (d.previewDenies.length > 0) body.previewDenies = d.previewDenies.map((c) => ({ policyId: c.policyId, source: c.source, reason: c.reason }));
   return body;
-}
-
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value.join(',') : value;
-}
-
-/** The request nginx or Envoy is asking about, from the headers they forward. */
-function originalRequest(request: FastifyRequest, trusted: readonly Cidr[]) {
-  const uri = header(request, 'x-original-uri') ?? header(request, 'x-envoy-original-path') ?? '/';
-  return {
-    ip: clientIp(request.socket.remoteAddress ?? '', header(request, 'x-forwarded-for') ?? header(request, 'x-real-ip'), trusted),
-    method: header(request, 'x-original-method') ?? header(request, 'x-forwarded-method') ?? 'GET',
-    host: header(request, 'x-forwarded-host') ?? header(request, 'host') ?? '',
-    path: uri,
-    headers: request.headers,
-    ...(header(request, 'x-user-id') ? { userId: header(request, 'x-user-id')! } : {}),
-    ...(header(request, 'x-api-key') ? { apiKey: header(request, 'x-api-key')! } : {}),
-  };
 }
