@@ -13,7 +13,8 @@
  * AGGREGATOR_MAX_FUTURE_MS ahead of it goes to the DLQ (checkEvent); any other is
  * counted at `countedAt`, its own time but never past that receiving time. No clock
  * passes the receiving clock, so an honest event is late only if it was older than
- * the grace period when it arrived, whatever early events came before it.
+ * the grace period when it arrived, whatever early events came before it. The skew
+ * and the grace period do not interact: the skew only says what is refused.
  *
  * Both depend on the record alone, not on when it is read: a replay after a restart,
  * with the aggregator's clock long past every record, decides as the first pass did
