@@ -20,6 +20,7 @@ export interface EventsRouteOptions {
   bodyLimit: number;
   /** How far ahead of the gateway's clock an event may be dated (INGEST_MAX_FUTURE_MS). */
   maxFutureMs: number;
+  /** The clock event times are weighed against; the system's unless a test fixes it. */
   clock?: Clock;
   retryAfterSeconds: number;
   /** Why events are not taken now (starting, shutting down), or undefined when they are. */
