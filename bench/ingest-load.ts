@@ -13,13 +13,14 @@ const AGENTS = ['Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefo
 /**
  * Events from `networks` client /24s spread over the IPv4 space (so the geography
  * database answers for most), a few users, headers and statuses: what an edge sends.
+ * One a millisecond, the last at `t0`: the gateway refuses events dated ahead of its clock.
  */
 export function seededEvents(count: number, networks: number, seed: number, t0: number): RequestEvent[] {
   const random = prng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const prefixes = Array.from({ length: networks }, () => `${1 + Math.floor(random() * 222)}.${Math.floor(random() * 256)}.${Math.floor(random() * 256)}`);
   return Array.from({ length: count }, (_, i) => ({
-    eventId: `bench-${seed}-${i}`, timestamp: t0 + i, ip: `${pick(prefixes)}.${1 + Math.floor(random() * 254)}`,
+    eventId: `bench-${seed}-${i}`, timestamp: t0 - count + 1 + i, ip: `${pick(prefixes)}.${1 + Math.floor(random() * 254)}`,
     country: null, region: null, asn: null, method: random() < 0.8 ? 'GET' : 'POST', host: 'shop.example', path: pick(PATHS),
     route: null, status: random() < 0.9 ? 200 : 404, userId: random() < 0.3 ? `user-${Math.floor(random() * 1000)}` : null, apiKeyHash: null,
     headers: { 'user-agent': pick(AGENTS) }, edgeId: 'edge-bench-1', latencyMs: null,

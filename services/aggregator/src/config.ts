@@ -38,7 +38,7 @@ export const aggregatorEnv = {
   /** Instances with the same group share the events topic. */
   AGGREGATOR_GROUP_ID: Type.String({ pattern: '^[A-Za-z0-9._-]+$', default: 'banstream-aggregator', expected: 'letters, digits, dot, dash or underscore' }),
   AGGREGATOR_GRACE_MS: ms(0, 3_600_000, 5_000, 'how late an event may arrive and still count'),
-  AGGREGATOR_MAX_FUTURE_MS: ms(0, 86_400_000, 60_000, 'events dated further ahead go to the DLQ'),
+  AGGREGATOR_MAX_FUTURE_MS: ms(0, 86_400_000, 5_000, 'events dated further ahead of the time their record was received go to the DLQ'),
   AGGREGATOR_HOT_SHARE: Type.Number({ minimum: 0, maximum: 1, default: 0.5, expected: 'a share from 0 to 1 of a policy threshold; counts at or above it are published' }),
   AGGREGATOR_COUNT_INTERVAL_MS: ms(10, 60_000, 250, 'least time between two publications of one subject count'),
   AGGREGATOR_TICK_MS: ms(5, 10_000, 50, 'how often counts, cool-downs and ban expiries are published'),

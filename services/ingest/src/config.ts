@@ -13,6 +13,7 @@ export const ingestEnv = {
   INGEST_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 256 * MIB, default: 4 * MIB, expected: 'bytes from 1024 to 268435456 (largest accepted request body)' }),
   INGEST_BUFFER_BYTES: Type.Integer({ minimum: 64 * 1024, maximum: 64 * 1024 * MIB, default: 64 * MIB, expected: 'bytes from 65536 (memory budget of events not yet acknowledged by Kafka)' }),
   INGEST_LINGER_MS: Type.Integer({ minimum: 0, maximum: 1_000, default: 5, expected: 'milliseconds from 0 to 1000 (longest wait before a partly filled send)' }),
+  INGEST_MAX_FUTURE_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 5_000, expected: 'milliseconds from 0 to 3600000 (how far ahead of the gateway clock an event may be dated)' }),
   INGEST_RETRY_AFTER_SECONDS: Type.Integer({ minimum: 1, maximum: 3_600, default: 1, expected: 'seconds from 1 to 3600 (Retry-After of a 503)' }),
   /** Unset: events keep the geography they come with. */
   INGEST_GEOIP_DB: Type.Optional(Type.String({ minLength: 1, expected: 'the path of an MMDB file (MaxMind GeoIP2/GeoLite2 Country or City, or a compatible one)' })),

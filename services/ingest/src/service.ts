@@ -39,7 +39,7 @@ export function createIngestService(deps: ServiceDeps<IngestConfig>): Service {
     publisher, metrics: ingestMetrics(registry), tokens: parseEdgeTokens(config.INGEST_EDGE_TOKENS),
     validator: new EventValidator(catalog.latest(SCHEMA_NAMES.requestEvent).schema, EVENT_RULES),
     batchCodec: catalog.codec(SCHEMA_NAMES.requestEventBatch), eventType: catalog.latest(SCHEMA_NAMES.requestEvent).type,
-    geo: () => geo, bodyLimit: config.INGEST_BODY_LIMIT_BYTES, retryAfterSeconds: config.INGEST_RETRY_AFTER_SECONDS,
+    geo: () => geo, bodyLimit: config.INGEST_BODY_LIMIT_BYTES, maxFutureMs: config.INGEST_MAX_FUTURE_MS, retryAfterSeconds: config.INGEST_RETRY_AFTER_SECONDS,
     unavailable: () => (state === 'started' ? undefined : state === 'starting' ? 'the gateway is starting' : 'the gateway is shutting down'),
   });
 

@@ -25,6 +25,11 @@ describe('topicSpecs', () => {
     expect(long[0]?.configs['retention.ms']).toBe(String(6 * 24 * 3_600_000));
   });
 
+  it('dates the aggregator\'s input records by the broker\'s clock, which no producer chooses', () => {
+    const appendTimed = specs.filter((s) => s.configs['message.timestamp.type'] === 'LogAppendTime').map((s) => s.name);
+    expect(appendTimed).toEqual(['banstream.events.v1', 'banstream.aggregator-subjects.v1']);
+  });
+
   it('partitions the high-volume topics and keeps control topics on one partition', () => {
     expect(byName['banstream.events.v1']?.numPartitions).toBe(12);
     expect(byName['banstream.aggregator-subjects.v1']?.numPartitions).toBe(12);

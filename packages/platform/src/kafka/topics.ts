@@ -37,11 +37,13 @@ export function topicSpecs(options: TopicLayoutOptions): TopicSpec[] {
   // Tombstones (unbans, deleted policies) must outlive the slowest enforcer rebuild.
   const compactWithTombstones = { ...compact, 'delete.retention.ms': String(DAY) };
   const deleteAfter = (ms: number) => ({ 'cleanup.policy': 'delete', 'retention.ms': String(ms) });
+  // The aggregator weighs event times against the record's (aggregator engine/event-time.ts): the broker's clock, not a producer's.
+  const appendTime = { 'message.timestamp.type': 'LogAppendTime' };
   const eventsRetention = Math.max(DAY, 2 * (options.longestWindowMs ?? 0));
   const minIsr = String(Math.min(2, options.replicationFactor));
 
   const configs: Record<TopicName, Record<string, string>> = {
-    events: { ...deleteAfter(eventsRetention), 'compression.type': 'producer' },
+    events: { ...deleteAfter(eventsRetention), 'compression.type': 'producer', ...appendTime },
     bans: compactWithTombstones,
     counts: compact,
     policies: compactWithTombstones,
@@ -50,7 +52,7 @@ export function topicSpecs(options: TopicLayoutOptions): TopicSpec[] {
     audit: deleteAfter(365 * DAY),
     dlq: deleteAfter(14 * DAY),
     // Replayed like the events, to rebuild the counts of repartitioned subjects.
-    'aggregator-subjects': deleteAfter(eventsRetention),
+    'aggregator-subjects': { ...deleteAfter(eventsRetention), ...appendTime },
     // Weeks of learning live here and nowhere else: compacted, never deleted by age.
     'aggregator-baselines': compact,
   };

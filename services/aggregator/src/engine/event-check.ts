@@ -5,16 +5,16 @@ export type CheckedEvent = { ok: true; attrs: RequestAttributes } | { ok: false;
 
 /**
  * An event the aggregator can count, or why not (the DLQ reason). Events dated
- * further ahead of the aggregator's clock than `maxFutureMs` are refused: counted,
- * they would sit in a window nobody reaches for a long time and could be used to
- * pre-load a victim's count.
+ * further than `maxFutureMs` ahead of the time their record was received
+ * (`receivedMs`, event-time.ts) are refused: their time is not one the pipeline can
+ * have seen, and counted at it they could pre-load a victim's count.
  */
-export function checkEvent(event: CountedEvent, nowMs: number, maxFutureMs: number): CheckedEvent {
+export function checkEvent(event: CountedEvent, receivedMs: number, maxFutureMs: number): CheckedEvent {
   if (!Number.isSafeInteger(event.timestamp) || event.timestamp <= 0) {
     return { ok: false, code: 'EVENT_TIME_OUT_OF_RANGE', message: `timestamp ${event.timestamp} is not a positive ms time` };
   }
-  if (event.timestamp > nowMs + maxFutureMs) {
-    return { ok: false, code: 'EVENT_TIME_OUT_OF_RANGE', message: `timestamp is ${event.timestamp - nowMs} ms ahead of the aggregator clock (at most ${maxFutureMs})` };
+  if (event.timestamp > receivedMs + maxFutureMs) {
+    return { ok: false, code: 'EVENT_TIME_OUT_OF_RANGE', message: `timestamp is ${event.timestamp - receivedMs} ms ahead of the time its record was received (at most ${maxFutureMs})` };
   }
   try {
     return { ok: true, attrs: attributesFromEvent(event) };

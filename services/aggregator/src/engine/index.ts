@@ -3,7 +3,8 @@
  * as the aggregator does without running it (the control plane's backtest).
  */
 export { observe, toBanRecord, type DeciderContext, type Observation } from './decider.js';
-export { PartitionState, type CountingOptions } from './partition-state.js';
+export { LATE, PartitionState, type CountingOptions } from './partition-state.js';
+export { countedAt, receivedAt } from './event-time.js';
 export { BanLedger } from './ban-ledger.js';
 export { Outbox, type Keyed } from './outbox.js';
 export { RepartitionBuffer } from './repartition.js';

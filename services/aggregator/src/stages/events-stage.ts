@@ -6,7 +6,8 @@ import { countedEventsDecoder, readsHeaders, type CountedEvent } from '../engine
 import { countedEventsReader, type CountedEventsReader } from '../engine/counted-event-reader.js';
 import { checkEvent } from '../engine/event-check.js';
 import { GEO_POLICY_ID } from '../engine/geo-counts.js';
-import { PartitionState } from '../engine/partition-state.js';
+import { receivedAt } from '../engine/event-time.js';
+import { LATE, PartitionState } from '../engine/partition-state.js';
 import type { RequestPolicy } from '@banstream/platform';
 import { RepartitionBuffer } from '../engine/repartition.js';
 import { routeOf, type Route } from '../engine/routing.js';
@@ -146,21 +147,22 @@ export class EventsStage {
     }
     owner.repartition.begin(Number(m.offset));
     const state = owner.counts;
-    const grace = ctx.config.AGGREGATOR_GRACE_MS;
+    // Event times are weighed against the record's, never moving a clock past it (engine/event-time.ts).
+    const received = receivedAt(m.timestamp, now);
     let counted = 0;
     for (let i = 0; i < events.length; i++) {
       const event = events[i]!;
-      const checked = checkEvent(event, now, ctx.config.AGGREGATOR_MAX_FUTURE_MS);
+      const checked = checkEvent(event, received, ctx.config.AGGREGATOR_MAX_FUTURE_MS);
       if (!checked.ok) {
         dead.push(deadLetter(ctx.topics.events, p, m.offset, m.key, this.single(m.value!, i), { code: checked.code, message: `events[${i}]: ${checked.message}` }, now));
         continue;
       }
-      const t = event.timestamp;
-      if (t < state.watermark - grace) {
+      const t = state.admit(event.timestamp, received);
+      if (t === LATE) {
         ctx.metrics.late.inc();
         continue;
       }
-      this.count(owner, live, checked.attrs, t, state.advance(t));
+      this.count(owner, live, checked.attrs, t, state.watermark);
       counted++;
     }
     return counted;

@@ -2,6 +2,7 @@ import type { Consumer, EachBatchPayload } from 'kafkajs';
 import { SCHEMA_NAMES, type DlqRecord, type SubjectCountBatch } from '@banstream/schemas';
 import { observe } from '../engine/decider.js';
 import { GEO_POLICY_ID, GeoCounts } from '../engine/geo-counts.js';
+import { countedAt, receivedAt } from '../engine/event-time.js';
 import { emptyReport, GeoWatch, type GeoWatchReport } from '../engine/geo-watch.js';
 import { PartitionState } from '../engine/partition-state.js';
 import { AppliedOffsets } from '../engine/repartition.js';
@@ -93,7 +94,7 @@ export class SubjectsStage {
         dead.push(deadLetter(ctx.topics.subjects, p, m.offset, m.key, m.value, reasonOf(error), Date.now()));
         continue;
       }
-      this.apply(accepted.state, decoded, accepted.live, report);
+      this.apply(accepted.state, decoded, accepted.live, report, receivedAt(m.timestamp, Date.now()));
       if (bansWaiting(ctx)) await ctx.flushDecisions();
     }
     ctx.geo?.record(report);
@@ -114,7 +115,7 @@ export class SubjectsStage {
     ctx.metrics.lag.set({ stage: 'subjects', partition: String(p) }, Number(batch.offsetLag()));
   }
 
-  private apply(owner: SubjectsPartition, batch: SubjectCountBatch, live: boolean, report: GeoWatchReport): void {
+  private apply(owner: SubjectsPartition, batch: SubjectCountBatch, live: boolean, report: GeoWatchReport, receivedMs: number): void {
     const { ctx } = this;
     const now = Date.now();
     const entries = owner.applied.fresh(batch);
@@ -122,17 +123,19 @@ export class SubjectsStage {
     if (skipped > 0) ctx.metrics.entriesDuplicate.inc(skipped);
     for (const e of entries) {
       const state = owner.counts;
-      // Lateness was judged in stage one, against the events partition's own clock.
-      state.advance(e.timestamp);
+      // Lateness was judged in stage one, against the events partition's own clock;
+      // an entry dated past its record moves no clock here either (engine/event-time.ts).
+      const t = countedAt(e.timestamp, receivedMs);
+      state.advance(t);
       if (e.policyId === GEO_POLICY_ID) {
-        owner.geo.add(state, e.subject, e.timestamp, e.count);
-        owner.watch?.add(e.subject, e.timestamp, e.count, now, ctx.outbox, report);
+        owner.geo.add(state, e.subject, t, e.count);
+        owner.watch?.add(e.subject, t, e.count, now, ctx.outbox, report);
         if (live && e.subject.startsWith('country:')) ctx.metrics.geoRequests.inc({ country: countryLabel(e.subject.slice(8)) }, e.count);
         continue;
       }
       const policy = ctx.book.get(e.policyId);
       if (!policy || !policy.enabled || policy.enforcement.type !== 'async') continue; // removed since it was sent
-      observe(ctx.decider, state, policy, e.subject, e.timestamp, e.count, e.timestamp, ctx.outbox);
+      observe(ctx.decider, state, policy, e.subject, t, e.count, t, ctx.outbox);
     }
     ctx.metrics.entriesApplied.inc(entries.length);
   }

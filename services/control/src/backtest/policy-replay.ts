@@ -2,7 +2,7 @@ import type { Allowlist, RequestAttributes } from '@banstream/core';
 import type { RequestPolicy } from '@banstream/platform';
 import type { Ban } from '@banstream/schemas';
 import {
-  BanLedger, observe, Outbox, partitionFor, PartitionState, RepartitionBuffer, routeOf, type DeciderContext, type Route,
+  BanLedger, LATE, observe, Outbox, partitionFor, PartitionState, RepartitionBuffer, routeOf, type DeciderContext, type Route,
 } from '@banstream/aggregator/engine';
 import { Tally } from './tally.js';
 
@@ -74,14 +74,15 @@ export class PolicyReplay {
   }
 
   /** One checked event of the current record; false if it came too late to count. */
-  event(partition: number, attrs: RequestAttributes, t: number): boolean {
+  event(partition: number, attrs: RequestAttributes, eventMs: number): boolean {
     const owner = this.eventsState(partition);
-    const grace = this.options.graceMs;
-    if (t < owner.counts.watermark - grace) {
+    // Counted at most at the time its record was written, as the aggregator does.
+    const t = owner.counts.admit(eventMs, this.clockMs);
+    if (t === LATE) {
       this.late++;
       return false;
     }
-    const watermark = owner.counts.advance(t);
+    const watermark = owner.counts.watermark;
     const { policy } = this;
     if (!policy.matches(attrs)) return true;
     const subject = policy.subjectOf(attrs);

@@ -18,13 +18,13 @@ export interface ScannedBatch {
  * undefined: the caller then decodes, validates and normalises (the slow path), which
  * also words the errors. A test checks both paths give the same events.
  */
-export function scanBatch(body: Buffer, fingerprint: bigint, geo: GeoLookup | undefined): ScannedBatch | undefined {
+export function scanBatch(body: Buffer, fingerprint: bigint, geo: GeoLookup | undefined, latestMs: number): ScannedBatch | undefined {
   if (body.length < SINGLE_OBJECT_HEADER_LENGTH || body[0] !== 0xc3 || body[1] !== 0x01 || body.readBigUInt64LE(2) !== fingerprint) return undefined;
   const c = new AvroCursor(body, SINGLE_OBJECT_HEADER_LENGTH);
   const out: ScannedBatch = { events: [], geo: { kept: 0, filled: 0, unknown: 0 } };
   try {
     for (let n = c.blockCount(); n > 0; n = c.blockCount()) {
-      for (let i = 0; i < n; i++) out.events.push(scanEvent(c, geo, out.geo));
+      for (let i = 0; i < n; i++) out.events.push(scanEvent(c, geo, out.geo, latestMs));
     }
     return c.pos === body.length ? out : undefined;
   } catch (error) {
@@ -46,12 +46,13 @@ const isUpper = (b: number) => b >= 0x41 && b <= 0x5a;
 const isLower = (b: number) => b >= 0x61 && b <= 0x7a;
 const isDigit = (b: number) => b >= 0x30 && b <= 0x39;
 
-function scanEvent(c: AvroCursor, geo: GeoLookup | undefined, counts: Record<GeoOutcome, number>): EncodedEvent {
+/** `latestMs`: the latest event time accepted (TimeBound); later is the slow path's to refuse and word. */
+function scanEvent(c: AvroCursor, geo: GeoLookup | undefined, counts: Record<GeoOutcome, number>, latestMs: number): EncodedEvent {
   const b = c.buf;
   const start = c.pos;
   c.ascii(1, LIMITS.eventId);
   const timestamp = c.long();
-  if (timestamp < 1) throw OFF_FAST_PATH;
+  if (timestamp < 1 || timestamp > latestMs) throw OFF_FAST_PATH;
   // IPv4 in canonical form is read off the bytes, its key and geography found by number;
   // anything else is parsed as text (and must already be canonical).
   const ipFrom = c.ascii(1, LIMITS.ip);

@@ -25,6 +25,18 @@ export const EVENT_RULES: Readonly<Record<string, FieldRule>> = {
   latencyMs: { minimum: 0 },
 };
 
+/**
+ * The receiving clock, and how far ahead of it an event may be dated
+ * (INGEST_MAX_FUTURE_MS). An edge dates its events when it answers, before sending
+ * them, so an honest event is behind this clock by its transit, ahead only by the
+ * edge's clock error; further ahead it claims a time that has not come, which would
+ * move the aggregator's clocks (issue 25) and which the aggregator refuses anyway.
+ */
+export interface TimeBound {
+  nowMs: number;
+  maxFutureMs: number;
+}
+
 /** Header names: an RFC 9110 token of at most 64 characters. */
 export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
 

@@ -1,6 +1,6 @@
 import { normaliseHost, normaliseMethod, normalisePath, parseIp, tryParseIp } from '@banstream/core';
 import type { RequestEvent } from '@banstream/schemas';
-import { FORBIDDEN_HEADERS, HEADER_NAME } from './event-rules.js';
+import { FORBIDDEN_HEADERS, HEADER_NAME, type TimeBound } from './event-rules.js';
 
 type Report = (path: string, message: string) => void;
 
@@ -9,12 +9,14 @@ type Report = (path: string, message: string) => void;
  * normalised copy (undefined when `report` was called). The copy has every field in
  * the schema's order, so the publisher encodes one object shape.
  */
-export function normaliseEvent(e: RequestEvent, report: Report): RequestEvent | undefined {
+export function normaliseEvent(e: RequestEvent, report: Report, time: TimeBound): RequestEvent | undefined {
   let ok = true;
   const fail = (path: string, message: string) => {
     ok = false;
     report(path, message);
   };
+  const ahead = e.timestamp - time.nowMs;
+  if (ahead > time.maxFutureMs) fail('/timestamp', `is ${ahead} ms ahead of the gateway clock (at most ${time.maxFutureMs} ms ahead is accepted)`);
   const ip = tryParseIp(e.ip);
   if (ip === undefined) fail('/ip', ipProblem(e.ip));
   if (e.status > 0 && e.status < 100) fail('/status', 'must be 0 (no response) or an HTTP status from 100 to 999');

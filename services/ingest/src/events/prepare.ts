@@ -5,6 +5,7 @@ import { enrichGeo, type GeoLookup, type GeoOutcome } from '../geo/enrich.js';
 import { decodeAvroBody, decodeJsonBody } from '../http/body.js';
 import type { IngestErrorCode } from '../http/errors.js';
 import { scanBatch } from './avro-scan.js';
+import type { TimeBound } from './event-rules.js';
 import type { EventProblem, EventValidator } from './validate.js';
 
 /** A request body turned into events ready for the publisher, or why not. */
@@ -18,6 +19,8 @@ export interface Preparation {
   /** The newest RequestEvent type: writes each validated event's bytes. */
   eventType: SchemaVersion['type'];
   geo: GeoLookup | undefined;
+  /** The gateway's clock when the request came, and how far ahead of it events may be dated. */
+  time: TimeBound;
 }
 
 /** A JSON array: parsed, validated, normalised, enriched. */
@@ -28,14 +31,14 @@ export function prepareJson(body: Buffer, p: Preparation): Prepared {
 
 /** An Avro batch: the byte-level fast path when every event is already in normal form, else as JSON is. */
 export function prepareAvro(body: Buffer, p: Preparation): Prepared {
-  const fast = scanBatch(body, p.batchCodec.fingerprint, p.geo);
+  const fast = scanBatch(body, p.batchCodec.fingerprint, p.geo, p.time.nowMs + p.time.maxFutureMs);
   if (fast !== undefined) return { ok: true, ...fast };
   const decoded = decodeAvroBody(body, p.batchCodec);
   return decoded.ok ? prepareDecoded(decoded.events, p) : decoded;
 }
 
 export function prepareDecoded(input: readonly unknown[], p: Preparation): Prepared {
-  const checked = p.validator.validate(input);
+  const checked = p.validator.validate(input, p.time);
   if (!checked.ok) {
     return {
       ok: false, code: 'INVALID_EVENTS', message: `${checked.invalidEvents} of ${input.length} events are invalid; none of the batch was accepted`,

@@ -4,6 +4,7 @@ import { EVENT_RULES } from './event-rules.js';
 import { EventValidator } from './validate.js';
 
 const validator = new EventValidator(loadSchemaCatalog().latest(SCHEMA_NAMES.requestEvent).schema, EVENT_RULES, 5);
+const TIME = { nowMs: 1_700_000_000_000, maxFutureMs: 5_000 };
 const minimal = { eventId: 'e1', timestamp: 1_700_000_000_000, ip: '203.0.113.7', method: 'GET', host: 'shop.example', path: '/', status: 200, edgeId: 'edge-1' };
 
 describe('EventValidator', () => {
@@ -11,7 +12,7 @@ describe('EventValidator', () => {
     const result = validator.validate([{
       ...minimal, ip: '::ffff:203.0.113.7', method: 'post', host: 'Shop.Example:8443', path: '/login?next=/account', country: 'fr', region: 'fr-idf',
       apiKeyHash: 'AB'.repeat(32), headers: { 'User-Agent': 'curl/8' },
-    }]);
+    }], TIME);
     expect(result).toEqual({ ok: true, events: [{
       eventId: 'e1', timestamp: 1_700_000_000_000, ip: '203.0.113.7', country: 'FR', region: 'FR-IDF', asn: null, method: 'POST',
       host: 'shop.example', path: '/login', route: null, status: 200, userId: null, apiKeyHash: 'ab'.repeat(32),
@@ -26,7 +27,7 @@ describe('EventValidator', () => {
       { ...minimal, country: 'FRA', extra: 1 },
       { eventId: 'e4' },
       'not an event',
-    ]);
+    ], TIME);
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.invalidEvents).toBe(4);
@@ -46,7 +47,7 @@ describe('EventValidator', () => {
       { ...minimal, path: `/${long(2048)}` },
       { ...minimal, headers: { 'user-agent': long(1025) } },
       { ...minimal, headers: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`x-h${i}`, 'v'])) },
-    ]);
+    ], TIME);
     expect(result.ok ? [] : result.problems).toEqual([
       { index: 0, path: '/path', message: 'Expected string length less or equal to 2048' },
       { index: 1, path: '/headers/user-agent', message: 'Expected string length less or equal to 1024' },
@@ -55,7 +56,7 @@ describe('EventValidator', () => {
   });
 
   it('refuses credentials, bad and duplicate header names', () => {
-    const result = validator.validate([{ ...minimal, headers: { Authorization: 'Bearer x', 'bad name': 'v', 'X-A': '1', 'x-a': '2' } }]);
+    const result = validator.validate([{ ...minimal, headers: { Authorization: 'Bearer x', 'bad name': 'v', 'X-A': '1', 'x-a': '2' } }], TIME);
     expect(result.ok ? [] : result.problems).toEqual([
       { index: 0, path: '/headers/Authorization', message: 'carries credentials, which must not leave the edge' },
       { index: 0, path: '/headers/bad name', message: 'is not a header name (an HTTP token of 1 to 64 characters)' },
@@ -63,7 +64,20 @@ describe('EventValidator', () => {
     ]);
   });
 
+  it('refuses an event dated further ahead of the gateway clock than allowed, naming it and how far ahead, and with it the batch', () => {
+    const result = validator.validate([
+      { ...minimal, timestamp: TIME.nowMs + TIME.maxFutureMs }, // at the bound: a fast edge clock, accepted
+      { ...minimal, timestamp: TIME.nowMs + 55_000 },
+      { ...minimal, timestamp: TIME.nowMs - 3_600_000 }, // old events are the aggregator's to judge late
+      { ...minimal, timestamp: TIME.nowMs + 3_600_000 },
+    ], TIME);
+    expect(result).toEqual({ ok: false, invalidEvents: 2, truncated: false, problems: [
+      { index: 1, path: '/timestamp', message: 'is 55000 ms ahead of the gateway clock (at most 5000 ms ahead is accepted)' },
+      { index: 3, path: '/timestamp', message: 'is 3600000 ms ahead of the gateway clock (at most 5000 ms ahead is accepted)' },
+    ] });
+  });
+
   it('accepts an empty batch', () => {
-    expect(validator.validate([])).toEqual({ ok: true, events: [] });
+    expect(validator.validate([], TIME)).toEqual({ ok: true, events: [] });
   });
 });

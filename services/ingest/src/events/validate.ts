@@ -3,6 +3,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import type { RequestEvent } from '@banstream/schemas';
 import { jsonSchemaOfRecord, nonNullBranch, type FieldRule } from './avro-json-schema.js';
+import type { TimeBound } from './event-rules.js';
 import { normaliseEvent } from './normalise.js';
 
 /** One reason an event of a batch is refused: its index in the batch, a JSON Pointer into it, and why. */
@@ -39,14 +40,15 @@ export class EventValidator {
     }
   }
 
-  validate(input: readonly unknown[]): BatchCheck {
+  /** `time`: events dated further ahead than it allows are invalid. */
+  validate(input: readonly unknown[], time: TimeBound): BatchCheck {
     const events: RequestEvent[] = [];
     const problems: EventProblem[] = [];
     let invalidEvents = 0;
     let truncated = false;
     for (let index = 0; index < input.length; index++) {
       const found: { path: string; message: string }[] = [];
-      const event = this.check.Check(input[index]) ? normaliseEvent(input[index] as RequestEvent, (path, message) => found.push({ path, message })) : undefined;
+      const event = this.check.Check(input[index]) ? normaliseEvent(input[index] as RequestEvent, (path, message) => found.push({ path, message }), time) : undefined;
       if (event !== undefined) {
         events.push(event);
         continue;

@@ -13,6 +13,8 @@ import { eventsRoute, type EventsRouteOptions } from './events-route.js';
 const catalog = loadSchemaCatalog();
 const batchCodec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
 const TOKEN = 'edge-token-0123456789abcdef';
+/** The gateway's clock in these tests. */
+const NOW = 1_700_000_060_000;
 const event = { eventId: 'e1', timestamp: 1_700_000_000_000, ip: '203.0.113.7', method: 'GET', host: 'shop.example', path: '/', status: 200, edgeId: 'edge-1' };
 const full = (e: typeof event): RequestEvent => ({ country: null, region: null, asn: null, route: null, userId: null, apiKeyHash: null, headers: {}, latencyMs: null, ...e });
 
@@ -34,7 +36,7 @@ async function gateway(overrides: Partial<EventsRouteOptions> = {}) {
     publisher: { offer: (events) => (room ? (offered.push(events.map(asObject)), true) : false) },
     validator: new EventValidator(catalog.latest(SCHEMA_NAMES.requestEvent).schema, EVENT_RULES),
     batchCodec, eventType, geo: () => ({ lookup: australia, lookupIpv4: (address) => australia(formatIpv4(address)) }),
-    tokens: undefined, bodyLimit: 64 * 1024, retryAfterSeconds: 2, unavailable: () => undefined,
+    tokens: undefined, bodyLimit: 64 * 1024, maxFutureMs: 5_000, clock: { now: () => NOW }, retryAfterSeconds: 2, unavailable: () => undefined,
     metrics: ingestMetrics(createMetricsRegistry('test', { defaultMetrics: false })), ...overrides,
   });
   const post = (payload: string | Buffer, contentType?: string, headers: Record<string, string> = {}) =>
@@ -67,6 +69,25 @@ describe('POST /v1/events', () => {
       errors: [{ index: 1, path: '/ip', message: 'not an IP address: "nope" (unexpected "n" at position 0)' }],
     });
     expect(offered).toEqual([]);
+  });
+
+  it('answers 400 naming an event dated too far ahead of its clock, in JSON and in Avro, and accepts none of the batch', async () => {
+    const { offered, post } = await gateway();
+    const early = { ...event, eventId: 'e2', timestamp: NOW + 5_000 }; // a fast edge clock, at the bound
+    const ahead = { ...event, eventId: 'e3', timestamp: NOW + 55_000 };
+    const refused = {
+      statusCode: 400, code: 'INVALID_EVENTS', message: '1 of 3 events are invalid; none of the batch was accepted',
+      errors: [{ index: 2, path: '/timestamp', message: 'is 55000 ms ahead of the gateway clock (at most 5000 ms ahead is accepted)' }],
+    };
+    const json = await post(JSON.stringify([event, early, ahead]), 'application/json');
+    expect([json.statusCode, json.json()]).toEqual([400, refused]);
+    // Otherwise in normal form, this batch would take the Avro fast path: the bound sends it to the slow path, which words it.
+    const avro = await post(batchCodec.encode({ events: [full(event), full(early), full(ahead)] }), 'application/avro');
+    expect([avro.statusCode, avro.json()]).toEqual([400, refused]);
+    expect(offered).toEqual([]);
+    const fine = await post(batchCodec.encode({ events: [full(event), full(early)] }), 'application/avro');
+    expect(fine.statusCode).toBe(202);
+    expect(offered[0]!.map((e) => e.timestamp)).toEqual([event.timestamp, NOW + 5_000]);
   });
 
   it('answers 400 for a body that is not JSON, not an array, or not Avro', async () => {

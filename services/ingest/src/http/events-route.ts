@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { systemClock, type Clock } from '@banstream/core';
 import type { EdgePublisher } from '@banstream/edge';
 import type { Codec, RequestEventBatch, SchemaVersion } from '@banstream/schemas';
 import type { GeoLookup, GeoOutcome } from '../geo/enrich.js';
@@ -17,6 +18,10 @@ export interface EventsRouteOptions {
   geo: () => GeoLookup | undefined;
   tokens: EdgeTokens | undefined;
   bodyLimit: number;
+  /** How far ahead of the gateway's clock an event may be dated (INGEST_MAX_FUTURE_MS). */
+  maxFutureMs: number;
+  /** The clock event times are weighed against; the system's unless a test fixes it. */
+  clock?: Clock;
   retryAfterSeconds: number;
   /** Why events are not taken now (starting, shutting down), or undefined when they are. */
   unavailable: () => string | undefined;
@@ -34,7 +39,8 @@ const AVRO = 'application/avro';
  * events being lost. GET /v1/events/schema serves the JSON Schema the array must match.
  */
 export async function eventsRoute(app: FastifyInstance, options: EventsRouteOptions): Promise<void> {
-  const { publisher, validator, batchCodec, eventType, tokens, bodyLimit, metrics } = options;
+  const { publisher, validator, batchCodec, eventType, tokens, bodyLimit, maxFutureMs, metrics } = options;
+  const clock = options.clock ?? systemClock;
   const retryAfter = String(options.retryAfterSeconds);
 
   // Bodies stay raw buffers: decoding is the handler's, with the gateway's messages.
@@ -65,7 +71,7 @@ export async function eventsRoute(app: FastifyInstance, options: EventsRouteOpti
   app.post('/v1/events', { bodyLimit }, async (request: FastifyRequest, reply: FastifyReply) => {
     if (!Buffer.isBuffer(request.body)) return sendError(reply, 'UNSUPPORTED_MEDIA_TYPE', UNSUPPORTED_MEDIA_TYPE);
     const format = formatOf(request);
-    const preparation = { validator, batchCodec, eventType, geo: options.geo() };
+    const preparation = { validator, batchCodec, eventType, geo: options.geo(), time: { nowMs: clock.now(), maxFutureMs } };
     const prepared = format === 'avro' ? prepareAvro(request.body, preparation) : prepareJson(request.body, preparation);
     if (!prepared.ok) {
       // A batch refused for invalid events counts whole: none of it was accepted.
