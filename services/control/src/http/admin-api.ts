@@ -6,6 +6,7 @@ import type { Logger } from '@banstream/platform';
 import { guard } from '../auth/guard.js';
 import type { TokenBook } from '../auth/tokens.js';
 import type { BacktestJobs } from '../backtest/jobs.js';
+import type { GuardRails } from '../guards/index.js';
 import { allowRoutes } from '../routes/allowlist.js';
 import { alertRoutes } from '../routes/alerts.js';
 import { backtestRoutes } from '../routes/backtests.js';
@@ -25,6 +26,8 @@ export interface AdminApiOptions {
   clock: () => number;
   /** Requests per minute per client (token, or address without one). */
   rateLimit: number;
+  /** Limits on manual bans and allowlist entries. */
+  guards: GuardRails;
   /** Answers 503 while false (the topics are not read to the end yet). */
   ready: () => boolean;
   /** Told of each request refused with 401, 403 or 429. */
