@@ -49,6 +49,29 @@ async function api(rateLimit = 1000) {
   return { call, written };
 }
 
+describe('the control API rate limiter', () => {
+  it('counts bogus tokens against the address: rotating them does not reset the limit', async () => {
+    const { call } = await api(3);
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await call('GET', '/v1/policies', { token: `bst_bogus-${i}` })).statusCode);
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    // No token at all is the same client.
+    expect((await call('GET', '/v1/policies')).statusCode).toBe(429);
+    // Another address has its own budget.
+    expect((await call('GET', '/v1/policies', { token: 'bst_bogus-x', from: '198.51.100.1' })).statusCode).toBe(401);
+  });
+
+  it('keys an authenticated caller on its identity, wherever it calls from', async () => {
+    const { call } = await api(3);
+    const statuses = [];
+    for (const from of ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4']) statuses.push((await call('GET', '/v1/policies', { token: BOB, from })).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    // A flood of bad tokens from one address does not spend a valid caller's budget there.
+    for (let i = 0; i < 4; i++) await call('GET', '/v1/policies', { token: `bst_bogus-${i}`, from: '203.0.113.9' });
+    expect((await call('GET', '/v1/policies', { token: ALICE, from: '203.0.113.9' })).statusCode).toBe(200);
+  });
+});
+
 describe('guard rails on manual bans and allowlist entries', () => {
   const ban = (subject: string, extra: Record<string, unknown> = {}) => ({ subject, duration: '1h', reason: 'test', ...extra });
 
