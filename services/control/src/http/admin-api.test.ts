@@ -11,6 +11,7 @@ import { adminApi } from './admin-api.js';
 
 const ALICE = 'bst_alice-operator-token-for-tests';
 const BOB = 'bst_bob-viewer-token-for-tests';
+const ROOT = 'bst_root-admin-token-for-tests';
 const logger = createLogger({ service: 'control-test', level: 'silent' });
 
 /** What the routes asked to write, with the audit fields the writer would record (the Kafka writer is tested elsewhere). */
@@ -37,7 +38,7 @@ async function api(rateLimit = 1000) {
   } as unknown as ChangeWriter;
   app = createHttpServer(logger);
   await app.register(adminApi, {
-    tokens: new TokenBook(`${tokenEntryLine('alice', 'operator', ALICE)},${tokenEntryLine('bob', 'viewer', BOB)}`),
+    tokens: new TokenBook([tokenEntryLine('alice', 'operator', ALICE), tokenEntryLine('bob', 'viewer', BOB), tokenEntryLine('root', 'admin', ROOT)].join(',')),
     state: new ControlState(10), writer, jobs: {} as BacktestJobs, logger, clock: () => Date.UTC(2025, 5, 1), rateLimit,
     guards: { minPrefix: DEFAULT_MIN_PREFIX, maxBan: { text: '30d', ms: 30 * 86_400_000 } }, ready: () => true,
   });
@@ -121,5 +122,22 @@ describe('guard rails on manual bans and allowlist entries', () => {
     expect(written).toEqual([expect.objectContaining({ key: 'cidr:::/0', forced: expect.stringContaining('(CONTROL_MIN_PREFIX_V6)') })]);
     const huge = await call('POST', '/v1/allowlist', { token: ALICE, body: { entry: '192.0.2.1', reason: 'x', ttl: '99999999999999999999d' } });
     expect(huge.json()).toMatchObject({ code: 'INVALID_REQUEST', errors: [{ path: 'ttl', message: 'is too long' }] });
+  });
+});
+
+describe('policy sets', () => {
+  it('refuses an allowlist (or any unknown field) in a policy set instead of dropping it in silence', async () => {
+    const { call, written } = await api();
+    for (const url of ['/v1/policies/plan', '/v1/policies/apply']) {
+      const res = await call('POST', url, { token: ROOT, body: { policies: [], allowlist: [{ entry: '0.0.0.0/0' }], colour: 'red' } });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json().errors).toEqual([
+        { path: 'allowlist', message: 'is not applied with policies: add entries with POST /v1/allowlist (banstream allow add)' },
+        { path: 'colour', message: 'is not a known field' },
+      ]);
+    }
+    expect((await call('POST', '/v1/policies/apply', { token: ROOT, body: { policies: [], prune: 'yes' } })).json().errors).toEqual([{ path: 'prune', message: 'must be true or false' }]);
+    expect((await call('POST', '/v1/policies/apply', { token: ROOT, body: { policies: [] } })).statusCode).toBe(200);
+    expect(written).toEqual([]);
   });
 });
