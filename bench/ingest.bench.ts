@@ -117,7 +117,7 @@ async function main(): Promise<void> {
   note(`gateway on ${BROKERS}, topic ${topic}`);
   const registry = createMetricsRegistry('bench-ingest', { defaultMetrics: false });
   const http = createHttpServer(logger);
-  const config = loadConfig(ingestEnv, { KAFKA_BROKERS: BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: String(PARTITIONS), INGEST_GEOIP_DB: GEO_DB, LOG_LEVEL: 'warn' });
+  const config = loadConfig(ingestEnv, { KAFKA_BROKERS: BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: String(PARTITIONS), INGEST_GEOIP_DB: GEO_DB, LOG_LEVEL: 'warn', INGEST_ALLOW_ANONYMOUS_EDGES: 'true' });
   const service = createIngestService({ config, logger, registry, readiness: new Readiness(), http });
   await service.start();
   const address = await http.listen({ host: '127.0.0.1', port: 0 });

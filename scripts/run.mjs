@@ -2,7 +2,8 @@
 // `npm start`: the whole pipeline on this machine. Starts the local Kafka and Redis
 // (unless already up), creates the topics, starts ingest, aggregator, enforcer and
 // control with labelled logs, and on Ctrl-C (or `npm run stop`) stops everything it
-// started. The control API gets a local admin token (scripts/run/control-token.mjs).
+// started. The control API gets a local admin token (scripts/run/control-token.mjs); the
+// ingest gateway, on 127.0.0.1, accepts anonymous edges unless INGEST_EDGE_TOKENS is given.
 import { spawn, spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,6 +38,10 @@ async function main() {
   const ownTokens = env.CONTROL_TOKENS === undefined && env.CONTROL_TOKENS_FILE === undefined;
   const control = ownTokens ? localControlToken(settings.dir) : undefined;
   if (control) env.CONTROL_TOKENS_FILE = control.tokensFile;
+  // The gateway listens on this machine only (HTTP_HOST defaults to 127.0.0.1): a local run takes
+  // events without an edge token unless the caller gives tokens. A deployment sets INGEST_EDGE_TOKENS.
+  const anonymousEdges = env.INGEST_EDGE_TOKENS === undefined && env.INGEST_ALLOW_ANONYMOUS_EDGES === undefined;
+  if (anonymousEdges) env.INGEST_ALLOW_ANONYMOUS_EDGES = 'true';
 
   const topics = spawnSync(process.execPath, [join(REPO_ROOT, 'packages/platform/dist/cli/create-topics.js')], { env, encoding: 'utf8' });
   for (const line of `${topics.stdout}${topics.stderr}`.split('\n').filter(Boolean)) console.log(formatLine('topics', line));
@@ -49,6 +54,7 @@ async function main() {
   say(`banstream is up: ${SERVICES.map((s) => `${s.name} http://127.0.0.1:${s.port}`).join('  ')}`);
   say(`KAFKA_BROKERS=${connection.KAFKA_BROKERS} REDIS_URL=${connection.REDIS_URL}    Ctrl-C stops everything`);
   const controlPort = SERVICES.find((s) => s.name === 'control').port;
+  if (anonymousEdges) say('the ingest gateway accepts events without an edge token (INGEST_ALLOW_ANONYMOUS_EDGES=true for this local run; set INGEST_EDGE_TOKENS to require them)');
   if (control) say(`CLI: export BANSTREAM_URL=http://127.0.0.1:${controlPort} BANSTREAM_TOKEN_FILE=${control.tokenFile}; npx banstream --help`);
 }
 

@@ -110,4 +110,16 @@ describe('banstream CLI in a terminal', () => {
     expect(text).toMatch(/^\s+ip:203\.0\.113\.50\s+\S+Z\s+\S+Z\s+21\s+0\s+79$/m);
     expect(text).toMatch(/^exit=0$/m);
   });
+
+  it('`npx banstream bans add 0.0.0.0/0` prints the refusal and the hint to use --force (exit 3); --force places it', async () => {
+    const refused = await type('npx banstream bans add 0.0.0.0/0 --duration 1h --reason typo');
+    expect(refused).toContain('banstream: POST /v1/bans: 400 NETWORK_TOO_WIDE');
+    expect(refused).toContain('  subject: 0.0.0.0/0 is wider than the /8 an IPv4 ban may cover without force (CONTROL_MIN_PREFIX_V4)');
+    expect(refused).toContain('  hint: if you mean a network this wide, run the command again with --force (the audit records it as forced)');
+    expect(refused).toMatch(/^exit=3$/m);
+    expect((await control.call('GET', `/v1/bans/${encodeURIComponent('cidr:0.0.0.0/0')}`, { token: tokens.viewer })).status).toBe(404);
+    const forced = await type('npx banstream bans add 0.0.0.0/0 --duration 1m --reason drill --force');
+    expect(forced).toMatch(/^banned cidr:0\.0\.0\.0\/0 until \S+Z \(in (1m|60s)\): drill$/m);
+    expect(forced).toMatch(/^exit=0$/m);
+  });
 });

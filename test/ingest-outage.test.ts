@@ -46,7 +46,9 @@ describe('the ingest gateway through a Kafka outage', () => {
     });
     const { KAFKA_BROKERS } = await stackUp(settings, () => undefined);
     const prefix = 'outage.';
-    gateway = await startGateway({ KAFKA_BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '3', INGEST_BUFFER_BYTES: String(BUFFER_BYTES), KAFKA_REQUEST_TIMEOUT_MS: '2000' });
+    gateway = await startGateway({
+      KAFKA_BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '3', INGEST_BUFFER_BYTES: String(BUFFER_BYTES), KAFKA_REQUEST_TIMEOUT_MS: '2000', INGEST_ALLOW_ANONYMOUS_EDGES: 'true',
+    });
     const accepted = new Set<string>();
     const refused = new Set<string>();
     // When each accepted event was taken, so a shortfall says which phase lost it.

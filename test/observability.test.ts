@@ -59,6 +59,6 @@ describe('Prometheus rules and Grafana dashboard', () => {
       expect(p.gridPos.x + p.gridPos.w, p.title).toBeLessThanOrEqual(24);
     }
     const titles = dashboard.panels.map((p) => p.title);
-    for (const wanted of ['Requests per country', 'Bans per policy', 'Top subjects', 'Geographic alerts']) expect(titles).toContain(wanted);
+    for (const wanted of ['Requests per country', 'Bans per policy', 'Hottest subject per policy', 'Geographic alerts']) expect(titles).toContain(wanted);
   });
 });

@@ -49,6 +49,8 @@ describe('npm start (scripts/run.mjs)', () => {
     await waitUntil(() => proc.output().includes('banstream is up') || child.exitCode !== null, '"banstream is up"', 90_000, 200);
     // On failure, show what the runner said.
     expect(proc.output()).toContain('banstream is up');
+    // The local gateway takes anonymous edges only because the runner says so, and says it.
+    expect(proc.output()).toContain('the ingest gateway accepts events without an edge token (INGEST_ALLOW_ANONYMOUS_EDGES=true for this local run; set INGEST_EDGE_TOKENS to require them)');
     for (const name of ['INGEST', 'AGGREGATOR', 'ENFORCER', 'CONTROL']) {
       const status = await fetch(`http://127.0.0.1:${env[`BANSTREAM_${name}_PORT`]}/readyz`).then((r) => r.status, (e: Error) => `${e.message}: ${String(e.cause)}`);
       expect(status, `${name} /readyz; the runner said:\n${proc.output()}`).toBe(200);

@@ -24,6 +24,8 @@ describe('the services as real processes', () => {
     const proc = spawnService(service, {
       KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '2',
       HTTP_PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '5000',
+      // The gateway takes events without an edge token only when told so (only ingest reads this).
+      INGEST_ALLOW_ANONYMOUS_EDGES: 'true',
     });
     running.push(proc);
 
@@ -52,6 +54,14 @@ describe('the services as real processes', () => {
     expect(output).toContain('KAFKA_BROKERS: expected a comma-separated list of host:port, e.g. 127.0.0.1:9092,127.0.0.1:9093 (got "localhost")');
     expect(output).toContain('HTTP_PORT: expected a TCP port from 0 to 65535 (got "99999")');
     expect(output).not.toContain('REDIS_URL');
+  });
+
+  it('the gateway exits 78 without edge tokens unless anonymous edges are allowed, naming both variables', async () => {
+    const proc = spawnService('ingest', { KAFKA_BROKERS: '127.0.0.1:1', HTTP_PORT: String(await freePort()) });
+    running.push(proc);
+    expect(await exitWithin(proc, 10_000)).toBe(78);
+    expect(proc.output()).toContain('ingest: INGEST_EDGE_TOKENS is not set, so anyone who can reach the gateway could post events: set INGEST_EDGE_TOKENS');
+    expect(proc.output()).toContain('or INGEST_ALLOW_ANONYMOUS_EDGES=true to accept edges without one');
   });
 
   it('refuses a clear token where only hashes belong, without echoing it', async () => {

@@ -44,7 +44,8 @@ export async function startPipeline(env: Record<string, string>, groupId: string
     aggregator: { AGGREGATOR_GROUP_ID: groupId },
     enforcer: {},
     control: { CONTROL_TOKENS: tokenEntry },
-    ingest: {},
+    // The soak posts without an edge token, as a local gateway may when told so.
+    ingest: { INGEST_ALLOW_ANONYMOUS_EDGES: 'true' },
   };
   const services: Service[] = [];
   let stopping = false;

@@ -107,6 +107,7 @@ const samples: { [N in SchemaName]: SchemaTypes[N] } = {
     after: '{"version":3}',
     at: T0,
     requestId: 'req-9f8e7d',
+    forced: null,
   },
   'dlq-record': {
     originalTopic: 'banstream.events.v1',

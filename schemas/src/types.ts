@@ -160,6 +160,8 @@ export interface AuditRecord {
   after: string | null;
   at: number;
   requestId: string | null;
+  /** v2: the guard rail overridden with force, or null. */
+  forced: string | null;
 }
 
 export interface DlqRecord {

@@ -33,7 +33,8 @@ export function exitForStatus(status: number): ExitCode {
 
 /** An error that ends the command with a message and an exit code. */
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode: ExitCode, readonly details: string[] = []) {
+  /** `problem`: the API's stable error code, when the error is an API answer (NETWORK_TOO_WIDE…). */
+  constructor(message: string, readonly exitCode: ExitCode, readonly details: string[] = [], readonly problem?: string) {
     super(message);
     this.name = 'CliError';
   }

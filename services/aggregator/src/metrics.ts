@@ -24,12 +24,33 @@ export function aggregatorMetrics(registry: Registry) {
     stateBytes: gauge(registry, { name: 'banstream_aggregator_state_bytes', help: 'Bytes of window state (typed arrays)', labelNames: ['stage'] }),
     hotSubjects: gauge(registry, { name: 'banstream_aggregator_hot_subjects', help: 'Subjects whose counts are being published', labelNames: ['stage'] }),
     replaying: gauge(registry, { name: 'banstream_aggregator_partitions_replaying', help: 'Owned partitions still rebuilding state by replay', labelNames: ['stage'] }),
-    topSubjects: gauge(registry, { name: 'banstream_aggregator_top_subject_count', help: `Window count of the ${TOP_SUBJECTS} hot subjects nearest their threshold on this instance (the set changes; at most ${TOP_SUBJECTS} series at a time)`, labelNames: ['policy', 'subject'] }),
+    policyHottest: gauge(registry, POLICY_HOTTEST),
     ...geoMetrics(registry),
   };
 }
 
-/** How many subjects banstream_aggregator_top_subject_count shows per instance. */
+/**
+ * Label values must be a bounded set: policy ids, reasons, countries, never a
+ * subject, IP or user id (one series each would let an attacker grow Prometheus
+ * without bound). So the hottest subjects show as one count per policy, and their
+ * names go to a log line (Ticker). The highest of the counts is the right merge
+ * across workers (prom-client's cluster aggregation, given here as `aggregator`) and
+ * instances (`max by (policy)`), since each subject is counted by one of them.
+ */
+const POLICY_HOTTEST = {
+  name: 'banstream_aggregator_policy_hottest_count', labelNames: ['policy'] as const, aggregator: 'max' as const,
+  help: 'Window count of the policy\'s hottest subject on this instance (hot subjects only; the subjects nearest their threshold are in the log line "hot subjects nearest their threshold")',
+};
+
+/** Sets the hottest count of each policy from the hot entries this instance owns now; a policy without any has no series. */
+export function recordHottest(metrics: AggregatorMetrics, entries: Iterable<{ readonly policyId: string; readonly count: number }>): void {
+  const hottest = new Map<string, number>();
+  for (const e of entries) if (e.count > (hottest.get(e.policyId) ?? -1)) hottest.set(e.policyId, e.count);
+  metrics.policyHottest.reset();
+  for (const [policy, count] of hottest) metrics.policyHottest.set({ policy }, count);
+}
+
+/** How many subjects the "hot subjects nearest their threshold" log line names. */
 export const TOP_SUBJECTS = 10;
 
 /** Geographic alerting: README "Geographic alerting". Codes are ISO 3166 countries and regions: a bounded set. */

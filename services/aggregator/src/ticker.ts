@@ -5,10 +5,13 @@ import { publishCounts } from './engine/decider.js';
 import { eventKeyOfSubject, isPartitionLocal, partitionFor } from './engine/routing.js';
 import { emptyReport } from './engine/geo-watch.js';
 import { nearestThreshold, type HotEntry } from './engine/hot-subjects.js';
-import { TOP_SUBJECTS } from './metrics.js';
+import { recordHottest, TOP_SUBJECTS } from './metrics.js';
 import type { StageContext } from './stages/context.js';
 import type { EventsStage } from './stages/events-stage.js';
 import type { SubjectsStage } from './stages/subjects-stage.js';
+
+/** Least time between two "hot subjects nearest their threshold" log lines. */
+const TOP_SUBJECTS_LOG_MS = 60_000;
 
 /** Slots each window store's idle sweep looks at per second. */
 const SWEEP_SLOTS = 65_536;
@@ -24,6 +27,7 @@ export class Ticker {
   private running = false;
   private lastSweep = 0;
   private lastBaselineFlush = 0;
+  private lastTopLog = -Infinity;
 
   constructor(
     private readonly ctx: StageContext,
@@ -112,7 +116,16 @@ export class Ticker {
       ctx.metrics.hotSubjects.set({ stage: name }, hot);
       ctx.metrics.replaying.set({ stage: name }, stage.assigned.replaying);
     }
-    this.gauges();
+    this.gauges(now);
+  }
+
+  /** Subjects are never metric labels: who is nearest a threshold is logged, at most once a minute. */
+  private logTopSubjects(now: number): void {
+    if (now - this.lastTopLog < TOP_SUBJECTS_LOG_MS) return;
+    const top = nearestThreshold(this.hotEntries(), TOP_SUBJECTS);
+    if (top.length === 0) return;
+    this.lastTopLog = now;
+    this.ctx.logger.info({ top: top.map((e) => ({ policy: e.policyId, subject: e.subject, count: e.count, threshold: e.threshold })) }, 'hot subjects nearest their threshold');
   }
 
   private *hotEntries(): Generator<HotEntry> {
@@ -120,10 +133,10 @@ export class Ticker {
   }
 
   /** Gauges rebuilt from what this instance owns now, so nothing a rebalance took away lingers. */
-  private gauges(): void {
+  private gauges(now: number): void {
     const { metrics } = this.ctx;
-    metrics.topSubjects.reset();
-    for (const e of nearestThreshold(this.hotEntries(), TOP_SUBJECTS)) metrics.topSubjects.set({ policy: e.policyId, subject: e.subject }, e.count);
+    this.logTopSubjects(now);
+    recordHottest(metrics, this.hotEntries());
     metrics.geoAlertActive.reset();
     metrics.geoRate.reset();
     metrics.geoBaselineRate.reset();

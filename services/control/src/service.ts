@@ -4,10 +4,11 @@ import {
   CompactedFeed, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, topicFullName, type Service, type ServiceDeps,
 } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
-import { BanstreamError } from '@banstream/core';
+import { BanstreamError, parseDuration } from '@banstream/core';
 import { TokenBook } from './auth/tokens.js';
 import { BacktestJobs } from './backtest/jobs.js';
 import { controlEnv, type ControlConfig } from './config.js';
+import type { GuardRails } from './guards/index.js';
 import { adminApi } from './http/admin-api.js';
 import { expiredManualBans } from './routes/bans.js';
 import { ChangeWriter, type ControlTopics } from './state/change-writer.js';
@@ -63,7 +64,7 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
   readiness.add('topics read', () => started);
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
   void http.register(adminApi, {
-    tokens, state, writer, jobs, logger, clock, rateLimit: config.CONTROL_RATE_LIMIT, ready: () => started,
+    tokens, state, writer, jobs, logger, clock, rateLimit: config.CONTROL_RATE_LIMIT, guards: guardRails(config), ready: () => started,
     onDenied: (status) => metrics.denied.inc({ status: String(status) }),
   });
   if (tokens.size === 0) logger.warn('no API tokens configured (CONTROL_TOKENS or CONTROL_TOKENS_FILE): every API request will be refused with 401');
@@ -92,6 +93,13 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
       await producers.close();
       await admin.disconnect();
     },
+  };
+}
+
+function guardRails(config: ControlConfig): GuardRails {
+  return {
+    minPrefix: { v4: config.CONTROL_MIN_PREFIX_V4, v6: config.CONTROL_MIN_PREFIX_V6 },
+    maxBan: { text: config.CONTROL_MAX_BAN_DURATION, ms: parseDuration(config.CONTROL_MAX_BAN_DURATION) },
   };
 }
 

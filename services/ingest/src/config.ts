@@ -8,8 +8,10 @@ export const ingestEnv = {
   ...baseEnv,
   ...kafkaEnv,
   HTTP_PORT: httpPort(8080),
-  /** Unset: no token asked. Never logged (loadConfig redacts *TOKEN* values). */
+  /** Unset: the gateway does not start unless INGEST_ALLOW_ANONYMOUS_EDGES says so. Never logged (loadConfig redacts *TOKEN* values). */
   INGEST_EDGE_TOKENS: Type.Optional(Type.String({ pattern: String.raw`^[^,\s]{16,}(,[^,\s]{16,})*$`, expected: 'comma-separated edge tokens of at least 16 characters, without spaces' })),
+  /** An explicit opt-in: without tokens, anyone who reaches the gateway can post events. */
+  INGEST_ALLOW_ANONYMOUS_EDGES: Type.Boolean({ default: false, expected: 'true or false: accept events without an edge token when INGEST_EDGE_TOKENS is unset' }),
   INGEST_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 256 * MIB, default: 4 * MIB, expected: 'bytes from 1024 to 268435456 (largest accepted request body)' }),
   INGEST_BUFFER_BYTES: Type.Integer({ minimum: 64 * 1024, maximum: 64 * 1024 * MIB, default: 64 * MIB, expected: 'bytes from 65536 (memory budget of events not yet acknowledged by Kafka)' }),
   INGEST_LINGER_MS: Type.Integer({ minimum: 0, maximum: 1_000, default: 5, expected: 'milliseconds from 0 to 1000 (longest wait before a partly filled send)' }),

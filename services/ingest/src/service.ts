@@ -6,7 +6,7 @@ import { ingestEnv, type IngestConfig } from './config.js';
 import { EVENT_RULES } from './events/event-rules.js';
 import { EventValidator } from './events/validate.js';
 import { openGeoDatabase, type GeoDatabase } from './geo/mmdb.js';
-import { parseEdgeTokens } from './http/edge-auth.js';
+import { edgeTokensFromConfig } from './http/edge-auth.js';
 import { eventsRoute } from './http/events-route.js';
 import { ingestMetrics } from './metrics.js';
 
@@ -22,6 +22,9 @@ const READY_BELOW_FILL = 0.9;
  */
 export function createIngestService(deps: ServiceDeps<IngestConfig>): Service {
   const { config, logger, readiness, registry, http } = deps;
+  // First: a gateway without tokens must have been asked for (exit 78 otherwise).
+  const tokens = edgeTokensFromConfig(config);
+  if (tokens === undefined) logger.warn('INGEST_ALLOW_ANONYMOUS_EDGES=true and no INGEST_EDGE_TOKENS: events are accepted from anyone who can reach the gateway');
   const kafka = kafkaFromConfig(config, logger, 'banstream-ingest');
   const admin = kafka.admin();
   const catalog = loadSchemaCatalog();
@@ -36,7 +39,7 @@ export function createIngestService(deps: ServiceDeps<IngestConfig>): Service {
   readiness.add('buffer', () => publisher.fill() < READY_BELOW_FILL);
 
   void http.register(eventsRoute, {
-    publisher, metrics: ingestMetrics(registry), tokens: parseEdgeTokens(config.INGEST_EDGE_TOKENS),
+    publisher, metrics: ingestMetrics(registry), tokens,
     validator: new EventValidator(catalog.latest(SCHEMA_NAMES.requestEvent).schema, EVENT_RULES),
     batchCodec: catalog.codec(SCHEMA_NAMES.requestEventBatch), eventType: catalog.latest(SCHEMA_NAMES.requestEvent).type,
     geo: () => geo, bodyLimit: config.INGEST_BODY_LIMIT_BYTES, maxFutureMs: config.INGEST_MAX_FUTURE_MS, retryAfterSeconds: config.INGEST_RETRY_AFTER_SECONDS,

@@ -2,6 +2,7 @@ import type { Command } from '../command.js';
 import { listCommand, text } from '../command.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { isoSeconds, relative } from '../format/table.js';
+import { FORCE_HELP, FORCE_OPTION, hintForce } from './force.js';
 
 interface AllowView {
   entry: string;
@@ -23,15 +24,16 @@ export const allowCommands: Command[] = [
     ],
   }),
   {
-    name: 'allow add', usage: 'banstream allow add ENTRY --reason TEXT [--ttl 7d | --expires ISO-TIME] [--json]',
+    name: 'allow add', usage: `banstream allow add ENTRY --reason TEXT [--ttl 7d | --expires ISO-TIME] [--force] [--json]\n  ${FORCE_HELP}`,
     summary: 'allow an address, a network, user:<id> or apikey:<hash> over every ban and limit', args: 1,
-    options: { reason: { type: 'string', short: 'r' }, ttl: { type: 'string' }, expires: { type: 'string' } },
+    options: { reason: { type: 'string', short: 'r' }, ttl: { type: 'string' }, expires: { type: 'string' }, ...FORCE_OPTION },
     async run({ api, args, values, json, print }) {
       const reason = text(values, 'reason');
       if (!reason) throw new CliError('allow add needs --reason', EXIT.usage);
       const ttl = text(values, 'ttl');
       const expires = text(values, 'expires');
-      const entry = await api().post<AllowView>('/v1/allowlist', { entry: args[0], reason, ...(ttl ? { ttl } : {}), ...(expires ? { expiresAt: expires } : {}) });
+      const force = values.force === true ? { force: true } : {};
+      const entry = await hintForce(api().post<AllowView>('/v1/allowlist', { entry: args[0], reason, ...(ttl ? { ttl } : {}), ...(expires ? { expiresAt: expires } : {}), ...force }));
       print(json ? JSON.stringify(entry, null, 2) : `allowed ${entry.entry}${entry.expiresAt === null ? '' : ` until ${isoSeconds(entry.expiresAt)}`}: ${entry.reason}`);
     },
   },

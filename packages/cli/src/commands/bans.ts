@@ -2,6 +2,7 @@ import type { Command } from '../command.js';
 import { text } from '../command.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { isoSeconds, relative, table } from '../format/table.js';
+import { FORCE_HELP, FORCE_OPTION, hintForce } from './force.js';
 
 export interface BanView {
   subject: string;
@@ -44,15 +45,16 @@ export const banCommands: Command[] = [
     },
   },
   {
-    name: 'bans add', usage: 'banstream bans add SUBJECT --duration 1h --reason TEXT [--status 403|429] [--json]',
+    name: 'bans add', usage: `banstream bans add SUBJECT --duration 1h --reason TEXT [--status 403|429] [--force] [--json]\n  ${FORCE_HELP}`,
     summary: 'ban an address, a network or a subject (user:42) by hand', args: 1,
-    options: { duration: { type: 'string', short: 'd' }, reason: { type: 'string', short: 'r' }, status: { type: 'string' } },
+    options: { duration: { type: 'string', short: 'd' }, reason: { type: 'string', short: 'r' }, status: { type: 'string' }, ...FORCE_OPTION },
     async run({ api, args, values, json, print, io }) {
       const duration = text(values, 'duration');
       const reason = text(values, 'reason');
       if (!duration || !reason) throw new CliError('bans add needs --duration (e.g. 1h) and --reason', EXIT.usage);
       const status = text(values, 'status');
-      const ban = await api().post<BanView>('/v1/bans', { subject: args[0], duration, reason, ...(status ? { status: Number(status) } : {}) });
+      const force = values.force === true ? { force: true } : {};
+      const ban = await hintForce(api().post<BanView>('/v1/bans', { subject: args[0], duration, reason, ...(status ? { status: Number(status) } : {}), ...force }));
       print(json ? JSON.stringify(ban, null, 2) : `banned ${ban.subject} until ${isoSeconds(ban.expiresAt)} (${relative(ban.expiresAt, io.now())}): ${ban.reason}`);
     },
   },

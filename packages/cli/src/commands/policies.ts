@@ -1,5 +1,6 @@
 import { loadPolicyFiles } from '@banstream/platform';
-import { isBanstreamError, type PolicySpec } from '@banstream/core';
+import { canonicalAllowEntry, isBanstreamError, type PolicySpec } from '@banstream/core';
+import { DEFAULT_MIN_PREFIX, describeWide, wideNetwork } from '@banstream/control';
 import type { Command } from '../command.js';
 import { listCommand, text } from '../command.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -18,17 +19,32 @@ interface PolicyView {
   invalid?: string;
 }
 
-/** Policies from a file or a folder, validated here with the core's own validator (paths and lines in errors). */
+/**
+ * Policies from a file or a folder, validated here with the core's own validator
+ * (paths and lines in errors). Allowlist entries in them are not applied, but are
+ * held to the control API's default network limits all the same: a file that
+ * allows 0.0.0.0/0 is wrong, whatever reads it.
+ */
 export function readPolicies(path: string, warn?: (line: string) => void): PolicySpec[] {
+  let document;
   try {
-    const document = loadPolicyFiles(path);
-    const entries = document.allowlist?.length ?? 0;
-    if (entries > 0) warn?.(`note: ${path} also lists ${entries} allowlist entr${entries === 1 ? 'y' : 'ies'}; apply does not change the allowlist (banstream allow add)`);
-    return document.policies;
+    document = loadPolicyFiles(path);
   } catch (error) {
     if (isBanstreamError(error, 'POLICY_INVALID')) throw new CliError(error.message, EXIT.invalid);
     throw new CliError(`cannot read ${path}: ${(error as Error).message}`, EXIT.usage);
   }
+  const allowlist = document.allowlist ?? [];
+  const wide = allowlist.flatMap((item, i) => wideEntry(item.entry, i));
+  if (wide.length > 0) throw new CliError(`${path}: allowlist entries wider than the control API allows without force`, EXIT.invalid, wide);
+  if (allowlist.length > 0) warn?.(`note: ${path} also lists ${allowlist.length} allowlist entr${allowlist.length === 1 ? 'y' : 'ies'}; apply does not change the allowlist (banstream allow add)`);
+  return document.policies;
+}
+
+/** `allowlist[0].entry: 0.0.0.0/0 is wider than …`, or nothing. The validator has checked the entry's form. */
+function wideEntry(entry: string, index: number): string[] {
+  const network = wideNetwork(canonicalAllowEntry(entry), DEFAULT_MIN_PREFIX);
+  if (network === undefined) return [];
+  return [`allowlist[${index}].entry: ${describeWide(network, 'allowlist entry')}; if you mean it, add it with banstream allow add ${entry} --force`];
 }
 
 export const policyCommands: Command[] = [

@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import type { Logger } from '@banstream/platform';
-import { guard } from '../auth/guard.js';
+import { guard, rateLimitKey } from '../auth/guard.js';
 import type { TokenBook } from '../auth/tokens.js';
 import type { BacktestJobs } from '../backtest/jobs.js';
+import type { GuardRails } from '../guards/index.js';
 import { allowRoutes } from '../routes/allowlist.js';
 import { alertRoutes } from '../routes/alerts.js';
 import { backtestRoutes } from '../routes/backtests.js';
@@ -23,8 +23,10 @@ export interface AdminApiOptions {
   jobs: BacktestJobs;
   logger: Logger;
   clock: () => number;
-  /** Requests per minute per client (token, or address without one). */
+  /** Requests per minute per client (authenticated principal, else address). */
   rateLimit: number;
+  /** Limits on manual bans and allowlist entries. */
+  guards: GuardRails;
   /** Answers 503 while false (the topics are not read to the end yet). */
   ready: () => boolean;
   /** Told of each request refused with 401, 403 or 429. */
@@ -32,8 +34,8 @@ export interface AdminApiOptions {
 }
 
 /**
- * The admin API under /v1, with its OpenAPI document at /openapi.json. Limited per
- * client before anything else runs, then authenticated (guard), then routed.
+ * The admin API under /v1, with its OpenAPI document at /openapi.json. The caller is
+ * identified first, limited per principal (or address), then authorised (guard), then routed.
  * Registered as an encapsulated plugin, so the ops routes (/livez, /readyz,
  * /metrics) stay outside its limits and tokens.
  */
@@ -48,18 +50,15 @@ export async function adminApi(app: FastifyInstance, options: AdminApiOptions): 
   });
   app.addSchema(Problem);
   app.setErrorHandler(errorHandler(options.logger));
+  // The guard authenticates in onRequest before the limiter's own onRequest hook runs.
+  guard(app, options.tokens);
   await app.register(rateLimit, {
     max: options.rateLimit,
     timeWindow: 60_000,
-    // By token (its hash: the limiter's memory holds no secret), else by address.
-    keyGenerator: (request) => {
-      const auth = request.headers.authorization;
-      return auth ? `t:${createHash('sha256').update(auth).digest('hex')}` : `a:${request.ip}`;
-    },
+    keyGenerator: rateLimitKey,
     errorResponseBuilder: (_request, context) =>
       Object.assign(new ApiError('RATE_LIMITED', `more than ${context.max} requests in ${context.after}: slow down`), { statusCode: 429 }),
   });
-  guard(app, options.tokens);
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.permission !== undefined && !options.ready()) {
       throw new ApiError('KAFKA_UNAVAILABLE', 'still reading the topics; retry in a moment');

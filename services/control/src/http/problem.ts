@@ -17,6 +17,10 @@ export const API_ERRORS = {
   INVALID_REQUEST: 400,
   POLICY_INVALID: 400,
   SUBJECT_INVALID: 400,
+  /** A ban or allowlist entry on a network wider than CONTROL_MIN_PREFIX_V4/V6, without force. */
+  NETWORK_TOO_WIDE: 400,
+  /** A manual ban longer than CONTROL_MAX_BAN_DURATION (force does not lift it). */
+  BAN_TOO_LONG: 400,
   RATE_LIMITED: 429,
   BACKTEST_BUSY: 429,
   KAFKA_UNAVAILABLE: 503,

@@ -43,6 +43,12 @@ export const AlertView = Type.Object({
 /** A duration in the policy language: 30s, 15m, 2h, 7d. */
 export const DurationText = Type.String({ pattern: '^[1-9][0-9]*(ms|s|m|h|d)$', description: 'a duration such as 30s, 15m, 2h, 7d' });
 
+/** Places a ban or allowlist entry on a network wider than the configured minimum prefix; the audit records it as forced. */
+export const ForceFlag = Type.Optional(Type.Boolean({
+  default: false,
+  description: 'needed for a network wider than CONTROL_MIN_PREFIX_V4/V6 (default /8 and /32); the audit record says what it overrode',
+}));
+
 /** An instant: ISO 8601, ms since the epoch, or a duration meaning that long ago (`6h`). */
 export const InstantText = Type.String({ minLength: 1, maxLength: 40, description: 'ISO 8601 time, ms since the epoch, or a duration ago such as 6h' });
 

@@ -1,18 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { canonicalAllowEntry, parseDuration } from '@banstream/core';
+import { canonicalAllowEntry, tryParseDuration } from '@banstream/core';
 import type { AllowEntry } from '@banstream/schemas';
 import { actorOf } from '../auth/guard.js';
+import type { MinPrefix } from '../guards/index.js';
 import { ApiError } from '../http/problem.js';
-import { AllowView, DurationText, errorResponses } from '../http/schemas.js';
+import { AllowView, DurationText, errorResponses, ForceFlag } from '../http/schemas.js';
 import type { ChangeWriter } from '../state/change-writer.js';
 import type { ControlState } from '../state/control-state.js';
+import { forcedOver } from './force.js';
 import { listRoute } from './list-route.js';
 
 export interface AllowRoutesOptions {
   state: ControlState;
   writer: ChangeWriter;
   clock: () => number;
+  guards: { minPrefix: MinPrefix };
 }
 
 const EntryParams = Type.Object({ entry: Type.String({ minLength: 1, maxLength: 512 }) });
@@ -22,6 +25,7 @@ const AddBody = Type.Object(
     reason: Type.String({ minLength: 1, maxLength: 1000 }),
     expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
     ttl: Type.Optional(DurationText),
+    force: ForceFlag,
   },
   { additionalProperties: false },
 );
@@ -29,7 +33,7 @@ const tags = ['allowlist'];
 
 /** The allowlist: entries that win over every ban and limit, each with a reason and an optional expiry. */
 export async function allowRoutes(app: FastifyInstance, options: AllowRoutesOptions): Promise<void> {
-  const { state, writer, clock } = options;
+  const { state, writer, clock, guards } = options;
   const view = (e: AllowEntry) => ({ ...e, expired: e.expiresAt !== null && e.expiresAt <= clock() });
 
   listRoute(app, {
@@ -45,14 +49,17 @@ export async function allowRoutes(app: FastifyInstance, options: AllowRoutesOpti
     if (body.expiresAt !== undefined && body.ttl !== undefined) {
       throw new ApiError('INVALID_REQUEST', 'give expiresAt or ttl, not both', [{ path: 'ttl', message: 'cannot be given with expiresAt' }]);
     }
+    const ttlMs = body.ttl === undefined ? undefined : tryParseDuration(body.ttl);
+    if (body.ttl !== undefined && ttlMs === undefined) throw new ApiError('INVALID_REQUEST', 'ttl: is too long', [{ path: 'ttl', message: 'is too long' }]);
     const entry = canonicalAllowEntry(body.entry);
+    const forced = forcedOver(entry, guards.minPrefix, body.force === true, { what: 'allowlist entry', field: 'entry' });
     const actor = actorOf(request).name;
     const record = await writer.serial(async () => {
       const now = clock();
-      const expiresAt = body.ttl !== undefined ? now + parseDuration(body.ttl) : body.expiresAt !== undefined ? Date.parse(body.expiresAt) : null;
+      const expiresAt = ttlMs !== undefined ? now + ttlMs : body.expiresAt !== undefined ? Date.parse(body.expiresAt) : null;
       if (expiresAt !== null && expiresAt <= now) throw new ApiError('INVALID_REQUEST', 'expiresAt: is in the past', [{ path: 'expiresAt', message: 'is in the past' }]);
       const value: AllowEntry = { entry, reason: body.reason, addedBy: actor, addedAt: now, expiresAt };
-      await writer.write({ kind: 'allow', key: entry, value, before: state.allowlist.get(entry) }, { actor, requestId: request.id });
+      await writer.write({ kind: 'allow', key: entry, value, before: state.allowlist.get(entry) }, { actor, requestId: request.id, forced });
       return value;
     });
     return reply.code(201).send(view(record));

@@ -3,17 +3,20 @@ import { Type, type Static } from '@sinclair/typebox';
 import { banId, parseDuration } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { actorOf } from '../auth/guard.js';
+import { banDurationProblem, type GuardRails } from '../guards/index.js';
 import { ApiError } from '../http/problem.js';
-import { BanView, DurationText, errorResponses } from '../http/schemas.js';
+import { BanView, DurationText, errorResponses, ForceFlag } from '../http/schemas.js';
 import { searchBans } from '../state/ban-search.js';
 import type { ChangeWriter } from '../state/change-writer.js';
 import type { ControlState } from '../state/control-state.js';
+import { forcedOver } from './force.js';
 import { canonicalSubject } from './subjects.js';
 
 export interface BanRoutesOptions {
   state: ControlState;
   writer: ChangeWriter;
   clock: () => number;
+  guards: GuardRails;
 }
 
 const MANUAL = 'manual';
@@ -36,6 +39,7 @@ const AddBody = Type.Object(
     duration: DurationText,
     reason: Type.String({ minLength: 1, maxLength: 1000 }),
     status: Type.Optional(Type.Union([Type.Literal(403), Type.Literal(429)], { default: 403 })),
+    force: ForceFlag,
   },
   { additionalProperties: false },
 );
@@ -43,7 +47,7 @@ const tags = ['bans'];
 
 /** Bans: search the bans topic, place a manual ban, lift any ban with a tombstone. */
 export async function banRoutes(app: FastifyInstance, options: BanRoutesOptions): Promise<void> {
-  const { state, writer, clock } = options;
+  const { state, writer, clock, guards } = options;
 
   app.get<{ Querystring: Static<typeof Query> }>('/v1/bans', {
     config: { permission: 'read' },
@@ -62,16 +66,20 @@ export async function banRoutes(app: FastifyInstance, options: BanRoutesOptions)
     config: { permission: 'bans:write' },
     schema: { tags, summary: 'Ban a subject by hand for a duration', body: AddBody, response: { 201: BanView, ...errorResponses } },
   }, async (request, reply) => {
-    const subject = canonicalSubject(request.body.subject);
+    const { body } = request;
+    const subject = canonicalSubject(body.subject);
+    const tooLong = banDurationProblem(body.duration, guards.maxBan);
+    if (tooLong !== undefined) throw new ApiError('BAN_TOO_LONG', `duration: ${tooLong}`, [{ path: 'duration', message: tooLong }]);
+    const forced = forcedOver(subject, guards.minPrefix, body.force === true, { what: 'ban', field: 'subject' });
     const actor = actorOf(request).name;
     const ban = await writer.serial(async () => {
       const now = clock();
       const record: Ban = {
-        banId: banId(MANUAL, subject, now), subject, policyId: MANUAL, reason: request.body.reason, evidenceCount: 0, windowSeconds: 0,
-        startedAt: now, expiresAt: now + parseDuration(request.body.duration), preview: false, escalationLevel: 0, origin: MANUAL,
-        httpStatus: request.body.status ?? 403, createdBy: actor,
+        banId: banId(MANUAL, subject, now), subject, policyId: MANUAL, reason: body.reason, evidenceCount: 0, windowSeconds: 0,
+        startedAt: now, expiresAt: now + parseDuration(body.duration), preview: false, escalationLevel: 0, origin: MANUAL,
+        httpStatus: body.status ?? 403, createdBy: actor,
       };
-      await writer.write({ kind: 'ban', key: subject, value: record, before: state.bans.get(subject) }, { actor, requestId: request.id });
+      await writer.write({ kind: 'ban', key: subject, value: record, before: state.bans.get(subject) }, { actor, requestId: request.id, forced });
       return record;
     });
     return reply.code(201).send(ban);

@@ -142,6 +142,13 @@ function validSpec(body: unknown): PolicySpec {
 function validSet(request: FastifyRequest<{ Body: Static<typeof ApplyBody> }>): PolicySpec[] {
   const body = request.body as Partial<Static<typeof ApplyBody>> | undefined;
   if (!body || !Array.isArray(body.policies)) throw new ApiError('INVALID_REQUEST', 'policies: expected a list of policies', [{ path: 'policies', message: 'is required' }]);
+  // The schema is attached, not enforced (policies get the core validator's messages): refuse unknown fields here,
+  // so a whole policy file's `allowlist` is not dropped in silence while `applied: true` says otherwise.
+  const unknown = Object.keys(body).filter((k) => k !== 'policies' && k !== 'prune').map((path) => ({
+    path, message: path === 'allowlist' ? 'is not applied with policies: add entries with POST /v1/allowlist (banstream allow add)' : 'is not a known field',
+  }));
+  if (unknown.length > 0) throw new ApiError('INVALID_REQUEST', unknown.map((e) => `${e.path}: ${e.message}`).join('; '), unknown);
+  if (body.prune !== undefined && typeof body.prune !== 'boolean') throw new ApiError('INVALID_REQUEST', 'prune: must be true or false', [{ path: 'prune', message: 'must be true or false' }]);
   const specs: PolicySpec[] = [];
   const errors = [];
   const ids = new Map<string, number>();

@@ -18,6 +18,8 @@ export interface ControlTopics {
 export interface ChangeContext {
   actor: string;
   requestId: string | null;
+  /** The guard rail the actor's force flag overrode (a network wider than the limit), recorded in the audit. */
+  forced?: string | null;
 }
 
 type Change =
@@ -83,7 +85,7 @@ export class ChangeWriter {
       auditId: randomUUID(), actor: ctx.actor, action, target: change.key,
       before: change.before === undefined ? null : JSON.stringify(change.before),
       after: change.value === null ? null : JSON.stringify(change.value),
-      at: this.clock(), requestId: ctx.requestId,
+      at: this.clock(), requestId: ctx.requestId, forced: ctx.forced ?? null,
     };
     const [topic, value] = this.encode(change);
     const producer = await withDeadline(this.producers.current(), this.timeoutMs, 'connecting to Kafka');

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { BanstreamError } from '@banstream/core';
 
 /**
  * Edge tokens, compared in constant time: each candidate is hashed (so lengths do
@@ -21,6 +22,20 @@ export class EdgeTokens {
     for (const d of this.digests) match = timingSafeEqual(d, candidate) || match;
     return match;
   }
+}
+
+/**
+ * The edge tokens the gateway asks for, or undefined when it accepts anonymous
+ * edges, which must be asked for explicitly: a gateway left without tokens by
+ * mistake would take events from anyone who can reach it. CONFIG_INVALID (exit 78)
+ * names both variables.
+ */
+export function edgeTokensFromConfig(config: { INGEST_EDGE_TOKENS?: string | undefined; INGEST_ALLOW_ANONYMOUS_EDGES: boolean }): EdgeTokens | undefined {
+  const tokens = parseEdgeTokens(config.INGEST_EDGE_TOKENS);
+  if (tokens !== undefined || config.INGEST_ALLOW_ANONYMOUS_EDGES) return tokens;
+  throw new BanstreamError('CONFIG_INVALID',
+    'INGEST_EDGE_TOKENS is not set, so anyone who can reach the gateway could post events: set INGEST_EDGE_TOKENS to the edges\' tokens, ' +
+    'or INGEST_ALLOW_ANONYMOUS_EDGES=true to accept edges without one (only where nothing untrusted can reach the gateway)');
 }
 
 export function parseEdgeTokens(list: string | undefined): EdgeTokens | undefined {
