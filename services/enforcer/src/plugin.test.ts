@@ -28,3 +28,23 @@ describe('banstreamPlugin country', () => {
     expect(events.map((e) => e.country)).toEqual(['JP', null]);
   });
 });
+
+describe('banstreamPlugin route', () => {
+  it('checks with the same route template it publishes, so route-keyed policies apply', async () => {
+    const checked: { route?: string | null }[] = [];
+    const enforcer = {
+      check: async (input: { route?: string | null }) => {
+        checked.push(input);
+        return { allowed: true, status: 200, source: 'none', reason: 'no rule applies', previews: [] } as unknown as Decision;
+      },
+    } as unknown as Enforcer;
+    const events: RequestEvent[] = [];
+    const app = Fastify();
+    await app.register(banstreamPlugin, { enforcer, publisher: { publish: (e) => events.push(e) }, edgeId: 'e1' });
+    app.get('/users/:id', async () => 'ok');
+    await app.inject({ url: '/users/42?x=1' });
+    await app.close();
+    expect(events.map((e) => e.route)).toEqual(['/users/:id']);
+    expect(checked.map((c) => c.route)).toEqual(events.map((e) => e.route));
+  });
+});

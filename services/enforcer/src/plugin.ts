@@ -48,8 +48,10 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
     const apiKey = options.apiKey?.(request);
     const userId = options.userId?.(request);
     const country = options.country?.(request);
+    // The route template too: a policy keyed on `route` counts the published events'
+    // route, so a check without it would never find that policy's bans or counts.
     const decision = await enforcer.check({
-      ip: ipOf(request), method: request.method, host: request.host, path: request.url, headers: request.headers,
+      ip: ipOf(request), method: request.method, host: request.host, path: request.url, headers: request.headers, route: request.routeOptions.url ?? null,
       ...(apiKey ? { apiKey } : {}), ...(userId ? { userId } : {}), ...(country ? { country } : {}),
     });
     request.banstream = decision;
