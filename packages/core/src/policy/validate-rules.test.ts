@@ -101,6 +101,13 @@ describe('cross-field rules', () => {
     expect(one(policy({ key: ['ip', 'header:user-agent', 'prefix/20,48', 'country'] }))).toEqual([]);
   });
 
+  it('refuses a denying policy keyed on a network wider than /8 (IPv4) or /32 (IPv6), and lets an alert count it', () => {
+    expect(one(policy({ key: ['prefix/0'] }))).toEqual([expect.stringMatching(/^policies\[0\]\.key\[0\]: IPv4 \/0 or IPv6 \/64 counts too wide a network/)]);
+    expect(one(policy({ key: ['prefix/24,16'] }))).toEqual([expect.stringMatching(/^policies\[0\]\.key\[0\]: IPv4 \/24 or IPv6 \/16 counts too wide/)]);
+    expect(one(policy({ key: ['prefix/8,32'] }))).toEqual([]);
+    expect(one(policy({ key: ['prefix/0'], action: { type: 'alert' } }))).toEqual([]);
+  });
+
   it('keeps one error per path: the schema rule over the cross-field rule', () => {
     expect(one(policy({ key: ['ip', 'ip'] }))).toEqual(['policies[0].key: must not repeat items']);
   });

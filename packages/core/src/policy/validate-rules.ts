@@ -1,6 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
 import { isBanstreamError } from '../errors.js';
-import { parseDimension, parseKey, parseSubject, tryParseCidr } from '../subjects/index.js';
+import { parseDimension, parseKey, parseSubject, tryParseCidr, type KeyDimension } from '../subjects/index.js';
 import { formatDuration, tryParseDuration } from './duration.js';
 import { globProblem } from './glob.js';
 import { headerPatternProblem } from './header-pattern.js';
@@ -69,7 +69,7 @@ function policyRules(p: Record<string, unknown>, at: readonly PathSegment[], pus
   const hard = enforcementType === 'hard';
   const known = hard || enforcementType === 'async';
 
-  if (Array.isArray(p.key)) keyRules(p.key, [...at, 'key'], push);
+  if (Array.isArray(p.key)) keyRules(p.key, [...at, 'key'], push, hard || action.type === 'ban' || action.type === 'throttle');
 
   // Enforcement: only hard policies talk to Redis, so only they choose an algorithm, and must say how
   // to fail without it. An async policy's failure mode (closed by default) decides while caches load.
@@ -160,7 +160,7 @@ function headerRules(h: Record<string, unknown>, at: readonly PathSegment[], pus
 }
 
 /** Key dimensions are the subjects module's language: the same parser compileKey uses. */
-function keyRules(key: unknown[], at: readonly PathSegment[], push: Push): void {
+function keyRules(key: unknown[], at: readonly PathSegment[], push: Push, denies: boolean): void {
   let allParse = key.length > 0;
   key.forEach((dimension, j) => {
     if (typeof dimension !== 'string' || dimension === '') return void (allParse = false);
@@ -168,11 +168,29 @@ function keyRules(key: unknown[], at: readonly PathSegment[], push: Push): void 
     if (problem !== undefined) {
       allParse = false;
       push([...at, j], problem);
+    } else if (denies) {
+      const wide = widePrefixProblem(parseDimension(dimension));
+      if (wide !== undefined) push([...at, j], wide);
     }
   });
   // Each dimension is fine alone; together they may clash (`prefix` and `prefix/20` are both cidr).
   const clash = allParse ? subjectsError(() => parseKey(key as string[])) : undefined;
   if (clash !== undefined) push(at, clash);
+}
+
+/**
+ * The widest networks a denying policy may count as one subject: the control API's
+ * default floor for manual bans (CONTROL_MIN_PREFIX_V4/V6). A `prefix/0` key would
+ * ban or throttle the whole internet once its total traffic crossed the threshold.
+ */
+export const MIN_POLICY_PREFIX_BITS = { v4: 8, v6: 32 } as const;
+
+function widePrefixProblem(d: KeyDimension): string | undefined {
+  if (d.kind !== 'prefix') return undefined;
+  const { v4 = MIN_POLICY_PREFIX_BITS.v4, v6 = MIN_POLICY_PREFIX_BITS.v6 } = d;
+  if (v4 >= MIN_POLICY_PREFIX_BITS.v4 && v6 >= MIN_POLICY_PREFIX_BITS.v6) return undefined;
+  return `IPv4 /${v4} or IPv6 /${v6} counts too wide a network as one subject for a policy that bans or throttles ` +
+    `(at least /${MIN_POLICY_PREFIX_BITS.v4} for IPv4 and /${MIN_POLICY_PREFIX_BITS.v6} for IPv6; action.type alert may count wider)`;
 }
 
 /** An allowlist entry is matched as a network (a bare IP is its /32 or /128) or as a subject. */
