@@ -56,6 +56,17 @@ describe('control API guard rails', () => {
     expect((await control.call('GET', '/v1/allowlist', operator)).body.entries).toEqual([]);
   });
 
+  it('refuses a manual ban on a subject only a response carries (status, status_class): it could never be applied', async () => {
+    for (const typed of ['status:401', 'status_class:4xx', 'path:/login|status:401']) {
+      const ban = await control.call('POST', '/v1/bans', { ...operator, body: { subject: typed, duration: '1h', reason: 'never enforced' } });
+      expect(ban.status, typed).toBe(400);
+      expect(ban.body.code).toBe('SUBJECT_INVALID');
+      expect(ban.body.errors[0].path).toBe('subject');
+      expect(ban.body.errors[0].message).toMatch(/^status(_class)? cannot be banned: the enforcer checks a request before its response/);
+    }
+    expect((await control.call('GET', '/v1/bans', operator)).body.bans).toEqual([]);
+  });
+
   it('refuses a manual ban longer than the cap (30d by default), even with force', async () => {
     for (const body of [{ duration: '31d' }, { duration: '31d', force: true }, { duration: '99999999999999999999d' }]) {
       const res = await control.call('POST', '/v1/bans', { ...operator, body: { subject: '203.0.113.7', reason: 'long', ...body } });

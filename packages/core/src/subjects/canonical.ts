@@ -1,7 +1,7 @@
 import { parseCidr, tryParseCidr, type Cidr } from './cidr.js';
 import { tryParseIp } from './ip.js';
 import { addressSubject, SUBJECT_SEPARATOR } from './subject.js';
-import { normaliseSubject } from './subject-text.js';
+import { normaliseSubject, subjectScope } from './subject-text.js';
 
 /**
  * A subject as an operator types it (a manual ban, an allowlist entry, a lookup) → the
@@ -27,4 +27,16 @@ export function canonicalSubject(text: string): string {
 export function networkSubject(network: Cidr): string {
   const whole = network.bits === (network.family === 4 ? 32 : 128);
   return whole ? `ip:${network.text.slice(0, network.text.indexOf('/'))}` : `cidr:${network.text}`;
+}
+
+/** Scopes only a response carries: no request being checked has them. */
+const RESPONSE_SCOPES = new Set(['status', 'status_class']);
+
+/**
+ * The first scope of a canonical subject that only a response carries, if any: a
+ * ban on it would be listed and never applied, as the enforcer checks a request
+ * before its response exists.
+ */
+export function responseOnlyScope(subject: string): string | undefined {
+  return subjectScope(subject).split(SUBJECT_SEPARATOR).find((scope) => RESPONSE_SCOPES.has(scope));
 }

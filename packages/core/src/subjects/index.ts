@@ -24,7 +24,7 @@ export {
 export {
   type KeyParts, type SubjectFn, SUBJECT_SEPARATOR, compileKey, keyParts, subjectFor, ipSubjectOf, userSubjectOf, apiKeySubjectOf, addressSubject,
 } from './subject.js';
-export { canonicalSubject, networkSubject } from './canonical.js';
+export { canonicalSubject, networkSubject, responseOnlyScope } from './canonical.js';
 export {
   type SubjectPart, MAX_SUBJECT_TEXT_LENGTH, parseSubject, formatSubject, normaliseSubject, subjectScope,
 } from './subject-text.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { banId, parseDuration } from '@banstream/core';
+import { banId, parseDuration, responseOnlyScope } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { actorOf } from '../auth/guard.js';
 import { banDurationProblem, type GuardRails } from '../guards/index.js';
@@ -68,6 +68,11 @@ export async function banRoutes(app: FastifyInstance, options: BanRoutesOptions)
   }, async (request, reply) => {
     const { body } = request;
     const subject = canonicalSubject(body.subject);
+    const responseOnly = responseOnlyScope(subject);
+    if (responseOnly !== undefined) {
+      const message = `${responseOnly} cannot be banned: the enforcer checks a request before its response, so no request carries a ${responseOnly}`;
+      throw new ApiError('SUBJECT_INVALID', `subject: ${message}`, [{ path: 'subject', message }]);
+    }
     const tooLong = banDurationProblem(body.duration, guards.maxBan);
     if (tooLong !== undefined) throw new ApiError('BAN_TOO_LONG', `duration: ${tooLong}`, [{ path: 'duration', message: tooLong }]);
     const forced = forcedOver(subject, guards.minPrefix, body.force === true, { what: 'ban', field: 'subject' });
