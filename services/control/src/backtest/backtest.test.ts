@@ -36,6 +36,15 @@ describe('Backtest', () => {
     expect(report.candidate.topCountries).toEqual([{ name: 'FR', requests: 9 }]);
   });
 
+  it('counts what a status-matched ban refuses among every request of the subject, as the enforcer applies it', () => {
+    const candidate = policy({ match: { statuses: [401] }, threshold: { count: 5, interval: '1m' } });
+    const failures = burst('203.0.113.9', 6, T0, { status: 401 });
+    const afterwards = burst('203.0.113.9', 4, T0 + 1_000, { status: 200 });
+    const report = run({ candidate }, [[0, failures], [0, afterwards]]);
+    expect(report.candidate.bans.list).toEqual([expect.objectContaining({ subject: 'ip:203.0.113.9', evidenceCount: 6, refused: 4 })]);
+    expect(report.candidate.affected.requests).toBe(4);
+  });
+
   it('estimates the excess share a throttle refuses', () => {
     const report = run({ candidate: policy({ action: { type: 'throttle' } }) }, [[0, burst('203.0.113.9', 40)]]);
     expect(report.candidate.bans.total).toBe(0);

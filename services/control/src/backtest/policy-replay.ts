@@ -84,9 +84,17 @@ export class PolicyReplay {
     }
     const watermark = owner.counts.watermark;
     const { policy } = this;
-    if (!policy.matches(attrs)) return true;
+    const counted = policy.matches(attrs);
+    // A status-matched policy counts some responses, but the enforcer applies its ban or
+    // throttle to every request of the subject (matchesAtCheck): those are judged, not counted.
+    if (!counted && !(policy.byStatus && policy.matchesAtCheck(attrs))) return true;
     const subject = policy.subjectOf(attrs);
     if (subject === undefined || (policy.subjects && !policy.subjects.has(subject))) return true;
+    if (!counted) {
+      if (this.route.local) this.judge(owner.counts, subject, Math.max(t, watermark), attrs);
+      else this.pending.push({ subject, t, attrs });
+      return true;
+    }
     this.matched++;
     if (this.route.local) {
       if (observe(this.ctx, owner.counts, policy, subject, t, 1, watermark, this.outbox) === 'late') this.late++;
