@@ -26,3 +26,4 @@ export { loadPolicyFiles } from './policy/policy-files.js';
 export { PolicyBook, policyIntervals, type PolicyChange, type RequestPolicy } from './policy/policy-book.js';
 export { CompactedFeed, type CompactedFeedOptions, type FeedRecord } from './kafka/compacted-feed.js';
 export { allowlistEntry } from './policy/allow-entry.js';
+export { deadLetterRecord, deadLetterSink, reasonOfError, DLQ_REASON, DLQ_MAX_KEY_BYTES, DLQ_MAX_VALUE_BYTES, type DeadLetterReason, type DeadLetterSink, type DeadLetterSinkOptions, type SourceRecord } from './kafka/dead-letter.js';
