@@ -32,6 +32,12 @@ export interface SourceRecord {
  */
 export const DLQ_MAX_VALUE_BYTES = 512 * 1024;
 export const DLQ_MAX_KEY_BYTES = 16 * 1024;
+/**
+ * Bytes of dead letters sent at once. The records of one send to one partition form one
+ * record batch, and the broker's limit applies to the batch: two cut records together
+ * would be refused for ever. One record alone always fits.
+ */
+export const DLQ_MAX_SEND_BYTES = 768 * 1024;
 const MAX_MESSAGE_CHARS = 2_000;
 
 /** The DLQ record for input that could not be used, its bytes untouched up to the bounds above. */
@@ -62,6 +68,25 @@ export function reasonOfError(error: unknown, fallback: string = DLQ_REASON.hand
   return { code, message };
 }
 
+/** Messages grouped into sends of at most DLQ_MAX_SEND_BYTES (a larger message goes alone), in order. */
+export function inSends<M extends { key: Buffer | null; value: Buffer }>(messages: readonly M[], maxBytes = DLQ_MAX_SEND_BYTES): M[][] {
+  const sends: M[][] = [];
+  let current: M[] = [];
+  let bytes = 0;
+  for (const m of messages) {
+    const size = m.value.length + (m.key?.length ?? 0);
+    if (current.length > 0 && bytes + size > maxBytes) {
+      sends.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(m);
+    bytes += size;
+  }
+  if (current.length > 0) sends.push(current);
+  return sends;
+}
+
 /** Writes dead letters; resolves once Kafka acknowledged them. */
 export type DeadLetterSink = (records: readonly DlqRecord[]) => Promise<void>;
 
@@ -81,7 +106,9 @@ export function deadLetterSink(options: DeadLetterSinkOptions): DeadLetterSink {
     if (records.length === 0) return;
     const producer = await options.producer();
     try {
-      await producer.send({ topic: options.topic, acks: -1, messages: records.map((r) => ({ key: r.key, value: codec.encode(r) })) });
+      for (const messages of inSends(records.map((r) => ({ key: r.key, value: codec.encode(r) })))) {
+        await producer.send({ topic: options.topic, acks: -1, messages });
+      }
     } catch (error) {
       options.failed?.(producer);
       throw error;

@@ -112,7 +112,7 @@ export class SubjectsStage {
       if (counted !== undefined) resolveOffset(counted);
       return;
     }
-    await ctx.publishUntilDone('dead letters', () => ctx.publisher.deadLetters(dead));
+    await ctx.publishUntilDone('dead letters', ctx.publisher.deadLetters(dead));
     for (const d of dead) ctx.metrics.dlq.inc({ reason: d.reasonCode });
     this.guard.deadLettered(met);
     await ctx.flushDecisions();
