@@ -26,3 +26,7 @@ export { loadPolicyFiles } from './policy/policy-files.js';
 export { PolicyBook, policyIntervals, type PolicyChange, type RequestPolicy } from './policy/policy-book.js';
 export { CompactedFeed, type CompactedFeedOptions, type FeedRecord } from './kafka/compacted-feed.js';
 export { allowlistEntry } from './policy/allow-entry.js';
+export { deadLetterRecord, deadLetterSink, inSends, reasonOfError, DLQ_REASON, DLQ_MAX_KEY_BYTES, DLQ_MAX_SEND_BYTES, DLQ_MAX_VALUE_BYTES, type DeadLetterReason, type DeadLetterSink, type DeadLetterSinkOptions, type SourceRecord } from './kafka/dead-letter.js';
+export { startWatchdog, unwatched, type RecordWatch, type Watchdog, type WatchdogSettings } from './service/watchdog/watchdog.js';
+export { TrapStore, type Trap, type StallNote } from './service/watchdog/traps.js';
+export type { RunServiceDeps } from './service/run-service.js';

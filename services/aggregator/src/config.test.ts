@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '@banstream/platform';
-import { aggregatorEnv } from './config.js';
+import { aggregatorEnv, stateDirOf } from './config.js';
 
 const base = { KAFKA_BROKERS: 'k:1' };
 const problem = (source: Record<string, string>) => {
@@ -34,5 +34,16 @@ describe('aggregator configuration: geographic alerting', () => {
     const message = problem({ GEO_ALERT_WEBHOOK_URL: 'ftp://hooks.example/services/T0/B0/sekrit-token' });
     expect(message).toContain('GEO_ALERT_WEBHOOK_URL: expected an http:// or https:// URL');
     expect(message).not.toContain('sekrit-token');
+  });
+});
+
+describe('aggregator configuration: stalls', () => {
+  it('gives every record 5 s by default, keeps traps in a directory of this user, and bounds the budget', () => {
+    const config = loadConfig(aggregatorEnv, base);
+    expect(config.AGGREGATOR_RECORD_BUDGET_MS).toBe(5_000);
+    expect(stateDirOf(config)).toMatch(/banstream-aggregator-[0-9]+$/);
+    expect(stateDirOf(loadConfig(aggregatorEnv, { ...base, AGGREGATOR_STATE_DIR: '/var/lib/banstream' }))).toBe('/var/lib/banstream');
+    expect(problem({ AGGREGATOR_RECORD_BUDGET_MS: '5' })).toContain('AGGREGATOR_RECORD_BUDGET_MS: expected milliseconds from 10 to 600000');
+    expect(stateDirOf(loadConfig(aggregatorEnv, { ...base, AGGREGATOR_STATE_DIR: '' }))).toBe(stateDirOf(config));
   });
 });

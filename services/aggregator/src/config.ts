@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { baseEnv, httpPort, kafkaEnv, type ConfigOf } from '@banstream/platform';
 
@@ -47,6 +49,15 @@ export const aggregatorEnv = {
   /** Above 1, the process supervises that many aggregator processes, each a member of the groups (README "Using every core"). */
   AGGREGATOR_WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1, expected: 'worker processes from 1 to 64 (one per core uses the whole machine)' }),
   AGGREGATOR_FETCH_KB_PER_PARTITION: Type.Integer({ minimum: 64, maximum: 65_536, default: 1_024, expected: 'KiB from 64 to 65536 (most events input one fetch takes per partition)' }),
+  /** A 1 MiB record of a few thousand events takes milliseconds; a legit 4 MiB fetch fits many times over. */
+  AGGREGATOR_RECORD_BUDGET_MS: ms(10, 600_000, 5_000, 'longest one input record may be in hand: past it the worker is killed and the record dead-lettered unhandled'),
+  /** Unset: <tmpdir>/banstream-aggregator-<uid>. Must be this user's own and not writable by others: a trap skips a record. */
+  AGGREGATOR_STATE_DIR: Type.Optional(Type.String({ minLength: 1, expected: 'a directory path (records a worker stalled on are kept there)' })),
   ...geoEnv,
 };
 export type AggregatorConfig = ConfigOf<typeof aggregatorEnv>;
+
+/** Where the watchdog keeps the records a worker stalled on: AGGREGATOR_STATE_DIR, or this user's own directory under the system's temporary one. */
+export function stateDirOf(config: Pick<AggregatorConfig, 'AGGREGATOR_STATE_DIR'>): string {
+  return config.AGGREGATOR_STATE_DIR ?? join(tmpdir(), `banstream-aggregator-${process.getuid?.() ?? 'user'}`);
+}

@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 // Wiring only: configuration, logging, metrics and signals are runService's job.
 import { runService } from '@banstream/platform';
-import { aggregatorEnv, createAggregatorService } from './service.js';
+import { aggregatorEnv, createAggregatorService, stateDirOf } from './service.js';
 
-await runService({ name: 'aggregator', env: aggregatorEnv, create: createAggregatorService, workers: (config) => config.AGGREGATOR_WORKERS });
+// The watchdog makes the process a supervisor of AGGREGATOR_WORKERS workers, one included.
+await runService({
+  name: 'aggregator', env: aggregatorEnv, create: createAggregatorService, workers: (config) => config.AGGREGATOR_WORKERS,
+  watchdog: (config) => ({ budgetMs: config.AGGREGATOR_RECORD_BUDGET_MS, stateDir: stateDirOf(config) }),
+});

@@ -10,6 +10,8 @@ export function aggregatorMetrics(registry: Registry) {
     entriesDuplicate: counter(registry, { name: 'banstream_aggregator_subject_entries_duplicate_total', help: 'Repartitioned entries skipped because an earlier owner already sent them', labelNames: [] }),
     late: counter(registry, { name: 'banstream_aggregator_late_events_total', help: 'Events older than the grace period behind their partition, not counted', labelNames: [] }),
     dlq: counter(registry, { name: 'banstream_aggregator_dlq_records_total', help: 'Records or events sent to the DLQ, by reason code', labelNames: ['reason'] }),
+    slowRecords: counter(registry, { name: 'banstream_aggregator_slow_records_total', help: 'Input records handled, but in more than AGGREGATOR_RECORD_BUDGET_MS (their effect is applied)', labelNames: ['stage'] }),
+    quarantined: counter(registry, { name: 'banstream_aggregator_quarantined_records_total', help: 'Input records skipped unhandled because a process stalled on them (dead-lettered once, as RECORD_STALLED)', labelNames: ['stage'] }),
     bans: counter(registry, { name: 'banstream_aggregator_bans_emitted_total', help: 'Bans published, by policy and preview flag', labelNames: ['policy', 'preview'] }),
     unbans: counter(registry, { name: 'banstream_aggregator_ban_tombstones_total', help: 'Expired bans lifted with a tombstone', labelNames: [] }),
     counts: counter(registry, { name: 'banstream_aggregator_counts_emitted_total', help: 'Window count records published, by kind (final ones included)', labelNames: ['kind'] }),

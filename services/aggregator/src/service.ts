@@ -1,8 +1,8 @@
 import { Allowlist } from '@banstream/core';
-import { allowlistEntry, CompactedFeed, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, PolicyBook, topicFullName } from '@banstream/platform';
-import type { Service, ServiceDeps } from '@banstream/platform';
+import { allowlistEntry, CompactedFeed, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, PolicyBook, topicFullName, unwatched } from '@banstream/platform';
+import type { RunServiceDeps, Service } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
-import { aggregatorEnv, type AggregatorConfig } from './config.js';
+import { aggregatorEnv, stateDirOf, type AggregatorConfig } from './config.js';
 import { BanLedger } from './engine/ban-ledger.js';
 import { Outbox } from './engine/outbox.js';
 import { DecisionFlusher, SerialPublications } from './kafka/decision-flusher.js';
@@ -14,7 +14,7 @@ import { Ticker } from './ticker.js';
 import type { StageContext } from './stages/context.js';
 import { geoAlerting, type GeoAlerting } from './geo.js';
 
-export { aggregatorEnv, type AggregatorConfig };
+export { aggregatorEnv, stateDirOf, type AggregatorConfig };
 
 /** How far event clocks may disagree with ours; the replay horizon adds it. */
 const CLOCK_SKEW_MS = 60_000;
@@ -24,8 +24,10 @@ const CLOCK_SKEW_MS = 60_000;
  * the end, before it counts anything), then counts the events topic in two stages
  * (events-stage.ts, subjects-stage.ts) and publishes counts and bans (ticker.ts).
  */
-export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Service {
-  const { config, logger, readiness, registry } = deps;
+export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>): Service {
+  const { config, logger, readiness, registry, watchdog } = deps;
+  // Without a watchdog (a test building the service in its process), records are only timed.
+  const watch = (t: string) => watchdog?.watch(t) ?? unwatched(t, config.AGGREGATOR_RECORD_BUDGET_MS);
   const kafka = kafkaFromConfig(config, logger, 'banstream-aggregator');
   const admin = kafka.admin();
   const catalog = loadSchemaCatalog();
@@ -60,7 +62,11 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
     const allowCodec = catalog.codec(SCHEMA_NAMES.allowEntry);
     const banCodec = catalog.codec(SCHEMA_NAMES.ban);
     const feed = (t: string, name: string, onRecord: (key: string, value: Buffer | null) => void) =>
-      new CompactedFeed({ kafka, admin, topic: t, groupId: `${config.AGGREGATOR_GROUP_ID}.${name}.${instance}`, logger, onRecord: (r) => onRecord(r.key, r.value) });
+      // No DLQ from here: the control service dead-letters the records of these topics (see CompactedFeed).
+      new CompactedFeed({
+        kafka, admin, topic: t, groupId: `${config.AGGREGATOR_GROUP_ID}.${name}.${instance}`, logger, onRecord: (r) => onRecord(r.key, r.value),
+        feed: name, registry, watch: watch(t),
+      });
     return [
       feed(topics.policies, 'policies', (key, value) => {
         const change = book.apply(key, value === null ? null : policyCodec.decode(value));
@@ -116,6 +122,7 @@ export function createAggregatorService(deps: ServiceDeps<AggregatorConfig>): Se
         ...(geo ? { geo: geo.context } : {}),
         horizonMs: () => Math.max(book.longestWindowMs, config.AGGREGATOR_GEO_WINDOW_MS) + config.AGGREGATOR_GRACE_MS + CLOCK_SKEW_MS,
         flushDecisions: () => flusher.flush(),
+        watch, reloadTraps: () => watchdog?.reload(),
         publishUntilDone: (what, publish) => bulkPublications.run(publish, (error, attempt) => {
           if (attempt === 1 || attempt % 20 === 0) logger.warn({ err: error, attempt }, `publishing ${what} failed; retrying`);
         }),

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
-  CompactedFeed, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, topicFullName, type Service, type ServiceDeps,
+  CompactedFeed, deadLetterSink, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, topicFullName, type Service, type ServiceDeps,
 } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { BanstreamError, parseDuration } from '@banstream/core';
@@ -51,8 +51,10 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
     policy: catalog.codec(SCHEMA_NAMES.policy), ban: catalog.codec(SCHEMA_NAMES.ban),
     allow: catalog.codec(SCHEMA_NAMES.allowEntry), alert: catalog.codec(SCHEMA_NAMES.geoAlert),
   };
+  // The one writer of these topics' bad records to the DLQ (CompactedFeed says why).
+  const deadLetters = deadLetterSink({ topic: topic('dlq'), catalog, producer: () => producers.current(), failed: (p) => producers.retire(p) });
   const feed = (name: string, t: string, apply: (key: string, value: Buffer | null) => void) =>
-    new CompactedFeed({ kafka, admin, topic: t, groupId: `banstream-control.${name}.${instance}`, logger, onRecord: (r) => apply(r.key, r.value) });
+    new CompactedFeed({ kafka, admin, topic: t, groupId: `banstream-control.${name}.${instance}`, logger, onRecord: (r) => apply(r.key, r.value), feed: name, registry: deps.registry, deadLetters });
   const feeds = [
     feed('policies', topics.policies, (k, v) => state.applyPolicy(k, v && codecs.policy.decode(v))),
     feed('bans', topics.bans, (k, v) => state.applyBan(k, v && codecs.ban.decode(v))),

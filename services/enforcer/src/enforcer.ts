@@ -76,7 +76,7 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
   };
   const feed = (name: 'bans' | 'counts' | 'policies' | 'allowlist', apply: (key: string, value: Buffer | null) => void) =>
     new CompactedFeed({
-      kafka, admin, topic: topic(name), groupId: `banstream-enforcer.${name}.${options.instanceId}`, logger,
+      kafka, admin, topic: topic(name), groupId: `banstream-enforcer.${name}.${options.instanceId}`, logger, feed: name, registry,
       onRecord: (r) => {
         apply(r.key, r.value);
         metrics.feedLag.observe({ feed: name }, Math.max(0, clock() - r.timestamp) / 1000);

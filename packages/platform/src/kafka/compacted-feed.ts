@@ -1,5 +1,9 @@
 import type { Admin, Consumer, Kafka } from 'kafkajs';
+import type { DlqRecord } from '@banstream/schemas';
 import type { Logger } from '../logging/logger.js';
+import { counter, type Registry } from '../metrics/registry.js';
+import { unwatched, type RecordWatch } from '../service/watchdog/watchdog.js';
+import { deadLetterRecord, DLQ_REASON, reasonOfError, type DeadLetterReason, type DeadLetterSink } from './dead-letter.js';
 
 export interface FeedRecord {
   key: string;
@@ -18,17 +22,49 @@ export interface CompactedFeedOptions {
   /** Unique per instance: every instance reads every record of the topic. */
   groupId: string;
   logger: Logger;
+  /** Applies one record; throwing skips it (see CompactedFeed). */
   onRecord(record: FeedRecord): void;
+  /** The feed's name in metrics and logs (default: the topic). */
+  feed?: string;
+  /** Where skipped and slow records are counted (none: only logged). */
+  registry?: Registry;
+  /**
+   * Writes skipped records to the DLQ. Set by exactly one service per topic, so the
+   * DLQ holds one copy of a bad record, not one per reader: see CompactedFeed.
+   */
+  deadLetters?: DeadLetterSink;
+  /** The watchdog's view of this topic, in a supervised process: records in hand, and those an earlier process stalled on. */
+  watch?: RecordWatch;
+  /** A record handled for longer is logged and counted (default 1000 ms); only a watchdog can stop one that never ends. */
+  slowRecordMs?: number;
 }
+
+const DEFAULT_SLOW_RECORD_MS = 1_000;
 
 /**
  * Reads a compacted topic (policies, allowlist, bans) from the beginning and keeps
  * tailing it. `start` resolves once every partition has been read up to the end
  * offsets it saw when it started: the state it built is then complete enough to
- * decide on. A record whose handler throws is logged and skipped; the feed goes on.
+ * decide on.
+ *
+ * A record whose handler throws is skipped and the feed goes on with the next: it is
+ * logged once, counted in banstream_feed_records_skipped_total (labels: feed and
+ * reason code, never a key), and written to the DLQ only by the reader given
+ * `deadLetters`. Every enforcer, control service and aggregator instance reads every
+ * record of these topics, and the enforcer is a library inside edge services that
+ * must only read Kafka; so one service per topic owns the dead letters: the control
+ * service for the topics it reads (policies, bans, allowlist, alerts). Nobody
+ * dead-letters the counts topic (only enforcers read it; its bad records are counted
+ * and logged by each) or the baselines (only the aggregator reads them, lazily: one it
+ * cannot read is logged and learning starts over). A record the process stalled on
+ * before (`watch`) is skipped unhandled, with reason RECORD_STALLED.
  */
 export class CompactedFeed {
   private readonly consumer: Consumer;
+  private readonly feed: string;
+  private readonly watch: RecordWatch;
+  private readonly slowRecordMs: number;
+  private readonly metrics;
   private readonly reached = new Map<number, bigint>();
   /** Callers waiting until every partition is read up to the offsets they saw. */
   private waiters: { targets: Map<number, bigint>; resolve: () => void }[] = [];
@@ -38,6 +74,13 @@ export class CompactedFeed {
     // broker answers a waiting fetch as soon as a record arrives (minBytes 1). The wait
     // only paces polling of an idle topic: 50 ms there cost an idle sidecar 8% of a core.
     this.consumer = options.kafka.consumer({ groupId: options.groupId, maxWaitTimeInMs: 500, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
+    this.feed = options.feed ?? options.topic;
+    this.slowRecordMs = options.slowRecordMs ?? options.watch?.budgetMs ?? DEFAULT_SLOW_RECORD_MS;
+    this.watch = options.watch ?? unwatched(options.topic, this.slowRecordMs);
+    this.metrics = options.registry && {
+      skipped: counter(options.registry, { name: 'banstream_feed_records_skipped_total', help: 'Records of a compacted topic skipped unapplied (their handler threw, or an earlier process stalled on them), by feed and reason code', labelNames: ['feed', 'reason'] }),
+      slow: counter(options.registry, { name: 'banstream_feed_slow_records_total', help: 'Records of a compacted topic applied, but slower than the time budget', labelNames: ['feed'] }),
+    };
   }
 
   async start(): Promise<void> {
@@ -47,11 +90,15 @@ export class CompactedFeed {
     await this.consumer.subscribe({ topic, fromBeginning: true });
     await this.consumer.run({
       eachBatch: async ({ batch }) => {
+        const dead: DlqRecord[] = [];
         for (const m of batch.messages) {
-          this.handle({ key: m.key?.toString('utf8') ?? '', value: m.value, partition: batch.partition, offset: m.offset, timestamp: Number(m.timestamp) });
+          const skipped = this.handle({ key: m.key?.toString('utf8') ?? '', value: m.value, partition: batch.partition, offset: m.offset, timestamp: Number(m.timestamp) });
+          if (skipped && this.options.deadLetters) dead.push(deadLetterRecord({ topic, partition: batch.partition, offset: m.offset, key: m.key, value: m.value }, skipped, Date.now()));
         }
         if (batch.messages.length > 0) this.reached.set(batch.partition, BigInt(batch.lastOffset()) + 1n);
         this.checkCaughtUp();
+        // Not awaited: a DLQ Kafka cannot take now must not hold back the bans and policies behind it.
+        if (dead.length > 0) void this.options.deadLetters?.(dead).catch((error: unknown) => this.options.logger.error({ err: error, topic, records: dead.length }, 'could not write skipped records to the DLQ'));
       },
     });
     await caughtUp;
@@ -72,12 +119,35 @@ export class CompactedFeed {
     await this.options.admin.deleteGroups([this.options.groupId]).catch(() => undefined);
   }
 
-  private handle(record: FeedRecord): void {
+  /** Applies one record; returns why it was skipped, if it was. */
+  private handle(record: FeedRecord): DeadLetterReason | undefined {
+    const { watch } = this;
+    const trap = watch.trapped(record.partition, record.offset);
+    if (trap) {
+      if (!trap.deadLetteredAt && this.options.deadLetters) watch.deadLettered(trap);
+      return this.skipped(record, { code: DLQ_REASON.stalled, message: `a process stalled on this record (${trap.heldMs} ms in hand, budget ${trap.budgetMs} ms): skipped unapplied` }, trap.deadLetteredAt === undefined);
+    }
+    watch.begin(record.partition, record.offset);
+    let failure: unknown;
+    let failed = false;
     try {
       this.options.onRecord(record);
     } catch (error) {
-      this.options.logger.warn({ err: error, topic: this.options.topic, key: record.key, offset: record.offset }, 'record skipped');
+      failure = error;
+      failed = true;
     }
+    const heldMs = watch.end();
+    if (heldMs > this.slowRecordMs) {
+      this.metrics?.slow.inc({ feed: this.feed });
+      this.options.logger.warn({ topic: this.options.topic, partition: record.partition, offset: record.offset, heldMs, budgetMs: this.slowRecordMs }, 'record applied, but slower than the time budget');
+    }
+    return failed ? this.skipped(record, reasonOfError(failure), true) : undefined;
+  }
+
+  private skipped(record: FeedRecord, reason: DeadLetterReason, deadLetter: boolean): DeadLetterReason | undefined {
+    this.metrics?.skipped.inc({ feed: this.feed, reason: reason.code });
+    this.options.logger.warn({ topic: this.options.topic, partition: record.partition, offset: record.offset, reason: reason.code, detail: reason.message }, 'record skipped unapplied');
+    return deadLetter ? reason : undefined;
   }
 
   private async readToEnd(): Promise<void> {

@@ -12,6 +12,8 @@ import { env } from '../config/env.js';
 import { runSupervisor } from './workers/run-supervisor.js';
 import { answerSupervisor, waitAtBarrier } from './workers/supervisor-ipc.js';
 import { WORKER_ENV } from './workers/worker-pool.js';
+import { startWatchdog, type Watchdog, type WatchdogSettings } from './watchdog/watchdog.js';
+import { TrapStore } from './watchdog/traps.js';
 
 /** Exit codes a supervisor can act on (sysexits: 78 = configuration error). */
 export const EXIT = { ok: 0, startFailed: 1, config: 78, shutdownTimeout: 124 } as const;
@@ -26,10 +28,13 @@ export const baseEnv = {
 
 type BaseConfig = Static<TObject<typeof baseEnv>> & { HTTP_PORT: number };
 
+/** What runService hands a service factory: the usual deps, and its watchdog when it asked for one. */
+export type RunServiceDeps<C> = ServiceDeps<C> & { watchdog?: Watchdog };
+
 export interface RunServiceOptions<P extends TProperties> {
   name: string;
   env: P;
-  create: (deps: ServiceDeps<Readonly<Static<TObject<P>>>>) => Service;
+  create: (deps: RunServiceDeps<Readonly<Static<TObject<P>>>>) => Service;
   source?: EnvSource;
   /**
    * How many worker processes to run (default 1: this process is the service). Above
@@ -38,6 +43,14 @@ export interface RunServiceOptions<P extends TProperties> {
    * must not add routes of its own.
    */
   workers?: (config: Readonly<Static<TObject<P>>>) => number;
+  /**
+   * A watchdog on the records the service handles (service/watchdog/): a process that
+   * keeps one record in hand past the budget is killed by its watchdog thread and the
+   * record quarantined. Such a service always runs under a supervisor, even with one
+   * worker: the supervisor replaces what the watchdog kills, and, never blocked by a
+   * record, keeps answering /livez, /readyz and /metrics.
+   */
+  watchdog?: (config: Readonly<Static<TObject<P>>>) => WatchdogSettings;
 }
 
 /**
@@ -58,16 +71,23 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
   const service = base.SERVICE_NAME ?? options.name;
   const rootLogger = createLogger({ service, level: base.LOG_LEVEL });
   const workers = options.workers?.(config) ?? 1;
-  if (cluster.isPrimary && workers > 1) return supervise(rootLogger, service, base, workers);
+  const watching = options.watchdog?.(config);
+  if (cluster.isPrimary && (workers > 1 || watching)) return supervise(rootLogger, service, base, workers, options.name, watching?.stateDir);
   const workerIndex = cluster.isWorker ? Number(process.env[WORKER_ENV]) : undefined;
   const logger = workerIndex === undefined ? rootLogger : rootLogger.child({ worker: workerIndex });
+  // The supervisor checked the state directory; only its workers are watched (a stall kills the process).
+  const watchdog = watching && workerIndex !== undefined
+    ? startWatchdog({ ...watching, logger, bindings: { service, worker: workerIndex } })
+    : undefined;
   const registry = createMetricsRegistry(service);
   const readiness = new Readiness();
   const http = createHttpServer(logger);
   await http.register(opsRoutes, { registry, readiness });
   let instance: Service;
   try {
-    instance = options.create({ config, logger, registry, readiness, http, ...(workerIndex === undefined ? {} : { startTogether: waitAtBarrier }) });
+    instance = options.create({
+      config, logger, registry, readiness, http, ...(workerIndex === undefined ? {} : { startTogether: waitAtBarrier }), ...(watchdog ? { watchdog } : {}),
+    });
   } catch (error) {
     // A factory that finds its configuration wrong (a file it reads, say) is a configuration error too.
     if (!isBanstreamError(error, 'CONFIG_INVALID')) throw error;
@@ -124,7 +144,15 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
   }
 }
 
-async function supervise(logger: Logger, service: string, base: BaseConfig, workers: number): Promise<void> {
+async function supervise(logger: Logger, service: string, base: BaseConfig, workers: number, name: string, stateDir: string | undefined): Promise<void> {
+  if (stateDir !== undefined) {
+    try {
+      new TrapStore(stateDir).ensure();
+    } catch (error) {
+      process.stderr.write(`${name}: cannot use the state directory ${stateDir}: ${(error as Error).message}\n`);
+      process.exit(EXIT.config);
+    }
+  }
   let stopping = false;
   const stopSignal = new Promise<string>((resolve) => {
     const onSignal = (signal: string) => {
@@ -140,7 +168,7 @@ async function supervise(logger: Logger, service: string, base: BaseConfig, work
     process.on('SIGINT', () => onSignal('SIGINT'));
   });
   const outcome = await runSupervisor(
-    { service, workers, logger, httpHost: base.HTTP_HOST, httpPort: base.HTTP_PORT, shutdownTimeoutMs: base.SHUTDOWN_TIMEOUT_MS },
+    { service, workers, logger, httpHost: base.HTTP_HOST, httpPort: base.HTTP_PORT, shutdownTimeoutMs: base.SHUTDOWN_TIMEOUT_MS, ...(stateDir === undefined ? {} : { stateDir }) },
     stopSignal,
   );
   logger.flush();

@@ -1,4 +1,5 @@
 import type { Producer, Message } from 'kafkajs';
+import { inSends } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord, type SchemaCatalog, type SubjectCountBatch } from '@banstream/schemas';
 import type { Drained, Keyed } from '../engine/outbox.js';
 
@@ -51,10 +52,16 @@ export class Publisher {
     await this.bulk.send({ topic: this.topics.subjects, messages, acks: -1 });
   }
 
-  async deadLetters(records: readonly DlqRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    const messages = records.map((r) => ({ key: r.key, value: this.codecs.dlq.encode(r) }));
-    await this.bulk.send({ topic: this.topics.dlq, messages, acks: -1 });
+  /**
+   * A publication of dead letters, in sends the broker takes (inSends); run again after
+   * a failure, it goes on from the first send not acknowledged.
+   */
+  deadLetters(records: readonly DlqRecord[]): () => Promise<void> {
+    const sends = inSends(records.map((r) => ({ key: r.key, value: this.codecs.dlq.encode(r) })));
+    let sent = 0;
+    return async () => {
+      for (; sent < sends.length; sent++) await this.bulk.send({ topic: this.topics.dlq, messages: sends[sent]!, acks: -1 });
+    };
   }
 }
 

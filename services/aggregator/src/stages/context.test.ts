@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Consumer } from 'kafkajs';
-import { commitLive, rejoinCause } from './context.js';
+import { commitLive, Occasional, rejoinCause, stalledReason } from './context.js';
 
 /** What kafkajs throws when a commit reaches a group that evicted this member: its retrier's wrapper around the protocol error. */
 function evicted(): Error {
@@ -40,5 +40,20 @@ describe('rejoinCause', () => {
     expect(rejoinCause(new Error('outer', { cause: new Error('middle', { cause: generation }) }))).toBe(generation);
     expect(rejoinCause(Object.assign(new Error('x'), { type: 'OFFSET_OUT_OF_RANGE' }))).toBeUndefined();
     expect(rejoinCause('not an error')).toBeUndefined();
+  });
+});
+
+describe('Occasional', () => {
+  it('lets one through per period and says how many it held back', () => {
+    const o = new Occasional(1_000);
+    expect([o.pass(0), o.pass(10), o.pass(999), o.pass(1_000), o.pass(1_500), o.pass(2_000)]).toEqual([0, undefined, undefined, 2, undefined, 1]);
+  });
+});
+
+describe('stalledReason', () => {
+  it('says who stalled on the record and for how long, under a stable code', () => {
+    expect(stalledReason({ topic: 't', partition: 1, offset: '9', heldMs: 5_120, budgetMs: 5_000, pid: 321, at: 0 })).toEqual({
+      code: 'RECORD_STALLED', message: 'process 321 had this record in hand for 5120 ms (budget 5000 ms) and was killed; dead-lettered unhandled',
+    });
   });
 });

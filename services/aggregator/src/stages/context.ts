@@ -1,5 +1,5 @@
 import type { Admin, Consumer, Kafka } from 'kafkajs';
-import type { Logger } from '@banstream/platform';
+import { deadLetterRecord, DLQ_REASON, type Logger, type RecordWatch, type Trap } from '@banstream/platform';
 import type { DlqRecord, SchemaCatalog } from '@banstream/schemas';
 import { BanstreamError } from '@banstream/core';
 import type { AggregatorConfig } from '../config.js';
@@ -33,6 +33,10 @@ export interface StageContext {
   horizonMs(): number;
   /** Geographic alerting; absent when GEO_ALERT_ENABLED is false. */
   geo?: GeoContext;
+  /** The watchdog's view of a topic's records (in hand, stalled on before); a measuring stand-in without a watchdog. */
+  watch(topic: string): RecordWatch;
+  /** Reads the watchdog's traps again (a new assignment may bring a partition another process stalled on). */
+  reloadTraps(): void;
 }
 
 export interface GeoContext extends GeoWatchDeps {
@@ -51,11 +55,39 @@ export function bansWaiting(ctx: StageContext): boolean {
   return ctx.outbox.bans.length > 0;
 }
 
-/** The DLQ record for input that could not be used, keeping its bytes untouched. */
+/** The DLQ record for input that could not be used, keeping its bytes untouched (up to the DLQ's bounds). */
 export function deadLetter(
   topic: string, partition: number, offset: string, key: Buffer | null, value: Buffer | null, reason: Reason, nowMs: number,
 ): DlqRecord {
-  return { originalTopic: topic, partition, offset: Number(offset), key, value: value ?? Buffer.alloc(0), reasonCode: reason.code, reasonMessage: reason.message, at: nowMs };
+  return deadLetterRecord({ topic, partition, offset, key, value }, reason, nowMs);
+}
+
+/** The reason a record met again after a process stalled on it goes to the DLQ unhandled. */
+export function stalledReason(trap: Trap): Reason {
+  return {
+    code: DLQ_REASON.stalled,
+    message: `process ${trap.pid} had this record in hand for ${trap.heldMs} ms (budget ${trap.budgetMs} ms) and was killed; dead-lettered unhandled`,
+  };
+}
+
+/** True at most once per `everyMs`: log lines an attacker can provoke, one per period, with how many were held back. */
+export class Occasional {
+  private last = -Infinity;
+  private held = 0;
+
+  constructor(private readonly everyMs: number) {}
+
+  /** Undefined while held back; else how many were held back since the last one let through. */
+  pass(nowMs: number): number | undefined {
+    if (nowMs - this.last < this.everyMs) {
+      this.held++;
+      return undefined;
+    }
+    this.last = nowMs;
+    const held = this.held;
+    this.held = 0;
+    return held;
+  }
 }
 
 export interface Reason {

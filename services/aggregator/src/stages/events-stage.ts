@@ -1,5 +1,6 @@
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { RequestAttributes } from '@banstream/core';
+import type { Trap } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
 import { observeKeyed } from '../engine/decider.js';
 import { countedEventsDecoder, readsHeaders, type CountedEvent } from '../engine/counted-event.js';
@@ -13,6 +14,7 @@ import { RepartitionBuffer } from '../engine/repartition.js';
 import { routeOf, type Route } from '../engine/routing.js';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
 import { bansWaiting, commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
+import { RecordGuard } from './record-guard.js';
 
 const PARTITIONS_AT_ONCE = 4;
 
@@ -44,12 +46,16 @@ export class EventsStage {
   private readonly country = new ScopedText('country');
   private readonly region = new ScopedText('region');
   private readonly decoders;
+  private readonly guard: RecordGuard;
+  /** Dead letters of replayed records: sent when the record was live, by this owner or an earlier one. */
+  private readonly replayDead: DlqRecord[] = [];
   /** The decoder for the policies in force (the book's array changes identity when they change). */
   private decoding: { policies: readonly RequestPolicy[]; decoder: EventsDecoder } | undefined;
 
   constructor(private readonly ctx: StageContext) {
     const { config } = ctx;
     this.decoders = { withHeaders: eventsDecoder(ctx, true), withoutHeaders: eventsDecoder(ctx, false) };
+    this.guard = new RecordGuard(ctx, 'events', ctx.topics.events);
     this.consumer = ctx.kafka.consumer({
       groupId: config.AGGREGATOR_GROUP_ID,
       sessionTimeout: config.AGGREGATOR_SESSION_TIMEOUT_MS,
@@ -67,6 +73,8 @@ export class EventsStage {
         repartition: new RepartitionBuffer(p, ctx.partitions.subjects),
       }),
     });
+    // Another process's trap may come with a partition assigned now.
+    this.consumer.on(this.consumer.events.GROUP_JOIN, () => ctx.reloadTraps());
   }
 
   /** Connects and subscribes; the group is joined by start(). */
@@ -90,6 +98,7 @@ export class EventsStage {
   private async onBatch({ batch, resolveOffset, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const p = batch.partition;
     const dead: DlqRecord[] = [];
+    const met: Trap[] = [];
     let last: string | undefined;
     /** The last record of the batch this member had counted before (redelivered after a rebalance). */
     let counted: string | undefined;
@@ -104,10 +113,12 @@ export class EventsStage {
         continue;
       }
       owner = accepted.state;
-      const n = this.record(owner, accepted.live, m, p, dead);
+      last = m.offset;
+      if (this.guard.skipTrapped(p, m, dead, met)) continue;
+      const n = this.guarded(owner, accepted.live, m, p, accepted.live ? dead : this.replayDead);
+      this.replayDead.length = 0;
       if (accepted.live) fresh += n;
       else replayed += n;
-      last = m.offset;
       if (bansWaiting(this.ctx)) await this.ctx.flushDecisions();
     }
     if (fresh > 0) this.ctx.metrics.eventsConsumed.inc({ replay: 'false' }, fresh);
@@ -120,8 +131,9 @@ export class EventsStage {
     // Taken out of the buffer: if Kafka refused them, nothing would send them again.
     const batches = owner.repartition.take();
     await this.ctx.publishUntilDone('the repartition', () => this.ctx.publisher.repartition(batches));
-    await this.ctx.publishUntilDone('dead letters', () => this.ctx.publisher.deadLetters(dead));
+    await this.ctx.publishUntilDone('dead letters', this.ctx.publisher.deadLetters(dead));
     for (const d of dead) this.ctx.metrics.dlq.inc({ reason: d.reasonCode });
+    this.guard.deadLettered(met);
     await this.ctx.flushDecisions();
     // kafkajs fetches again from the last resolved offset, so a replay longer than one
     // fetch must resolve to move on; only live offsets are committed on purpose (the
@@ -132,7 +144,24 @@ export class EventsStage {
     this.ctx.metrics.lag.set({ stage: 'events', partition: String(p) }, Number(batch.offsetLag()));
   }
 
-  /** Counts one events record; returns how many events it counted. */
+  /** record(), as the watchdog's record in hand; a throw outside any one event dead-letters the record whole. */
+  private guarded(owner: EventsPartition, live: boolean, m: KafkaMessage, p: number, dead: DlqRecord[]): number {
+    this.guard.begin(p, m.offset);
+    let n = 0;
+    try {
+      n = this.record(owner, live, m, p, dead);
+    } catch (error) {
+      this.guard.failed(error, p, m, m.value, undefined, dead);
+    }
+    this.guard.end(p, m.offset);
+    return n;
+  }
+
+  /**
+   * Counts one events record; returns how many events it counted. An event whose
+   * counting throws goes to the DLQ alone and the next ones are counted (the loop
+   * resumes after it: no cost per event).
+   */
   private record(owner: EventsPartition, live: boolean, m: KafkaMessage, p: number, dead: DlqRecord[]): number {
     const { ctx } = this;
     const now = Date.now();
@@ -151,19 +180,25 @@ export class EventsStage {
     const received = receivedAt(m.timestamp, now);
     let counted = 0;
     for (let i = 0; i < events.length; i++) {
-      const event = events[i]!;
-      const checked = checkEvent(event, received, ctx.config.AGGREGATOR_MAX_FUTURE_MS);
-      if (!checked.ok) {
-        dead.push(deadLetter(ctx.topics.events, p, m.offset, m.key, this.single(m.value!, i), { code: checked.code, message: `events[${i}]: ${checked.message}` }, now));
-        continue;
+      try {
+        for (; i < events.length; i++) {
+          const event = events[i]!;
+          const checked = checkEvent(event, received, ctx.config.AGGREGATOR_MAX_FUTURE_MS);
+          if (!checked.ok) {
+            dead.push(deadLetter(ctx.topics.events, p, m.offset, m.key, this.single(m.value!, i), { code: checked.code, message: `events[${i}]: ${checked.message}` }, now));
+            continue;
+          }
+          const t = state.admit(event.timestamp, received);
+          if (t === LATE) {
+            ctx.metrics.late.inc();
+            continue;
+          }
+          this.count(owner, live, checked.attrs, t, state.watermark);
+          counted++;
+        }
+      } catch (error) {
+        this.guard.failed(error, p, m, this.single(m.value!, i), `events[${i}]`, dead);
       }
-      const t = state.admit(event.timestamp, received);
-      if (t === LATE) {
-        ctx.metrics.late.inc();
-        continue;
-      }
-      this.count(owner, live, checked.attrs, t, state.watermark);
-      counted++;
     }
     return counted;
   }

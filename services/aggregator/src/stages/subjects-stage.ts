@@ -1,5 +1,6 @@
-import type { Consumer, EachBatchPayload } from 'kafkajs';
-import { SCHEMA_NAMES, type DlqRecord, type SubjectCountBatch } from '@banstream/schemas';
+import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import type { Trap } from '@banstream/platform';
+import { SCHEMA_NAMES, type DlqRecord, type SubjectCountBatch, type SubjectCountEntry } from '@banstream/schemas';
 import { observe } from '../engine/decider.js';
 import { GEO_POLICY_ID, GeoCounts } from '../engine/geo-counts.js';
 import { countedAt, receivedAt } from '../engine/event-time.js';
@@ -8,6 +9,7 @@ import { PartitionState } from '../engine/partition-state.js';
 import { AppliedOffsets } from '../engine/repartition.js';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
 import { bansWaiting, commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
+import { RecordGuard } from './record-guard.js';
 
 const PARTITIONS_AT_ONCE = 4;
 
@@ -28,11 +30,15 @@ export class SubjectsStage {
   readonly consumer: Consumer;
   readonly assigned: AssignedPartitions<SubjectsPartition>;
   private readonly codec;
+  private readonly guard: RecordGuard;
+  /** Dead letters of replayed records: sent when the record was live, by this owner or an earlier one. */
+  private readonly replayDead: DlqRecord[] = [];
 
   constructor(private readonly ctx: StageContext) {
     const { config } = ctx;
     const groupId = `${config.AGGREGATOR_GROUP_ID}.subjects`;
     this.codec = ctx.catalog.codec(SCHEMA_NAMES.subjectCountBatch);
+    this.guard = new RecordGuard(ctx, 'subjects', ctx.topics.subjects);
     this.consumer = ctx.kafka.consumer({
       groupId,
       sessionTimeout: config.AGGREGATOR_SESSION_TIMEOUT_MS,
@@ -50,6 +56,8 @@ export class SubjectsStage {
       }),
       ...(ctx.geo ? { prepare: () => ctx.geo!.prepare() } : {}),
     });
+    // Another process's trap may come with a partition assigned now.
+    this.consumer.on(this.consumer.events.GROUP_JOIN, () => ctx.reloadTraps());
   }
 
   /** Connects and subscribes; the group is joined by start(). */
@@ -74,6 +82,7 @@ export class SubjectsStage {
     const { ctx } = this;
     const p = batch.partition;
     const dead: DlqRecord[] = [];
+    const met: Trap[] = [];
     const report = emptyReport();
     let last: string | undefined;
     /** The last record of the batch this member had counted before (redelivered after a rebalance). */
@@ -86,15 +95,16 @@ export class SubjectsStage {
         continue;
       }
       last = m.offset;
-      let decoded: SubjectCountBatch;
+      if (this.guard.skipTrapped(p, m, dead, met)) continue;
+      const letters = accepted.live ? dead : this.replayDead;
+      this.guard.begin(p, m.offset);
       try {
-        if (m.value === null) throw new Error('empty value: expected a SubjectCountBatch');
-        decoded = this.codec.decode(m.value);
+        this.record(accepted.state, accepted.live, m, p, letters, report);
       } catch (error) {
-        dead.push(deadLetter(ctx.topics.subjects, p, m.offset, m.key, m.value, reasonOf(error), Date.now()));
-        continue;
+        this.guard.failed(error, p, m, m.value, undefined, letters);
       }
-      this.apply(accepted.state, decoded, accepted.live, report, receivedAt(m.timestamp, Date.now()));
+      this.guard.end(p, m.offset);
+      this.replayDead.length = 0;
       if (bansWaiting(ctx)) await ctx.flushDecisions();
     }
     ctx.geo?.record(report);
@@ -103,8 +113,9 @@ export class SubjectsStage {
       if (counted !== undefined) resolveOffset(counted);
       return;
     }
-    await ctx.publishUntilDone('dead letters', () => ctx.publisher.deadLetters(dead));
+    await ctx.publishUntilDone('dead letters', ctx.publisher.deadLetters(dead));
     for (const d of dead) ctx.metrics.dlq.inc({ reason: d.reasonCode });
+    this.guard.deadLettered(met);
     await ctx.flushDecisions();
     // kafkajs fetches again from the last resolved offset, so a replay longer than one
     // fetch must resolve to move on; only live offsets are committed on purpose (the
@@ -115,29 +126,60 @@ export class SubjectsStage {
     ctx.metrics.lag.set({ stage: 'subjects', partition: String(p) }, Number(batch.offsetLag()));
   }
 
-  private apply(owner: SubjectsPartition, batch: SubjectCountBatch, live: boolean, report: GeoWatchReport, receivedMs: number): void {
+  /** Decodes and applies one record; an entry whose application throws goes to the DLQ alone, and the next ones are applied. */
+  private record(owner: SubjectsPartition, live: boolean, m: KafkaMessage, p: number, dead: DlqRecord[], report: GeoWatchReport): void {
     const { ctx } = this;
+    let decoded: SubjectCountBatch;
+    try {
+      if (m.value === null) throw new Error('empty value: expected a SubjectCountBatch');
+      decoded = this.codec.decode(m.value);
+    } catch (error) {
+      dead.push(deadLetter(ctx.topics.subjects, p, m.offset, m.key, m.value, reasonOf(error), Date.now()));
+      return;
+    }
     const now = Date.now();
-    const entries = owner.applied.fresh(batch);
-    const skipped = batch.entries.length - entries.length;
+    const entries = owner.applied.fresh(decoded);
+    const skipped = decoded.entries.length - entries.length;
     if (skipped > 0) ctx.metrics.entriesDuplicate.inc(skipped);
-    for (const e of entries) {
-      const state = owner.counts;
-      // Lateness was judged in stage one, against the events partition's own clock;
-      // an entry dated past its record moves no clock here either (engine/event-time.ts).
-      const t = countedAt(e.timestamp, receivedMs);
-      state.advance(t);
-      if (e.policyId === GEO_POLICY_ID) {
-        owner.geo.add(state, e.subject, t, e.count);
-        owner.watch?.add(e.subject, t, e.count, now, ctx.outbox, report);
-        if (live && e.subject.startsWith('country:')) ctx.metrics.geoRequests.inc({ country: countryLabel(e.subject.slice(8)) }, e.count);
-        continue;
+    // An entry dated past its record moves no clock here either (engine/event-time.ts).
+    const receivedMs = receivedAt(m.timestamp, now);
+    // The loop resumes after an entry that threw: no cost per entry.
+    for (let i = 0; i < entries.length; i++) {
+      try {
+        for (; i < entries.length; i++) this.apply(owner, entries[i]!, live, now, report, receivedMs);
+      } catch (error) {
+        const e = entries[i]!;
+        this.guard.failed(error, p, m, this.single(decoded, e, m.value), `entries[${decoded.entries.indexOf(e)}]`, dead);
       }
-      const policy = ctx.book.get(e.policyId);
-      if (!policy || !policy.enabled || policy.enforcement.type !== 'async') continue; // removed since it was sent
-      observe(ctx.decider, state, policy, e.subject, t, e.count, t, ctx.outbox);
     }
     ctx.metrics.entriesApplied.inc(entries.length);
+  }
+
+  private apply(owner: SubjectsPartition, e: SubjectCountEntry, live: boolean, now: number, report: GeoWatchReport, receivedMs: number): void {
+    const { ctx } = this;
+    const state = owner.counts;
+    // Lateness was judged in stage one, against the events partition's own clock;
+    // an entry dated past its record moves no clock here either (engine/event-time.ts).
+    const t = countedAt(e.timestamp, receivedMs);
+    state.advance(t);
+    if (e.policyId === GEO_POLICY_ID) {
+      owner.geo.add(state, e.subject, t, e.count);
+      owner.watch?.add(e.subject, t, e.count, now, ctx.outbox, report);
+      if (live && e.subject.startsWith('country:')) ctx.metrics.geoRequests.inc({ country: countryLabel(e.subject.slice(8)) }, e.count);
+      return;
+    }
+    const policy = ctx.book.get(e.policyId);
+    if (!policy || !policy.enabled || policy.enforcement.type !== 'async') return; // removed since it was sent
+    observe(ctx.decider, state, policy, e.subject, t, e.count, t, ctx.outbox);
+  }
+
+  /** One entry alone, so its DLQ record replays without the others; the whole record when it cannot be written alone. */
+  private single(batch: SubjectCountBatch, entry: SubjectCountEntry, record: Buffer | null): Buffer | null {
+    try {
+      return this.codec.encode({ sourcePartition: batch.sourcePartition, entries: [entry] });
+    } catch {
+      return record;
+    }
   }
 }
 

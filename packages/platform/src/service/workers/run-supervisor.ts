@@ -2,8 +2,9 @@ import { AggregatorRegistry, Gauge, type MetricObjectWithValues, type MetricValu
 import type { Logger } from '../../logging/logger.js';
 import { counter, createMetricsRegistry } from '../../metrics/registry.js';
 import { createHttpServer, opsRoutes, type MetricsSource } from '../../http/ops-server.js';
-import { Readiness } from '../../lifecycle/readiness.js';
-import { WorkerPool } from './worker-pool.js';
+import { TrapStore } from '../watchdog/traps.js';
+import { WorkerPool, type WorkerExit } from './worker-pool.js';
+import { WorkersReadiness } from './workers-readiness.js';
 
 /** How long a scrape or a readiness probe waits for a worker's answer. */
 const ANSWER_TIMEOUT_MS = 2_000;
@@ -17,6 +18,8 @@ export interface SupervisorOptions {
   httpHost: string;
   httpPort: number;
   shutdownTimeoutMs: number;
+  /** The workers' watchdog state (service/watchdog): a worker it killed left a note there. */
+  stateDir?: string;
 }
 
 export type SupervisorOutcome = 'ok' | 'failed' | 'timeout';
@@ -31,7 +34,18 @@ export async function runSupervisor(options: SupervisorOptions, stopSignal: Prom
   const { logger } = options;
   const own = createMetricsRegistry(options.service, { defaultMetrics: false });
   const replaced = counter(own, { name: 'banstream_worker_replacements_total', help: 'Worker processes that died and were replaced' });
-  const pool = new WorkerPool({ count: options.workers, logger, onReplace: () => replaced.inc() });
+  const stalls = counter(own, { name: 'banstream_worker_stalls_total', help: 'Workers killed by their watchdog, by kind: stuck on one record (quarantined) or an event loop stuck elsewhere', labelNames: ['kind'] });
+  const notes = options.stateDir === undefined ? undefined : new TrapStore(options.stateDir);
+  const onReplace = (exit: WorkerExit) => {
+    replaced.inc();
+    const note = exit.pid === undefined ? undefined : notes?.takeNote(exit.pid);
+    if (!note) return;
+    stalls.inc({ kind: note.kind });
+    const { trap } = note;
+    if (trap) logger.error({ worker: exit.worker, pid: exit.pid, topic: trap.topic, partition: trap.partition, offset: trap.offset, heldMs: trap.heldMs, budgetMs: trap.budgetMs }, 'worker stalled on a record: its watchdog killed it; the record is quarantined (dead-lettered, not handled, by whoever meets it next)');
+    else logger.error({ worker: exit.worker, pid: exit.pid, silentMs: note.silentMs }, 'worker stalled outside any record: its watchdog killed it');
+  };
+  const pool = new WorkerPool({ count: options.workers, logger, onReplace });
   new Gauge({ name: 'banstream_workers_running', help: 'Worker processes alive', registers: [own], collect() { this.set(pool.running()); } });
   const missing = new Gauge({ name: 'banstream_workers_unanswered', help: 'Workers whose metrics are missing from this scrape (dead, restarting or too slow to answer)', registers: [own] });
 
@@ -44,10 +58,7 @@ export async function runSupervisor(options: SupervisorOptions, stopSignal: Prom
       return (await AggregatorRegistry.aggregate(parts).metrics()) + (await own.metrics());
     },
   };
-  const readiness = new Readiness();
-  for (let i = 1; i <= options.workers; i++) {
-    readiness.add(`worker ${i}`, async () => (await pool.ask(i, 'readiness', ANSWER_TIMEOUT_MS))?.readiness?.ready === true);
-  }
+  const readiness = new WorkersReadiness(() => pool.askAll('readiness', ANSWER_TIMEOUT_MS));
 
   const http = createHttpServer(logger);
   await http.register(opsRoutes, { registry: metrics, readiness });

@@ -21,7 +21,14 @@ export interface WorkerPoolOptions {
   count: number;
   logger: Logger;
   /** Called each time a dead worker is scheduled for replacement. */
-  onReplace?: () => void;
+  onReplace?: (exit: WorkerExit) => void;
+}
+
+export interface WorkerExit {
+  worker: number;
+  pid: number | undefined;
+  code: number | null;
+  signal: string | null;
 }
 
 export interface PoolStopReport {
@@ -128,7 +135,7 @@ export class WorkerPool {
 
   private onExit(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
     if (slot.worker === worker) slot.worker = undefined;
-    const facts = { worker: slot.index, pid: worker.process.pid, code, signal };
+    const facts: WorkerExit = { worker: slot.index, pid: worker.process.pid, code, signal };
     if (this.stopping) {
       this.options.logger.info(facts, 'worker stopped');
       return;
@@ -137,7 +144,7 @@ export class WorkerPool {
     const waitMs = slot.backoff.next(livedMs);
     // Its partitions go to the other workers at the group's next rebalance, and come back when it does.
     this.options.logger.error({ ...facts, livedMs, replaceInMs: waitMs }, 'worker died: replacing it');
-    this.options.onReplace?.();
+    this.options.onReplace?.(facts);
     slot.restart = setTimeout(() => {
       slot.restart = undefined;
       if (!this.stopping) this.fork(slot);
