@@ -1,7 +1,8 @@
 import type { Admin, Consumer, Kafka } from 'kafkajs';
+import { feedMetrics } from './metrics.js';
 import type { DlqRecord } from '@banstream/schemas';
 import type { Logger } from '../logging/logger.js';
-import { counter, type Registry } from '../metrics/registry.js';
+import type { Registry } from '../metrics/registry.js';
 import { unwatched, type RecordWatch } from '../service/watchdog/watchdog.js';
 import { deadLetterRecord, DLQ_REASON, reasonOfError, type DeadLetterReason, type DeadLetterSink } from './dead-letter.js';
 
@@ -77,10 +78,7 @@ export class CompactedFeed {
     this.feed = options.feed ?? options.topic;
     this.slowRecordMs = options.slowRecordMs ?? options.watch?.budgetMs ?? DEFAULT_SLOW_RECORD_MS;
     this.watch = options.watch ?? unwatched(options.topic, this.slowRecordMs);
-    this.metrics = options.registry && {
-      skipped: counter(options.registry, { name: 'banstream_feed_records_skipped_total', help: 'Records of a compacted topic skipped unapplied (their handler threw, or an earlier process stalled on them), by feed and reason code', labelNames: ['feed', 'reason'] }),
-      slow: counter(options.registry, { name: 'banstream_feed_slow_records_total', help: 'Records of a compacted topic applied, but slower than the time budget', labelNames: ['feed'] }),
-    };
+    this.metrics = options.registry && feedMetrics(options.registry);
   }
 
   async start(): Promise<void> {

@@ -1,6 +1,7 @@
 import { AggregatorRegistry, Gauge, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { supervisorMetrics } from './metrics.js';
 import type { Logger } from '../../logging/logger.js';
-import { counter, createMetricsRegistry } from '../../metrics/registry.js';
+import { createMetricsRegistry } from '../../metrics/registry.js';
 import { createHttpServer, opsRoutes, type MetricsSource } from '../../http/ops-server.js';
 import { TrapStore } from '../watchdog/traps.js';
 import { WorkerPool, type WorkerExit } from './worker-pool.js';
@@ -33,8 +34,7 @@ export type SupervisorOutcome = 'ok' | 'failed' | 'timeout';
 export async function runSupervisor(options: SupervisorOptions, stopSignal: Promise<string>): Promise<SupervisorOutcome> {
   const { logger } = options;
   const own = createMetricsRegistry(options.service, { defaultMetrics: false });
-  const replaced = counter(own, { name: 'banstream_worker_replacements_total', help: 'Worker processes that died and were replaced' });
-  const stalls = counter(own, { name: 'banstream_worker_stalls_total', help: 'Workers killed by their watchdog, by kind: stuck on one record (quarantined) or an event loop stuck elsewhere', labelNames: ['kind'] });
+  const { replaced, stalls } = supervisorMetrics(own);
   const notes = options.stateDir === undefined ? undefined : new TrapStore(options.stateDir);
   const onReplace = (exit: WorkerExit) => {
     replaced.inc();
