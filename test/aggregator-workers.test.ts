@@ -4,19 +4,8 @@ import type { Ban, WindowCount } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { exitWithin, freePort, isAlive, spawnService } from './support/processes.js';
-import { decodeBan, decodeCount, publishEvents, startAggregator, stopAggregators, sumMetric, TopicTail, type Aggregator } from './support/aggregator.js';
+import { decodeBan, decodeCount, publishEvents, startAggregator, stopAggregators, sumMetric, TopicTail, workerPids, type Aggregator } from './support/aggregator.js';
 import { committedAll, expectExactResult, publishCountingPolicies, scaleOutEnv, traffic } from './support/aggregator-traffic.js';
-
-/** The pids the supervisor logged for worker `index`, oldest first. */
-function workerPids(a: Aggregator, index: number): number[] {
-  const pids: number[] = [];
-  for (const line of a.proc.output().split('\n')) {
-    if (!line.includes('"msg":"worker started"')) continue;
-    const entry = JSON.parse(line) as { worker: number; pid: number };
-    if (entry.worker === index) pids.push(entry.pid);
-  }
-  return pids;
-}
 
 /** Which workers logged a partition of `topic` assigned to them. */
 function workersAssigned(a: Aggregator, topic: string): Set<number> {

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { testInfra, waitUntil } from './support/infra.js';
 import { consumerLag, NO_DROPS, startPipeline, type Pipeline } from './support/pipeline.js';
+import { workerPids } from './support/aggregator.js';
 
 const CLIENTS = Array.from({ length: 30 }, (_, i) => `10.${i % 5}.${i}.9`);
 const STOPPED_MS = 15_000;
@@ -24,13 +25,16 @@ describe('fault: a slow aggregator', () => {
     const { admin, topics } = p.broker;
     const lag = () => consumerLag(admin, p.groupId, topics.name('events'));
     await p.watch();
-    const aggregator = await p.startAggregator();
+    // At info, the supervisor logs its workers' pids ("worker started").
+    const aggregator = await p.startAggregator({ LOG_LEVEL: 'info' });
     const edge = p.edge('edge-slow');
     const traffic = edge.steady(CLIENTS, 10, 20);
     await waitUntil(() => (p.counted() ?? 0) > 500, 'counting to be under way', 30_000, 100);
     const before = await lag();
 
-    aggregator.proc.child.kill('SIGSTOP');
+    // The whole service: the supervisor and the worker that counts (its latest pid).
+    const stopped = [aggregator.proc.child.pid!, workerPids(aggregator).at(-1)!];
+    for (const pid of stopped) process.kill(pid, 'SIGSTOP');
     const stoppedAt = Date.now();
     const samples: number[] = [];
     while (Date.now() - stoppedAt < STOPPED_MS) {
@@ -39,7 +43,7 @@ describe('fault: a slow aggregator', () => {
     }
     const countedWhileStopped = p.counted();
     const peak = await lag();
-    aggregator.proc.child.kill('SIGCONT');
+    for (const pid of stopped) process.kill(pid, 'SIGCONT');
     // It grew the whole time it was stopped.
     expect(peak).toBeGreaterThan(before + 100);
     expect(samples.at(-1)!).toBeGreaterThan(samples[0]!);

@@ -133,3 +133,17 @@ export class TopicTail<T> {
 
 export const decodeBan = (b: Buffer): Ban => catalog.codec(SCHEMA_NAMES.ban).decode(b);
 export const decodeCount = (b: Buffer): WindowCount => catalog.codec(SCHEMA_NAMES.windowCount).decode(b);
+
+/**
+ * The pids the supervisor logged for its workers (all, or worker `index`), oldest
+ * first: the aggregator always runs supervised, so its own pid is not the one counting.
+ */
+export function workerPids(a: Aggregator, index?: number): number[] {
+  const pids: number[] = [];
+  for (const line of a.proc.output().split('\n')) {
+    if (!line.includes('"msg":"worker started"')) continue;
+    const entry = JSON.parse(line) as { worker: number; pid: number };
+    if (index === undefined || entry.worker === index) pids.push(entry.pid);
+  }
+  return pids;
+}

@@ -50,4 +50,27 @@ describe('StallJudge', () => {
     judge.look(idle(1), 0);
     expect(judge.look(holding(4_950, 1), 5_000)).toBeUndefined();
   });
+
+  it('does not count a stop of the whole process (SIGSTOP, a frozen VM) against a record or the event loop', () => {
+    const judge = new StallJudge({ ...limits, pauseMs: 500 });
+    expect(judge.look(holding(1_000), 1_050)).toBeUndefined();
+    // 15 s without a look: the watchdog thread was stopped too.
+    expect(judge.look(holding(1_000), 16_050)).toBeUndefined();
+    expect(judge.look(holding(1_000), 16_100)).toBeUndefined();
+    expect(judge.look(holding(1_000), 16_101)).toEqual(expect.objectContaining({ kind: 'record', heldMs: 101 }));
+    const idleJudge = new StallJudge({ ...limits, pauseMs: 500 });
+    expect(idleJudge.look(idle(1), 0)).toBeUndefined();
+    expect(idleJudge.look(idle(1), 400)).toBeUndefined();
+    expect(idleJudge.look(idle(1), 20_400)).toBeUndefined();
+    expect(idleJudge.look(idle(1), 20_900)).toBeUndefined();
+    expect(idleJudge.look(idle(1), 21_001)).toEqual({ kind: 'loop', silentMs: 1_001 });
+  });
+
+  it('credits a record with at most the time it has been in hand, however long the pause', () => {
+    const judge = new StallJudge({ ...limits, pauseMs: 500 });
+    judge.look(idle(1), 0);
+    // Stopped from about 50 to 9 990; the main thread took this record at 10 000 and the watchdog looks at 10 050.
+    expect(judge.look(holding(10_000, 2), 10_050)).toBeUndefined();
+    expect(judge.look(holding(10_000, 2), 10_151)).toEqual(expect.objectContaining({ kind: 'record', heldMs: 101 }));
+  });
 });

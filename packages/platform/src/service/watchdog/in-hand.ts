@@ -83,7 +83,15 @@ export interface StallLimits {
   budgetMs: number;
   /** Longest the event loop may go without a beat while no record is in hand. */
   loopMs: number;
+  /**
+   * A gap between two looks longer than this means the whole process was stopped
+   * (SIGSTOP, a frozen VM): the watchdog thread runs apart from a stuck main thread,
+   * so only a pause of both delays it. Such a gap counts against neither limit.
+   */
+  pauseMs?: number;
 }
+
+const DEFAULT_PAUSE_MS = 1_000;
 
 /**
  * What the watchdog concludes from its looks, by its own clock: a record in hand past
@@ -93,17 +101,27 @@ export interface StallLimits {
 export class StallJudge {
   private beats = -1;
   private beatSeenAt = 0;
+  private lookedAt: number | undefined;
+  /** Time the process spent stopped while the current record was in hand. */
+  private paused = { generation: -1, ms: 0 };
 
   constructor(private readonly limits: StallLimits) {}
 
   look(snapshot: InHandSnapshot, nowMs: number): Stall | undefined {
+    const gap = this.lookedAt === undefined ? 0 : nowMs - this.lookedAt;
+    this.lookedAt = nowMs;
+    const pause = gap > (this.limits.pauseMs ?? DEFAULT_PAUSE_MS) ? gap : 0;
+    this.beatSeenAt += pause;
     if (snapshot.beats !== this.beats) {
       this.beats = snapshot.beats;
       this.beatSeenAt = nowMs;
     }
+    if (snapshot.generation !== this.paused.generation) this.paused = { generation: snapshot.generation, ms: 0 };
     const r = snapshot.record;
     if (r) {
-      const heldMs = nowMs - r.sinceMs;
+      // Only the part of the pause after the record was taken in hand.
+      this.paused.ms += Math.min(pause, Math.max(0, nowMs - r.sinceMs));
+      const heldMs = nowMs - r.sinceMs - this.paused.ms;
       return heldMs > this.limits.budgetMs ? { kind: 'record', generation: snapshot.generation, topic: r.topic, partition: r.partition, offset: r.offset, heldMs } : undefined;
     }
     const silentMs = nowMs - this.beatSeenAt;
