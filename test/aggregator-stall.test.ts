@@ -117,8 +117,8 @@ describe('no record stops a partition', () => {
       // Stage two: a repartition record whose first entry cannot be counted (a negative count), before the entries of user u-after.
       const subjectsPartition = keyPartition('user:u-after', 3);
       const bad: SubjectCountBatch = { sourcePartition: 999, entries: [
-        { offset: 1, policyId: 'per-user', subject: 'user:u-bad', timestamp: now, count: -5 },
-        { offset: 1, policyId: 'per-user', subject: 'user:u-good', timestamp: now, count: 3 },
+        { offset: 1, policyId: 'per-user', subject: 'user:u-bad', timestamp: now, count: -5, seq: 0 },
+        { offset: 1, policyId: 'per-user', subject: 'user:u-good', timestamp: now, count: 3, seq: 1 },
       ] };
       await producer.send({ topic: topics.name('aggregator-subjects'), acks: -1, messages: [{ key: 'p999', value: catalog.codec(SCHEMA_NAMES.subjectCountBatch).encode(bad), partition: subjectsPartition }] });
 

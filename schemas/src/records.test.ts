@@ -122,8 +122,8 @@ const samples: { [N in SchemaName]: SchemaTypes[N] } = {
   'subject-count-batch': {
     sourcePartition: 3,
     entries: [
-      { offset: 41, policyId: 'api-default', subject: 'apikey:0123456789abcdef0123456789abcdef', timestamp: T0, count: 3 },
-      { offset: 42, policyId: 'geo', subject: 'country:FR', timestamp: T0 + 1000, count: 250 },
+      { offset: 41, policyId: 'api-default', subject: 'apikey:0123456789abcdef0123456789abcdef', timestamp: T0, count: 3, seq: 0 },
+      { offset: 42, policyId: 'geo', subject: 'country:FR', timestamp: T0 + 1000, count: 250, seq: 0 },
     ],
   },
 };

@@ -182,6 +182,8 @@ export interface SubjectCountEntry {
   subject: string;
   timestamp: number;
   count: number;
+  /** v2: position among its record's entries for one owner partition (0 from a v1 writer). */
+  seq: number;
 }
 
 export interface SubjectCountBatch {

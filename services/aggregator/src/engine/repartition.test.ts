@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AppliedOffsets, RepartitionBuffer } from './repartition.js';
+import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
+import { AppliedOffsets, MAX_BATCH_BYTES, RepartitionBuffer } from './repartition.js';
 import { partitionFor } from './routing.js';
 
 describe('RepartitionBuffer', () => {
@@ -24,7 +25,7 @@ describe('RepartitionBuffer', () => {
 });
 
 describe('AppliedOffsets', () => {
-  const entry = (offset: number) => ({ offset, policyId: 'p', subject: 'user:1', timestamp: 0, count: 1 });
+  const entry = (offset: number, seq = 0) => ({ offset, policyId: 'p', subject: 'user:1', timestamp: 0, count: 1, seq });
 
   it('applies each events record once, whatever batches a new owner re-sends it in', () => {
     const applied = new AppliedOffsets();
@@ -32,5 +33,35 @@ describe('AppliedOffsets', () => {
     expect(applied.fresh({ sourcePartition: 1, entries: [entry(5), entry(6), entry(7)] }).map((e) => e.offset)).toEqual([7]);
     expect(applied.fresh({ sourcePartition: 2, entries: [entry(5)] }).map((e) => e.offset)).toEqual([5]);
     expect(applied.fresh({ sourcePartition: 1, entries: [entry(7)] })).toEqual([]);
+  });
+
+  it('applies each part of a record sent in several batches once, and none of them twice when re-sent', () => {
+    const applied = new AppliedOffsets();
+    const first = { sourcePartition: 1, entries: [entry(5, 0), entry(5, 1)] };
+    const second = { sourcePartition: 1, entries: [entry(5, 2), entry(6, 0)] };
+    expect(applied.fresh(first).map((e) => [e.offset, e.seq])).toEqual([[5, 0], [5, 1]]);
+    expect(applied.fresh(second).map((e) => [e.offset, e.seq])).toEqual([[5, 2], [6, 0]]);
+    expect(applied.fresh(first)).toEqual([]);
+    expect(applied.fresh(second)).toEqual([]);
+    expect(applied.fresh({ sourcePartition: 1, entries: [entry(6, 0), entry(6, 1)] }).map((e) => [e.offset, e.seq])).toEqual([[6, 1]]);
+  });
+});
+
+describe('RepartitionBuffer batches under the record size limit', () => {
+  it('splits one events record with 30,000 distinct users into batches that each encode under MAX_BATCH_BYTES, applied whole once', () => {
+    const codec = loadSchemaCatalog().codec(SCHEMA_NAMES.subjectCountBatch);
+    const buffer = new RepartitionBuffer(3, 1);
+    buffer.begin(41);
+    buffer.add('per-user', 'user:0', 1000, 1);
+    buffer.begin(42);
+    for (let i = 0; i < 30_000; i++) buffer.add('per-user', `user:${'u'.repeat(20)}${i}`, 1000, 1);
+    const out = buffer.take();
+    expect(out.length).toBeGreaterThan(1);
+    for (const o of out) expect(codec.encode(o.batch).length).toBeLessThanOrEqual(MAX_BATCH_BYTES);
+    const applied = new AppliedOffsets();
+    const counted = out.flatMap((o) => applied.fresh(codec.decode(codec.encode(o.batch))));
+    expect(counted).toHaveLength(30_001);
+    expect(new Set(counted.map((e) => `${e.offset}/${e.seq}`)).size).toBe(30_001);
+    expect(out.flatMap((o) => applied.fresh(o.batch))).toEqual([]);
   });
 });

@@ -41,13 +41,22 @@ export class RepartitionBuffer {
       return;
     }
     if (entry) this.queue(entry);
-    bySubject.set(subject, { offset: this.offset, policyId, subject, timestamp: timeMs, count });
+    bySubject.set(subject, { offset: this.offset, policyId, subject, timestamp: timeMs, count, seq: 0 });
   }
 
-  /** Everything added so far, one batch per owner partition; the buffer is then empty. */
+  /**
+   * Everything added so far, in batches per owner partition, each under
+   * MAX_BATCH_BYTES once encoded; the buffer is then empty. One events record with
+   * tens of thousands of distinct users makes more entries than one Kafka record
+   * holds: sent whole, the broker would refuse it for ever and stall the partition.
+   */
   take(): { partition: number; batch: SubjectCountBatch }[] {
     this.close();
-    const out = [...this.pending].map(([partition, entries]) => ({ partition, batch: { sourcePartition: this.sourcePartition, entries } }));
+    const out: { partition: number; batch: SubjectCountBatch }[] = [];
+    for (const [partition, entries] of this.pending) {
+      numberWithinRecords(entries);
+      for (const chunk of chunks(entries, MAX_BATCH_BYTES)) out.push({ partition, batch: { sourcePartition: this.sourcePartition, entries: chunk } });
+    }
     this.pending.clear();
     this.entries = 0;
     return out;
@@ -70,21 +79,61 @@ export class RepartitionBuffer {
   }
 }
 
+/** Well under the broker's default record size limit (1 MiB, message.max.bytes). */
+export const MAX_BATCH_BYTES = 512 * 1024;
+
+/** seq: 0, 1, 2… among the entries of one events record (entries come in offset order). */
+function numberWithinRecords(entries: SubjectCountEntry[]): void {
+  let offset = -1;
+  let seq = 0;
+  for (const e of entries) {
+    if (e.offset !== offset) {
+      offset = e.offset;
+      seq = 0;
+    }
+    e.seq = seq++;
+  }
+}
+
+/** At most this many bytes for an entry once encoded: UTF-8 takes up to 3 bytes per UTF-16 unit, each long up to 10. */
+const entryBytesAtMost = (e: SubjectCountEntry) => 3 * (e.policyId.length + e.subject.length) + 40;
+
+function chunks(entries: SubjectCountEntry[], maxBytes: number): SubjectCountEntry[][] {
+  const out: SubjectCountEntry[][] = [];
+  let start = 0;
+  let bytes = 0;
+  for (let i = 0; i < entries.length; i++) {
+    const size = entryBytesAtMost(entries[i]!);
+    if (bytes + size > maxBytes && i > start) {
+      out.push(entries.slice(start, i));
+      start = i;
+      bytes = 0;
+    }
+    bytes += size;
+  }
+  if (start < entries.length) out.push(start === 0 ? entries : entries.slice(start));
+  return out;
+}
+
 /**
  * Stage two's guard against counting twice. Whoever reads an events partition
  * after a crash or a rebalance may send again what the previous owner sent; entries
- * carry their events offset, and the contents of one events record are always the
- * same, so an entry is applied only if its offset is beyond every offset already
- * applied from that events partition.
+ * carry their events offset and their place among that record's entries (seq), and
+ * the contents of one events record are always the same, so an entry is applied only
+ * if its (offset, seq) is beyond every one already applied from that events partition.
+ * v1 entries all have seq 0: those of one batch pass together, as before.
  */
 export class AppliedOffsets {
-  private readonly highest = new Map<number, number>();
+  private readonly highest = new Map<number, { offset: number; seq: number }>();
 
   /** The entries of `batch` not applied yet; marks them applied. */
   fresh(batch: SubjectCountBatch): SubjectCountEntry[] {
-    const before = this.highest.get(batch.sourcePartition) ?? -1;
-    const out = batch.entries.filter((e) => e.offset > before);
-    if (out.length > 0) this.highest.set(batch.sourcePartition, out[out.length - 1]!.offset);
+    const before = this.highest.get(batch.sourcePartition) ?? { offset: -1, seq: 0 };
+    const out = batch.entries.filter((e) => e.offset > before.offset || (e.offset === before.offset && e.seq > before.seq));
+    if (out.length > 0) {
+      const last = out[out.length - 1]!;
+      this.highest.set(batch.sourcePartition, { offset: last.offset, seq: last.seq });
+    }
     return out;
   }
 }
