@@ -38,22 +38,42 @@ export class AvroCursor {
   /** A zigzag varint: at most 8 bytes, minimal (no trailing zero byte), within ±LONG_LIMIT. */
   long(): number {
     const buf = this.buf;
-    let b = buf[this.pos];
+    let pos = this.pos;
+    let b = buf[pos++];
     if (b === undefined) return this.refuse('a long runs past the end');
-    this.pos++;
-    if (b < 0x80) return (b >>> 1) ^ -(b & 1);
+    if (b < 0x80) {
+      this.pos = pos;
+      return (b >>> 1) ^ -(b & 1);
+    }
+    // Up to 4 bytes (28 bits) in integer arithmetic, as avsc does: most lengths and counts.
     let n = b & 0x7f;
-    let scale = 0x80;
+    let shift = 7;
     do {
-      b = buf[this.pos];
+      b = buf[pos++];
       if (b === undefined) return this.refuse('a long runs past the end');
-      this.pos++;
-      // The 8th byte would make n inexact as a double: taken apart.
-      if (scale === 2 ** 49) return this.longTail(n, b);
+      n |= (b & 0x7f) << shift;
+      shift += 7;
+    } while (b >= 0x80 && shift < 28);
+    if (b < 0x80) {
+      if (b === 0) return this.refuse('a long is not minimally encoded');
+      this.pos = pos;
+      return (n >>> 1) ^ -(n & 1);
+    }
+    // Then in doubles (timestamps take 6 bytes), exact below 2^53.
+    let scale = 2 ** 28;
+    do {
+      b = buf[pos++];
+      if (b === undefined) return this.refuse('a long runs past the end');
+      if (scale === 2 ** 49) {
+        // The 8th byte would make n inexact as a double: taken apart.
+        this.pos = pos;
+        return this.longTail(n, b);
+      }
       n += (b & 0x7f) * scale;
       scale *= 0x80;
     } while (b >= 0x80);
     if (b === 0) return this.refuse('a long is not minimally encoded');
+    this.pos = pos;
     return n % 2 === 0 ? n / 2 : -(n + 1) / 2;
   }
 
