@@ -8,9 +8,9 @@ export function formatReport(result: RunResult): string {
   const width = Math.max(20, ...rows.map(([name]) => name.length));
   const lines = [`${'reader / boundary'.padEnd(width)} ${columns.map((c) => c.padStart(14)).join('')}`];
   for (const [name, c] of rows) lines.push(`${name.padEnd(width)} ${columns.map((k) => c[k].toLocaleString('en-US').padStart(14)).join('')}`);
-  lines.push('', `seed ${result.seed}, ${result.seconds.toFixed(1)} s: ${result.failures === 0 ? 'no failure' : `${result.failures} failure(s)`}`);
+  lines.push('', `seed ${result.seed}, ${result.seconds.toFixed(1)} s, slow = over ${result.limitMs} ms: ${result.failures === 0 ? 'no failure' : `${result.failures} failure(s)`}`);
   if (result.first) lines.push(...describeFailure(result.first, result.seed));
-  const json = { seed: result.seed, seconds: Number(result.seconds.toFixed(1)), failures: result.failures, readers: result.tally, first: result.first ?? null };
+  const json = { seed: result.seed, seconds: Number(result.seconds.toFixed(1)), limit_ms: result.limitMs, failures: result.failures, readers: result.tally, first: result.first ?? null };
   lines.push(JSON.stringify(json));
   return lines.join('\n');
 }

@@ -24,6 +24,7 @@ export interface RunOptions {
 export interface RunResult {
   seed: number;
   seconds: number;
+  limitMs: number;
   tally: Tally;
   failures: number;
   /** The first failure seen (by time), with its input. */
@@ -114,5 +115,5 @@ export async function runFuzz(options: RunOptions): Promise<RunResult> {
     });
 
   await Promise.all(Array.from({ length: options.inputs ? 1 : options.workers }, (_, w) => one(w)));
-  return { seed: options.seed, seconds: (Date.now() - started) / 1000, tally, failures: failuresIn(tally), first };
+  return { seed: options.seed, seconds: (Date.now() - started) / 1000, limitMs: options.limitMs ?? 10, tally, failures: failuresIn(tally), first };
 }

@@ -29,6 +29,10 @@ export interface Failure {
 
 export type Tally = Record<string, Counts>;
 
+/** Rows that count inputs, not a reader: the mutated events records and other records tried. */
+export const MUTATED_EVENTS = '(mutated events records)';
+export const MUTATED_OTHERS = '(mutated other records)';
+
 export function emptyCounts(): Counts {
   return { tried: 0, accepted: 0, crashes: 0, slow: 0, disagreements: 0, lost: 0 };
 }

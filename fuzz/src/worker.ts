@@ -1,10 +1,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { encodeSpec, variantOf, VARIANTS, type Input } from './inputs.js';
+import { encodeSpec, EVENTS, variantOf, VARIANTS, type Input } from './inputs.js';
 import { Probe } from './probe.js';
 import { CHUNK, checkInput, chunkOf, pathOf } from './session.js';
 import { SharedProgress } from './shared.js';
 import { buildSut, type Sut } from './sut.js';
-import type { Failure, Tally } from './tally.js';
+import { countsOf, MUTATED_EVENTS, MUTATED_OTHERS, type Failure, type Tally } from './tally.js';
 
 /** What the runner gives a worker thread. */
 export interface WorkerJob {
@@ -53,6 +53,7 @@ function run(job: WorkerJob, post: (m: WorkerMessage) => void): void {
     progress.startInput(chunk, step, input.bytes);
     const probe = new Probe(tally, BigInt(job.limitMs * 1e6), announce);
     checkInput(sut, input, probe);
+    if (input.mutations !== '-') countsOf(tally, input.target === EVENTS ? MUTATED_EVENTS : MUTATED_OTHERS).tried++;
     tried++;
     if (probe.failures.length > 0 && !failed) {
       failed = true;
