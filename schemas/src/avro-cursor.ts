@@ -8,7 +8,7 @@ export const OFF_FAST_PATH = new Error('not on the fast path');
 
 const INT_MIN = -(2 ** 31);
 const INT_MAX = 2 ** 31 - 1;
-/** The longs a JS number holds exactly and avsc reads and writes: ±(2^53 − 2). */
+/** The longs a JS number holds exactly and avsc reads: ±(2^53 − 2) (its writer is exact to ±2^52). */
 export const LONG_LIMIT = 2 ** 53 - 2;
 
 /**
