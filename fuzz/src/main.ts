@@ -38,6 +38,7 @@ if (values.replay !== undefined) {
   const tally: Tally = {};
   const probe = new Probe(tally, BigInt(number('limit-ms', values['limit-ms']) * 1e6));
   checkInput(sut, input, probe);
+  await probe.settle();
   process.stdout.write(`${input.target}, mutations ${input.mutations}\nhex ${input.bytes.toString('hex')}\n`);
   for (const f of probe.failures) process.stdout.write(`${f.reader}: ${f.kind}: ${f.detail}\n`);
   process.stdout.write(`${JSON.stringify(tally)}\n`);

@@ -19,13 +19,13 @@ const rule = (schema: unknown, ...b: number[]) => {
   }
 };
 
-/** A value as its bytes say it: lone surrogates become U+FFFD in UTF-8. */
+/** A value as its bytes say it: lone surrogates (in keys too) become U+FFFD in UTF-8. */
 function asWritten(value: unknown): unknown {
   if (typeof value === 'string') return Buffer.from(value, 'utf8').toString('utf8');
   if (Array.isArray(value)) return value.map(asWritten);
   if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return value;
   const out = Object.create(null) as Record<string, unknown>;
-  for (const k of Object.keys(value)) out[k] = asWritten((value as Record<string, unknown>)[k]);
+  for (const k of Object.keys(value)) out[asWritten(k) as string] = asWritten((value as Record<string, unknown>)[k]);
   return out;
 }
 

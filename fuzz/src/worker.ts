@@ -31,7 +31,7 @@ export type WorkerMessage =
 
 const REPORT_EVERY_MS = 1_000;
 
-function run(job: WorkerJob, post: (m: WorkerMessage) => void): void {
+async function run(job: WorkerJob, post: (m: WorkerMessage) => void): Promise<void> {
   const progress = new SharedProgress(job.progress);
   const names: string[] = [];
   const ids = new Map<string, number>();
@@ -53,6 +53,7 @@ function run(job: WorkerJob, post: (m: WorkerMessage) => void): void {
     progress.startInput(chunk, step, input.bytes);
     const probe = new Probe(tally, BigInt(job.limitMs * 1e6), announce);
     checkInput(sut, input, probe);
+    if (probe.hasSuspects) await probe.settle();
     if (input.mutations !== '-') countsOf(tally, input.target === EVENTS ? MUTATED_EVENTS : MUTATED_OTHERS).tried++;
     tried++;
     if (probe.failures.length > 0 && !failed) {
@@ -93,4 +94,4 @@ function* inputsOf(job: WorkerJob, sut: Sut): Generator<{ chunk: number; step: n
 // Refusals are Errors by design (the reference's, BanstreamErrors) and the report keeps
 // only their messages: capturing a stack for each was a large part of a run's time.
 Error.stackTraceLimit = 0;
-if (parentPort) run(workerData as WorkerJob, (m) => parentPort!.postMessage(m));
+if (parentPort) await run(workerData as WorkerJob, (m) => parentPort!.postMessage(m));
