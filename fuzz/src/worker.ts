@@ -52,7 +52,12 @@ async function run(job: WorkerJob, post: (m: WorkerMessage) => void): Promise<vo
     if (Date.now() >= job.deadline || tried >= job.maxInputs) break;
     progress.startInput(chunk, step, input.bytes);
     const probe = new Probe(tally, BigInt(job.limitMs * 1e6), announce);
-    checkInput(sut, input, probe);
+    try {
+      checkInput(sut, input, probe);
+    } catch (error) {
+      // The harness's own code failed on this input: reported with it, not lost in a dead thread.
+      probe.fail('harness', 'crashes', error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+    }
     if (probe.hasSuspects) await probe.settle();
     if (input.mutations !== '-') countsOf(tally, input.target === EVENTS ? MUTATED_EVENTS : MUTATED_OTHERS).tried++;
     tried++;
