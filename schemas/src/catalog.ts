@@ -174,7 +174,7 @@ function createCodec(
         });
       }
       const resolver = writer === reader ? undefined : resolverFor(writer);
-      return decodeSingleObjectBody(type, buf, writer.fingerprint, name, resolver);
+      return decodeSingleObjectBody(type, buf, writer.fingerprint, name, resolver, writer.type);
     },
   };
 }

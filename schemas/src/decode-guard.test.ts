@@ -92,3 +92,20 @@ describe('block-count guard', () => {
     }
   });
 });
+
+describe('types built by the catalog', () => {
+  it('refuse an array whose items can take no bytes: its count could not be bounded by the bytes', () => {
+    const arrayOf = (items: unknown) => () => toAvroType({ type: 'record', name: 'R', fields: [{ name: 'xs', type: { type: 'array', items } }] }, 'test');
+    expect(arrayOf('null')).toThrow(/CONFIG_INVALID|an array of null items, which can take no bytes/);
+    expect(arrayOf({ type: 'record', name: 'Empty', fields: [] })).toThrow(/which can take no bytes/);
+    expect(arrayOf(['null', 'string'])).not.toThrow(); // a union takes its branch index
+  });
+
+  it('decode through the contract from their public decode() and fromBuffer() too', () => {
+    const sized = Buffer.from([0x00, ...long(-1), ...long(-2), ...str('k'), ...str('v'), 0x00]); // tags: a block of -1 entry, size -2
+    expect(() => type.fromBuffer(sized)).toThrow(/a block size is negative/);
+    expect(() => type.decode(sized, 0)).toThrow(/a block size is negative/);
+    expect(type.decode(Buffer.from([0x02, ...str('k')]), 0).offset).toBe(-1); // cut short: avsc's answer
+    expect(type.fromBuffer(Buffer.from([0x00, ...long(1), ...str('__proto__'), ...str('v'), 0x00]))).toEqual({ list: [], tags: { ['__proto__']: 'v' } });
+  });
+});

@@ -15,7 +15,7 @@ export {
   readFingerprint,
 } from './single-object.js';
 export { toAvroType } from './avro-type.js';
-export { AvroCursor, OFF_FAST_PATH, sameBytes } from './avro-cursor.js';
+export { AvroCursor, LONG_LIMIT, MapObject, OFF_FAST_PATH, sameBytes } from './avro-cursor.js';
 export { buildSchemaCatalog } from './catalog.js';
 export type { Codec, Decoder, SchemaCatalog, SchemaSource, SchemaVersion } from './catalog.js';
 export { DEFAULT_SCHEMA_DIR, loadSchemaCatalog, readSchemaSources } from './catalog-files.js';

@@ -1,5 +1,8 @@
 import { BanstreamError } from '@banstream/core';
 import type { Resolver, Type, types } from 'avsc';
+import { AvroCursor, OFF_FAST_PATH } from './avro-cursor.js';
+import { guardedRead } from './decode-guard.js';
+import { locateProblem } from './decode-locate.js';
 import { fingerprintToHex } from './fingerprint.js';
 
 /**
@@ -93,8 +96,9 @@ export function readFingerprint(buf: Uint8Array): bigint {
 
 /**
  * Decodes the body after the header with `type` (through `resolver` when the writer
- * schema differs). A body that is cut short, does not decode, or leaves bytes unread
- * is SCHEMA_TRUNCATED.
+ * schema, `writer`, differs), by the contract's rules (decode-guard.ts). A body that
+ * breaks one, is cut short, or leaves bytes unread is SCHEMA_TRUNCATED, its message
+ * naming the field, the rule and the byte offset.
  */
 export function decodeSingleObjectBody(
   type: Type,
@@ -102,29 +106,25 @@ export function decodeSingleObjectBody(
   fingerprint: bigint,
   label: string,
   resolver?: Resolver,
+  writer: Type = type,
 ): unknown {
   const bytes = asBuffer(buf);
-  const details = { schema: label, fingerprint: fingerprintToHex(fingerprint), length: bytes.length };
-  let decoded: { value: unknown; offset: number };
-  try {
-    decoded = type.decode(bytes, SINGLE_OBJECT_HEADER_LENGTH, resolver);
-  } catch (cause) {
-    throw new BanstreamError('SCHEMA_TRUNCATED', `${label} body does not decode: ${errorMessage(cause)}`, {
+  const refuse = (problem: string, at: number, cause?: unknown) => {
+    const field = cause === OFF_FAST_PATH ? locateProblem(writer, bytes, SINGLE_OBJECT_HEADER_LENGTH) : '';
+    return new BanstreamError('SCHEMA_TRUNCATED', `${label} body: ${field ? `${field}: ` : ''}${problem} (at byte ${at} of ${bytes.length})`, {
       cause,
-      details,
+      details: { schema: label, fingerprint: fingerprintToHex(fingerprint), length: bytes.length, offset: at, problem, ...(field ? { field } : {}) },
     });
+  };
+  const cursor = new AvroCursor(bytes, SINGLE_OBJECT_HEADER_LENGTH);
+  let value: unknown;
+  try {
+    value = guardedRead(resolver ?? type, cursor);
+  } catch (cause) {
+    throw refuse(cause === OFF_FAST_PATH ? cursor.problem : `does not decode: ${errorMessage(cause)}`, cursor.pos, cause);
   }
-  if (decoded.offset < 0) {
-    throw new BanstreamError('SCHEMA_TRUNCATED', `${label} body is truncated`, { details });
-  }
-  if (decoded.offset !== bytes.length) {
-    throw new BanstreamError(
-      'SCHEMA_TRUNCATED',
-      `${label} body has ${bytes.length - decoded.offset} trailing byte(s)`,
-      { details },
-    );
-  }
-  return decoded.value;
+  if (cursor.pos !== bytes.length) throw refuse(`${bytes.length - cursor.pos} trailing byte(s)`, cursor.pos);
+  return value;
 }
 
 function asBuffer(buf: Uint8Array): Buffer {

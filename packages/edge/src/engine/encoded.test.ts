@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import avro from 'avsc';
-import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import fc from 'fast-check';
+import { AvroCursor, loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { avroLong, concatBatch, encodedTimestamp } from './encoded.js';
 
 const catalog = loadSchemaCatalog();
@@ -29,6 +30,17 @@ describe('avroLong', () => {
       expect(Buffer.from(avroLong(n))).toEqual(long.toBuffer(n));
     }
   });
+
+  it('writes what the contract reads back (minimal, exact) for every integer within ±2^52', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -(2 ** 52), max: 2 ** 52 }), (n) => {
+        const c = new AvroCursor(Buffer.from(avroLong(n)), 0);
+        expect(c.long()).toBe(n);
+        expect(c.pos).toBe(c.buf.length);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
 });
 
 describe('encodedTimestamp', () => {
@@ -38,5 +50,17 @@ describe('encodedTimestamp', () => {
       expect(encodedTimestamp(body)).toBe(timestamp);
       expect(encodedTimestamp(body.subarray(0, avroLong(Buffer.byteLength(eventId)).length + Buffer.byteLength(eventId)))).toBeUndefined();
     }
+  });
+
+  it('reads what the contract reads, for any event id and any timestamp an event can carry', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 200 }), fc.integer({ min: 1, max: 2 ** 52 }), (eventId, timestamp) => {
+        const body = eventType.toBuffer({ ...event(1), eventId, timestamp });
+        const c = new AvroCursor(body, 0);
+        c.string();
+        expect(encodedTimestamp(body)).toBe(c.long());
+      }),
+      { numRuns: 1_000 },
+    );
   });
 });

@@ -73,22 +73,31 @@ describe('countedEventsReader', () => {
     expect(fallbacks).toBeGreaterThan(0);
   });
 
-  it('reads blocks written with a negative count and a byte size, as avsc does', () => {
+  it('leaves blocks written with a negative count and a byte size to avsc, which reads them when the size is exact', () => {
     const fields = (catalog.latest(SCHEMA_NAMES.requestEvent).schema as { fields: { name: keyof RequestEvent; type: avro.Schema }[] }).fields;
     const e: RequestEvent = {
       eventId: 'e1', timestamp: 1_764_000_000_000, ip: '203.0.113.7', country: 'FR', region: null, asn: 64500, method: 'GET', host: 'a.example',
       path: '/', route: null, status: 200, userId: 'u1', apiKeyHash: null, headers: { a: '1', b: '2' }, edgeId: 'edge-1', latencyMs: 2.5,
     };
     const long = (n: number) => avro.Type.forSchema('long').toBuffer(n);
-    const sized = (count: number, body: Buffer) => Buffer.concat([long(-count), long(body.length), body, long(0)]);
-    const headers = sized(2, Buffer.concat([avro.Type.forSchema('string').toBuffer('a'), avro.Type.forSchema('string').toBuffer('1'), avro.Type.forSchema('string').toBuffer('b'), avro.Type.forSchema('string').toBuffer('2')]));
-    const body = Buffer.concat(fields.map((f) => (f.name === 'headers' ? headers : avro.Type.forSchema(f.type).toBuffer(e[f.name]))));
+    const sized = (count: number, body: Buffer, size = body.length) => Buffer.concat([long(-count), long(size), body, long(0)]);
+    const entries = Buffer.concat(['a', '1', 'b', '2'].map((t) => avro.Type.forSchema('string').toBuffer(t)));
     const header = codec.encode({ events: [] }).subarray(0, SINGLE_OBJECT_HEADER_LENGTH);
-    const record = Buffer.concat([header, sized(2, Buffer.concat([body, body]))]);
+    const record = (headersSize: number) => {
+      const body = Buffer.concat(fields.map((f) => (f.name === 'headers' ? sized(2, entries, headersSize) : avro.Type.forSchema(f.type).toBuffer(e[f.name]))));
+      const events = Buffer.concat([body, body]);
+      return Buffer.concat([header, sized(2, events)]);
+    };
     for (const withHeaders of [true, false]) {
-      const ours = countedEventsReader(catalog, { headers: withHeaders })(record);
-      expect(ours).toHaveLength(2);
-      expect(ours).toEqual(avscRead(record, withHeaders));
+      const exact = record(entries.length);
+      expect(countedEventsReader(catalog, { headers: withHeaders })(exact)).toBeUndefined();
+      expect(avscRead(exact, withHeaders)).toHaveLength(2);
+      // A size one byte short or long of the items, or negative: refused whether the headers are read or skipped.
+      for (const size of [entries.length - 1, entries.length + 1, -2]) {
+        const wrong = record(size);
+        expect(countedEventsReader(catalog, { headers: withHeaders })(wrong)).toBeUndefined();
+        expect(avscRead(wrong, withHeaders)).toBe('refused');
+      }
     }
   });
 

@@ -1,4 +1,4 @@
-import { AvroCursor, OFF_FAST_PATH, SCHEMA_NAMES, sameBytes, SINGLE_OBJECT_HEADER_LENGTH, type SchemaCatalog, type SchemaVersion } from '@banstream/schemas';
+import { AvroCursor, MapObject, OFF_FAST_PATH, SCHEMA_NAMES, sameBytes, SINGLE_OBJECT_HEADER_LENGTH, type SchemaCatalog, type SchemaVersion } from '@banstream/schemas';
 import type { CountedEvent, CountedEventsOptions } from './counted-event.js';
 
 /**
@@ -19,7 +19,8 @@ export type CountedEventsReader = (record: Buffer) => CountedEvent[] | undefined
  * event's (the events of one record share a network: mostly one country, region, host,
  * method, often one path) gets the previous event's string instead of a new one;
  * making strings was half of avsc's decoding time here. Anything unexpected (another
- * writer, a branch or length out of bounds, bytes left over) gives undefined.
+ * writer, bytes that break the contract, a block written with its size, bytes left
+ * over) gives undefined: the guarded avsc then decides, by the same rules (AvroCursor).
  */
 export function countedEventsReader(catalog: SchemaCatalog, options: CountedEventsOptions): CountedEventsReader {
   const writer = catalog.latest(SCHEMA_NAMES.requestEventBatch);
@@ -56,7 +57,7 @@ function readEvent(c: AvroCursor, t: RepeatedTexts, withHeaders: boolean): Count
   const host = t.host.read(c);
   const path = t.path.read(c);
   const route = c.union() ? t.route.read(c) : null;
-  const status = c.long();
+  const status = c.int();
   const userId = c.union() ? t.userId.read(c) : null;
   const apiKeyHash = c.union() ? t.apiKeyHash.read(c) : null;
   const event: CountedEvent = { timestamp, ip, country, region, asn, method, host, path, route, status, userId, apiKeyHash };
@@ -67,9 +68,9 @@ function readEvent(c: AvroCursor, t: RepeatedTexts, withHeaders: boolean): Count
   return event;
 }
 
-/** As avsc reads a map of strings: keys assigned in order, a later key replacing an earlier one. */
+/** As the guarded avsc reads a map of strings: into a MapObject, a later key replacing an earlier one. */
 function readMap(c: AvroCursor): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = new MapObject() as Record<string, string>;
   for (let n = c.blockCount(); n > 0; n = c.blockCount()) {
     for (let i = 0; i < n; i++) {
       const key = utf8(c, c.string());
@@ -79,14 +80,9 @@ function readMap(c: AvroCursor): Record<string, string> {
   return out;
 }
 
+/** Every key and value walked, as readMap does: a skipping reader must refuse what a reading one refuses. */
 function skipMap(c: AvroCursor): void {
-  for (let n = c.long(); n !== 0; n = c.long()) {
-    if (n < 0) {
-      const size = c.long();
-      if (size < 0 || c.pos + size > c.buf.length) throw OFF_FAST_PATH;
-      c.pos += size;
-      continue;
-    }
+  for (let n = c.blockCount(); n > 0; n = c.blockCount()) {
     for (let i = 0; i < 2 * n; i++) c.string();
   }
 }

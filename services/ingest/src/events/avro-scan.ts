@@ -90,7 +90,7 @@ function scanEvent(c: AvroCursor, geo: GeoLookup | undefined, counts: Record<Geo
   }
   for (let i = c.ascii(1, LIMITS.path); i < c.pos; i++) if (b[i] === 0x3f || b[i] === 0x23) throw OFF_FAST_PATH; // no query or fragment
   if (c.union()) c.ascii(0, LIMITS.route);
-  const status = c.long();
+  const status = c.int();
   if (status !== 0 && (status < 100 || status > 999)) throw OFF_FAST_PATH;
   if (c.union()) c.ascii(0, LIMITS.userId);
   if (c.union()) {

@@ -1,0 +1,81 @@
+import fc from 'fast-check';
+import { SCHEMA_NAMES } from '@banstream/schemas';
+import { eventOf, valueOf } from './arbitraries.js';
+import { mutate } from './mutate.js';
+import { mixSeed, Rng } from './random.js';
+import type { Node } from './reference.js';
+import type { Sut } from './sut.js';
+import { encodeTraced, type Spot } from './writer.js';
+
+/** One generated record before it is encoded: which record, which writer, the value, how to lay it out. */
+export interface InputSpec {
+  target: string;
+  fingerprint: bigint;
+  value: unknown;
+  canonical: boolean;
+  seed: number;
+}
+
+/**
+ * Inputs made of each generated record: the record itself (variant 0), then mutated
+ * copies, each with mutations of its own. Generating a record costs far more than
+ * damaging it, so one record gives several inputs.
+ */
+export const VARIANTS = 8;
+
+export interface Input {
+  target: string;
+  bytes: Buffer;
+  /** The mutations applied, `-` for none (a valid record). */
+  mutations: string;
+}
+
+export const EVENTS = SCHEMA_NAMES.requestEventBatch;
+
+/** Events records most of the time (every reader of them runs on each), every other record type besides. */
+export function inputArbitrary(sut: Sut): fc.Arbitrary<InputSpec> {
+  const writers = [...sut.writers.values()];
+  const forWriter = (w: (typeof writers)[number]) => {
+    const value = w.name === EVENTS ? batchOf(w.node) : valueOf(w.node);
+    return fc.record({
+      target: fc.constant(w.name),
+      fingerprint: fc.constant(w.fingerprint),
+      value,
+      canonical: fc.boolean(),
+      seed: fc.nat(),
+    });
+  };
+  const events = writers.filter((w) => w.name === EVENTS).map(forWriter);
+  const others = writers.filter((w) => w.name !== EVENTS).map(forWriter);
+  return fc.oneof({ weight: 7, arbitrary: fc.oneof(...events) }, { weight: 3, arbitrary: fc.oneof(...others) });
+}
+
+function batchOf(node: Node): fc.Arbitrary<unknown> {
+  const items = node.kind === 'record' && node.fields[0]?.type.kind === 'array' ? node.fields[0].type.items : node;
+  const event = eventOf(items);
+  return fc.oneof({ weight: 9, arbitrary: fc.array(event, { maxLength: 5 }) }, { weight: 1, arbitrary: fc.array(event, { minLength: 6, maxLength: 40 }) }).map((events) => ({ events }));
+}
+
+/** The record encoded (header included), with where its varints and blocks lie in it. */
+export function encodeSpec(sut: Sut, spec: InputSpec): { record: Buffer; spots: Spot[] } {
+  const { bytes: body, spots } = encodeTraced(sut.writers.get(spec.fingerprint)!.node, spec.value, new Rng(spec.seed), spec.canonical);
+  const record = Buffer.alloc(10 + body.length);
+  record[0] = 0xc3;
+  record[1] = 0x01;
+  record.writeBigUInt64LE(spec.fingerprint, 2);
+  record.set(body, 10);
+  for (const spot of spots) {
+    spot.at += 10;
+    spot.end += 10;
+  }
+  return { record, spots };
+}
+
+/** Variant `variant` of an encoded record: 0 as it is, else one to three mutations. */
+export function variantOf(spec: InputSpec, encoded: { record: Buffer; spots: Spot[] }, variant: number, fingerprints: readonly bigint[]): Input {
+  if (variant === 0) return { target: spec.target, bytes: encoded.record, mutations: '-' };
+  const rng = new Rng(mixSeed(spec.seed, variant));
+  const count = rng.chance(0.75) ? 1 : 2 + rng.below(2);
+  const { bytes, applied } = mutate(encoded.record, encoded.spots, rng, count, fingerprints);
+  return { target: spec.target, bytes, mutations: applied.join('+') || '-' };
+}

@@ -1,0 +1,124 @@
+import { isBanstreamError } from '@banstream/core';
+import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { describe, expect, it } from 'vitest';
+import { countedEventsDecoder } from '../../services/aggregator/dist/engine/counted-event.js';
+import { countedEventsReader } from '../../services/aggregator/dist/engine/counted-event-reader.js';
+import { scanBatch } from '../../services/ingest/dist/events/avro-scan.js';
+import { runFuzz } from './runner.js';
+import { varint } from './writer.js';
+
+/**
+ * The records that broke a reader, one test each. Every one is first tried by the
+ * harness in a watched worker thread (all readers against the reference; a hang is
+ * reported, not waited for), then looked at closely here once it is known to end.
+ */
+const catalog = loadSchemaCatalog();
+const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
+const EVENTS = SCHEMA_NAMES.requestEventBatch;
+
+const event: RequestEvent = {
+  eventId: 'e1', timestamp: 1_764_000_000_000, ip: '203.0.113.7', country: 'FR', region: null, asn: null, method: 'GET', host: 'a.example',
+  path: '/', route: null, status: 200, userId: null, apiKeyHash: null, headers: { 'user-agent': 'curl/8.0' }, edgeId: 'edge-1', latencyMs: null,
+};
+const valid = codec.encode({ events: [event] });
+/** The headers map: its count (1), then the key 'user-agent'. */
+const headersAt = valid.indexOf(Buffer.from([2, 20, ...Buffer.from('user-agent')]));
+const entryBytes = 1 + 10 + 1 + 8;
+
+/** The valid record with bytes [at, at + remove) replaced. */
+function patched(at: number, remove: number, insert: number[]): Buffer {
+  return Buffer.concat([valid.subarray(0, at), Buffer.from(insert), valid.subarray(at + remove)]);
+}
+
+/** The harness on these records, in a watched thread: failures found, and what each reader accepted. */
+async function harness(records: Buffer[], target: string = EVENTS) {
+  const result = await runFuzz({ seconds: 30, seed: 0, workers: 1, limitMs: 100, hangMs: 3_000, stopAtFirst: true, inputs: records.map((r) => ({ target, hex: r.toString('hex') })) });
+  return { failures: result.failures, first: result.first, accepted: (reader: string) => result.tally[reader]?.accepted ?? 0 };
+}
+
+function refusal(record: Buffer): string {
+  try {
+    codec.decode(record);
+    return 'accepted';
+  } catch (error) {
+    return isBanstreamError(error) ? `${error.code}: ${error.message}` : `raw: ${String(error)}`;
+  }
+}
+
+describe('records that broke a reader', () => {
+  it('the headers map as a block of -1 item and a size of -2 (the 91-byte record that stopped the aggregator): refused by all, at once', async () => {
+    const attack = patched(headersAt, 1, [...varint(-1), ...varint(-2)]);
+    expect(attack.length).toBe(91);
+    const run = await harness([attack]);
+    expect(run.first).toBeUndefined();
+    expect(run.failures).toBe(0);
+    expect(run.accepted('reference')).toBe(0);
+    // Known to end: the answers themselves.
+    const started = performance.now();
+    expect(scanBatch(attack, codec.fingerprint, undefined)).toBeUndefined();
+    for (const headers of [true, false]) {
+      expect(countedEventsReader(catalog, { headers })(attack)).toBeUndefined();
+      expect(() => countedEventsDecoder(catalog, { headers }).decode(attack)).toThrow(/events\[0\]\.headers: a block size is negative/);
+    }
+    expect(refusal(attack)).toMatch(/^SCHEMA_TRUNCATED: request-event-batch body: events\[0\]\.headers: a block size is negative \(at byte \d+ of 91\)$/);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  }, 60_000);
+
+  it('a sized block whose size is off by a byte or points elsewhere: refused by all, whether the map is read or skipped', async () => {
+    const sized = (size: number) => patched(headersAt, 1, [...varint(-1), ...varint(size)]);
+    const wrong = [entryBytes - 1, entryBytes + 1, entryBytes + 7, 0, 2 ** 31];
+    const run = await harness(wrong.map(sized));
+    expect(run.first).toBeUndefined();
+    expect(run.accepted('reference')).toBe(0);
+    for (const size of wrong) expect(refusal(sized(size))).toMatch(/events\[0\]\.headers/);
+    // The exact size is valid Avro: read alike by every reader that reads it.
+    const exact = await harness([sized(entryBytes)]);
+    expect(exact.first).toBeUndefined();
+    expect(exact.accepted('catalog.codec')).toBe(1);
+    expect(exact.accepted('gateway.slow')).toBe(1);
+    expect(exact.accepted('aggregator.avsc')).toBe(1);
+  }, 60_000);
+
+  it('varints that are not minimal, longer than a long, or out of range: refused by all', async () => {
+    const timestampAt = 10 + 1 + 1 + 2; // batch count, eventId length, 'e1'
+    const timestamp = varint(event.timestamp);
+    const records = [
+      patched(timestampAt, timestamp.length, [...timestamp.slice(0, -1), timestamp.at(-1)! | 0x80, 0x00]), // one zero group too many
+      patched(timestampAt, timestamp.length, [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00]), // 11 bytes for 0
+      patched(timestampAt, timestamp.length, varint(2n ** 53n)), // beyond exact doubles
+      patched(timestampAt, timestamp.length, varint(2n ** 63n - 1n)),
+    ];
+    const run = await harness(records);
+    expect(run.first).toBeUndefined();
+    expect(run.accepted('reference')).toBe(0);
+    for (const r of records) expect(refusal(r)).toMatch(/events\[0\]\.timestamp: a long is (not minimally encoded|out of range)/);
+  }, 60_000);
+
+  it('an int out of 32 bits (status 2^40) and a boolean byte of 2: refused by all', async () => {
+    const statusAt = valid.indexOf(Buffer.from([...varint(200), 0x00, 0x00, 0x02])); // status, two nulls, the headers' count
+    const bigStatus = patched(statusAt, 2, varint(2 ** 40));
+    const ban = catalog.codec(SCHEMA_NAMES.ban);
+    const banBytes = ban.encode({
+      banId: 'b', subject: 'ip:203.0.113.7', policyId: 'manual', reason: 'r', evidenceCount: 0, windowSeconds: 0, startedAt: 1, expiresAt: 2,
+      preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: null,
+    });
+    const previewAt = banBytes.length - 1 - 2 - 7 - 1 - 1; // createdBy, httpStatus, origin, escalationLevel: the byte before
+    expect(banBytes[previewAt]).toBe(0);
+    const badBoolean = Buffer.from(banBytes);
+    badBoolean[previewAt] = 2;
+    expect((await harness([bigStatus])).first).toBeUndefined();
+    expect((await harness([badBoolean], SCHEMA_NAMES.ban)).first).toBeUndefined();
+    expect(refusal(bigStatus)).toMatch(/events\[0\]\.status: an int is out of range/);
+    expect(() => ban.decode(badBoolean)).toThrow(/preview: a boolean byte is neither 0 nor 1/);
+  }, 60_000);
+
+  it('a header named __proto__ or constructor: kept as a key like any other, by every reader', async () => {
+    const record = codec.encode({ events: [{ ...event, headers: Object.assign(Object.create(null) as Record<string, string>, { ['__proto__']: 'p', constructor: 'c' }) }] });
+    const run = await harness([record]);
+    expect(run.first).toBeUndefined();
+    expect(run.accepted('aggregator.reader+headers')).toBe(1);
+    const headers = countedEventsReader(catalog, { headers: true })(record)![0]!.headers!;
+    expect(Object.keys(headers).sort()).toEqual(['__proto__', 'constructor']);
+    expect(Object.keys(codec.decode(record).events[0]!.headers).sort()).toEqual(['__proto__', 'constructor']);
+  }, 60_000);
+});

@@ -1,0 +1,55 @@
+/** What the harness counts per reader (or boundary), and the first failure it saw. */
+
+export const FAILURE_KINDS = ['crashes', 'slow', 'disagreements', 'lost'] as const;
+export type FailureKind = (typeof FAILURE_KINDS)[number];
+
+export interface Counts {
+  tried: number;
+  /** Inputs the reader accepted (for a fast path: took, not left to the slow path). */
+  accepted: number;
+  crashes: number;
+  /** Decodes over the time limit, three times in a row. */
+  slow: number;
+  disagreements: number;
+  /** Events the gateway accepted that the aggregator did not read back as they were. */
+  lost: number;
+}
+
+export interface Failure {
+  reader: string;
+  kind: FailureKind;
+  detail: string;
+  /** The input, hex, header included. */
+  hex: string;
+  /** Replays the input: `npm run fuzz -- --seed <seed> --replay <path>`. */
+  path: string;
+  target: string;
+  mutations: string;
+}
+
+export type Tally = Record<string, Counts>;
+
+/** Rows that count inputs, not a reader: the mutated events records and other records tried. */
+export const MUTATED_EVENTS = '(mutated events records)';
+export const MUTATED_OTHERS = '(mutated other records)';
+
+export function emptyCounts(): Counts {
+  return { tried: 0, accepted: 0, crashes: 0, slow: 0, disagreements: 0, lost: 0 };
+}
+
+export function countsOf(tally: Tally, reader: string): Counts {
+  return (tally[reader] ??= emptyCounts());
+}
+
+export function mergeTally(into: Tally, from: Tally): void {
+  for (const [reader, c] of Object.entries(from)) {
+    const t = countsOf(into, reader);
+    for (const k of Object.keys(c) as (keyof Counts)[]) t[k] += c[k];
+  }
+}
+
+export function failuresIn(tally: Tally): number {
+  let n = 0;
+  for (const c of Object.values(tally)) for (const k of FAILURE_KINDS) n += c[k];
+  return n;
+}
