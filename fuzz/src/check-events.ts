@@ -95,7 +95,7 @@ function checkGateway(sut: Sut, bytes: Buffer, probe: Probe, ref: RefAnswer): vo
     const decoded = decodeAvroBody(bytes, p.batchCodec);
     return decoded.ok ? prepareDecoded(decoded.events, p) : decoded;
   });
-  const scan = probe.run('gateway.scan', () => scanBatch(bytes, p.batchCodec.fingerprint, p.geo));
+  const scan = probe.run('gateway.scan', () => scanBatch(bytes, p.batchCodec.fingerprint, p.geo, p.time.nowMs + p.time.maxFutureMs));
   if (!slow.ok) probe.fail('gateway.slow', 'crashes', `threw ${describe(slow.error)}`);
   if (!scan.ok) probe.fail('gateway.scan', 'crashes', `threw ${describe(scan.error)}`);
   if (!slow.ok) return;
