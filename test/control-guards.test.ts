@@ -111,4 +111,21 @@ describe('control API guard rails', () => {
       await strict.stop();
     }
   });
+
+  it('refuses a manual ban on a subject that names no client (method, host, country, path) without force, and audits it forced with force', async () => {
+    for (const typed of ['method:GET', 'country:FR', 'host:shop.example', 'path:/', 'country:FR|method:POST']) {
+      const ban = await control.call('POST', '/v1/bans', { ...operator, body: { subject: typed, duration: '1m', reason: 'typo' } });
+      expect(ban.status, typed).toBe(400);
+      expect(ban.body.code).toBe('SUBJECT_TOO_BROAD');
+      expect(ban.body.errors[0]).toEqual({ path: 'subject', message: expect.stringMatching(/names no client \(no ip, cidr, user, apikey, header or cookie part\): it refuses every request that carries it, from everyone$/) });
+    }
+    // A client part makes it narrow: the user, on one path.
+    const narrow = await control.call('POST', '/v1/bans', { ...operator, body: { subject: 'user:42|path:/login', duration: '1m', reason: 'stuffing' } });
+    expect(narrow.status).toBe(201);
+    const forced = await control.call('POST', '/v1/bans', { ...operator, body: { subject: 'country:FR', duration: '1m', reason: 'drill', force: true } });
+    expect(forced.status).toBe(201);
+    const record = await waitUntil(() => audit.records.map((r) => r.value!).find((r) => r.target === 'country:FR'), 'the forced broad ban in the audit');
+    expect(record.forced).toBe('country:FR names no client (no ip, cidr, user, apikey, header or cookie part): it refuses every request that carries it, from everyone');
+    expect(audit.records.map((r) => r.value!).find((r) => r.target === narrow.body.subject)?.forced).toBeNull();
+  });
 });

@@ -85,7 +85,7 @@ describe('every subject the control API accepts is enforced (library and sidecar
     expect(cases).toHaveLength(20);
     for (const c of cases) {
       const label = `${c.kind} ${JSON.stringify(c.typed)} (seed ${seed})`;
-      const added = await control.call('POST', '/v1/bans', { token: tokens.operator, body: { subject: c.typed, duration: '10m', reason: 'property test' } });
+      const added = await control.call('POST', '/v1/bans', { token: tokens.operator, body: { subject: c.typed, duration: '10m', reason: 'property test', force: true } });
       expect(added.status, `${label}: ${JSON.stringify(added.body)}`).toBe(201);
       const subject = added.body.subject as string;
       const [lib, car] = await until(c.carrier, `the ban on ${label} to deny`, (a) => !a.allowed);

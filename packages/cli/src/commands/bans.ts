@@ -2,7 +2,7 @@ import type { Command } from '../command.js';
 import { text } from '../command.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { isoSeconds, relative, table } from '../format/table.js';
-import { FORCE_HELP, FORCE_OPTION, hintForce } from './force.js';
+import { BAN_FORCE_HELP, FORCE_OPTION, hintForce } from './force.js';
 
 export interface BanView {
   subject: string;
@@ -45,7 +45,7 @@ export const banCommands: Command[] = [
     },
   },
   {
-    name: 'bans add', usage: `banstream bans add SUBJECT --duration 1h --reason TEXT [--status 403|429] [--force] [--json]\n  ${FORCE_HELP}`,
+    name: 'bans add', usage: `banstream bans add SUBJECT --duration 1h --reason TEXT [--status 403|429] [--force] [--json]\n  ${BAN_FORCE_HELP}`,
     summary: 'ban an address, a network or a subject (user:42) by hand', args: 1,
     options: { duration: { type: 'string', short: 'd' }, reason: { type: 'string', short: 'r' }, status: { type: 'string' }, ...FORCE_OPTION },
     async run({ api, args, values, json, print, io }) {

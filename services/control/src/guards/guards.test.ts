@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { canonicalAllowEntry, cidrContains, parseCidr } from '@banstream/core';
 import { canonicalSubject } from '../routes/subjects.js';
-import { banDurationProblem, DEFAULT_MIN_PREFIX, describeWide, wideNetwork } from './index.js';
+import { banDurationProblem, broadSubjectReason, DEFAULT_MIN_PREFIX, describeWide, wideNetwork } from './index.js';
 
 const limits = DEFAULT_MIN_PREFIX;
 const v4Text = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
@@ -81,5 +81,19 @@ describe('banDurationProblem: the cap on manual bans', () => {
   it('refuses durations too long to count in milliseconds rather than failing on them', () => {
     expect(banDurationProblem('99999999999999999999d', cap)).toMatch(/longer than the 30d/);
     expect(banDurationProblem(`${Number.MAX_SAFE_INTEGER}d`, { text: 'x', ms: Number.MAX_SAFE_INTEGER })).toMatch(/longer than/);
+  });
+});
+
+describe('broadSubjectReason: manual bans that name no client', () => {
+  it('calls a subject broad when none of its parts names a client', () => {
+    for (const subject of ['method:GET', 'host:shop.example', 'country:FR', 'region:FR-IDF', 'asn:13335', 'path:/', 'route:/users/:id', 'country:FR|method:POST']) {
+      expect(broadSubjectReason(subject), subject).toMatch(/names no client/);
+    }
+  });
+
+  it('calls a subject narrow when any part names a client', () => {
+    for (const subject of ['ip:203.0.113.7', 'cidr:203.0.113.0/24', 'user:42', 'apikey:0123456789abcdef0123456789abcdef', 'header.user-agent:curl', 'path:/login|user:42', 'country:FR|ip:203.0.113.7']) {
+      expect(broadSubjectReason(subject), subject).toBeUndefined();
+    }
   });
 });

@@ -19,6 +19,8 @@ export const API_ERRORS = {
   SUBJECT_INVALID: 400,
   /** A ban or allowlist entry on a network wider than CONTROL_MIN_PREFIX_V4/V6, without force. */
   NETWORK_TOO_WIDE: 400,
+  /** A manual ban on a subject that names no client (method, host, country, path…), without force. */
+  SUBJECT_TOO_BROAD: 400,
   /** A manual ban longer than CONTROL_MAX_BAN_DURATION (force does not lift it). */
   BAN_TOO_LONG: 400,
   RATE_LIMITED: 429,

@@ -9,7 +9,7 @@ import { BanView, DurationText, errorResponses, ForceFlag } from '../http/schema
 import { searchBans } from '../state/ban-search.js';
 import type { ChangeWriter } from '../state/change-writer.js';
 import type { ControlState } from '../state/control-state.js';
-import { forcedOver } from './force.js';
+import { banForcedOver } from './force.js';
 import { canonicalSubject } from './subjects.js';
 
 export interface BanRoutesOptions {
@@ -75,7 +75,7 @@ export async function banRoutes(app: FastifyInstance, options: BanRoutesOptions)
     }
     const tooLong = banDurationProblem(body.duration, guards.maxBan);
     if (tooLong !== undefined) throw new ApiError('BAN_TOO_LONG', `duration: ${tooLong}`, [{ path: 'duration', message: tooLong }]);
-    const forced = forcedOver(subject, guards.minPrefix, body.force === true, { what: 'ban', field: 'subject' });
+    const forced = banForcedOver(subject, guards.minPrefix, body.force === true);
     const actor = actorOf(request).name;
     const ban = await writer.serial(async () => {
       const now = clock();

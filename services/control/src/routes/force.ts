@@ -1,4 +1,4 @@
-import { describeWide, wideNetwork, type MinPrefix } from '../guards/index.js';
+import { broadSubjectReason, describeWide, wideNetwork, type MinPrefix } from '../guards/index.js';
 import { ApiError } from '../http/problem.js';
 
 /**
@@ -12,4 +12,17 @@ export function forcedOver(subject: string, limits: MinPrefix, force: boolean, a
   const reason = describeWide(wide, at.what);
   if (!force) throw new ApiError('NETWORK_TOO_WIDE', `${at.field}: ${reason}; send force: true to place it anyway`, [{ path: at.field, message: reason }]);
   return reason;
+}
+
+/**
+ * The guard a manual ban overrides with `force`: a network too wide (forcedOver), or a
+ * subject that names no client at all (SUBJECT_TOO_BROAD: `method:GET`, `country:FR`).
+ */
+export function banForcedOver(subject: string, limits: MinPrefix, force: boolean): string | null {
+  const wide = forcedOver(subject, limits, force, { what: 'ban', field: 'subject' });
+  if (wide !== null) return wide;
+  const broad = broadSubjectReason(subject);
+  if (broad === undefined) return null;
+  if (!force) throw new ApiError('SUBJECT_TOO_BROAD', `subject: ${broad}; send force: true to place it anyway`, [{ path: 'subject', message: broad }]);
+  return broad;
 }
