@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import type { RequestEvent } from '@banstream/schemas';
@@ -46,5 +47,38 @@ describe('banstreamPlugin route', () => {
     await app.close();
     expect(events.map((e) => e.route)).toEqual(['/users/:id']);
     expect(checked.map((c) => c.route)).toEqual(events.map((e) => e.route));
+  });
+});
+
+describe('banstreamPlugin events', () => {
+  const allowAll = {
+    check: async () => ({ allowed: true, status: 200, source: 'none', reason: 'no rule applies', previews: [] }) as unknown as Decision,
+  } as unknown as Enforcer;
+
+  it('dates each event when the request is answered, not when it began, however slowly the client sent it', async () => {
+    const events: RequestEvent[] = [];
+    const app = Fastify();
+    await app.register(banstreamPlugin, { enforcer: allowAll, publisher: { publish: (e) => events.push(e) }, edgeId: 'e1' });
+    app.post('/login', async () => 'no');
+    const body = new Readable({ read() {} });
+    setTimeout(() => body.push(null), 300);
+    const began = Date.now();
+    await app.inject({ method: 'POST', url: '/login', headers: { 'content-type': 'text/plain' }, payload: body });
+    const answered = Date.now();
+    await app.close();
+    expect(events).toHaveLength(1);
+    // Dated at its start, the event would be 300 ms behind its neighbours: late, past a grace that short.
+    expect(events[0]!.timestamp).toBeGreaterThanOrEqual(began + 290);
+    expect(events[0]!.timestamp).toBeLessThanOrEqual(answered);
+  });
+
+  it('publishes the path in the normal form the gateway and the aggregator match, without its query', async () => {
+    const events: RequestEvent[] = [];
+    const app = Fastify();
+    await app.register(banstreamPlugin, { enforcer: allowAll, publisher: { publish: (e) => events.push(e) }, edgeId: 'e1' });
+    app.get('/admin', async () => 'admin');
+    for (const url of ['/%61dmin?token=secret', '/admin#x', '/adm%69n']) await app.inject({ url });
+    await app.close();
+    expect(events.map((e) => e.path)).toEqual(['/admin', '/admin', '/admin']);
   });
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { hashApiKey } from '@banstream/core';
+import { hashApiKey, normalisePath } from '@banstream/core';
 import type { RequestEvent } from '@banstream/schemas';
 import type { Decision, Enforcer } from './enforcer.js';
 import { decisionHeaders, problemBody } from './http/rate-limit-headers.js';
@@ -16,7 +16,13 @@ export interface BanstreamPluginOptions {
   publisher?: EventSink;
   /** Names this edge in its events. */
   edgeId: string;
-  /** The client address; default request.ip (set Fastify's trustProxy to read X-Forwarded-For). */
+  /**
+   * The client address; default request.ip, the socket's peer. Behind proxies, give
+   * Fastify's `trustProxy` the proxies' own addresses (`trustProxy: ['10.0.0.0/8']`),
+   * never `true`: with `true`, request.ip is the leftmost X-Forwarded-For, which the
+   * client writes itself (`X-Forwarded-For: 9.9.9.9` makes it 9.9.9.9), so any client
+   * picks the address it is counted and banned as.
+   */
   clientIp?: (request: FastifyRequest) => string;
   userId?: (request: FastifyRequest) => string | undefined;
   /** The client's country as the edge knows it (e.g. a CF-IPCountry header), checked and published. */
@@ -68,9 +74,12 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
       const value = request.headers[name];
       if (typeof value === 'string') headers[name] = value;
     }
+    // Dated now, when the edge has answered, not when the request began: a client that
+    // took longer than the aggregator's grace over its request (a slow body, a slow read)
+    // would otherwise have every request counted late, that is never (issue 25).
     publisher.publish({
-      eventId: randomUUID(), timestamp: Date.now() - Math.round(reply.elapsedTime), ip: ipOf(request), country: options.country?.(request) ?? null, region: null, asn: null,
-      method: request.method, host: request.host, path: request.url.split('?')[0]!, route: request.routeOptions.url ?? null,
+      eventId: randomUUID(), timestamp: Date.now(), ip: ipOf(request), country: options.country?.(request) ?? null, region: null, asn: null,
+      method: request.method, host: request.host, path: normalisePath(request.url), route: request.routeOptions.url ?? null,
       status: reply.statusCode, userId: options.userId?.(request) ?? null, apiKeyHash: apiKey ? hashApiKey(apiKey) : null,
       headers, edgeId: options.edgeId, latencyMs: reply.elapsedTime,
     });

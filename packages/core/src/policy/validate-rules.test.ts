@@ -120,6 +120,27 @@ describe('cross-field rules', () => {
   });
 });
 
+describe('paths in normal form', () => {
+  const match = (m: Json) => policy({ match: m });
+  const why = (normal: string) =>
+    `is not in normal form: requests are matched by their normalised path (escapes decoded but those of / ? # % ; : @ & = + $ , which are upper-cased, dot segments removed, runs of / merged, no query), in which this is "${normal}"`;
+
+  it('refuses paths, globs and prefixes that normalising would change, saying what requests are matched as', () => {
+    expect(one(match({ paths: ['/log%69n', '/api/**/../admin', '/a%2fb', '/login?x=1'], pathPrefixes: ['//admin/', '/a/./b'] }))).toEqual([
+      `policies[0].match.paths[0]: ${why('/login')}`,
+      `policies[0].match.paths[1]: ${why('/api/admin')}`,
+      `policies[0].match.paths[2]: ${why('/a%2Fb')}`,
+      `policies[0].match.paths[3]: ${why('/login')}`,
+      `policies[0].match.pathPrefixes[0]: ${why('/admin/')}`,
+      `policies[0].match.pathPrefixes[1]: ${why('/a/b')}`,
+    ]);
+  });
+
+  it('accepts paths in normal form, globs and escapes of delimiters included', () => {
+    expect(one(match({ paths: ['/login', '/api/*/items', '/**/admin', '/a%2Fb', '/.well-known/**', '/a!b'], pathPrefixes: ['/admin/', '/a..b'] }))).toEqual([]);
+  });
+});
+
 describe('allowlist rules', () => {
   const allow = (...allowlist: Json[]) => lines({ policies: [], allowlist });
 

@@ -1,6 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
 import { isBanstreamError } from '../errors.js';
-import { parseDimension, parseKey, parseSubject, tryParseCidr, type KeyDimension } from '../subjects/index.js';
+import { normalisePath, parseDimension, parseKey, parseSubject, tryParseCidr, type KeyDimension } from '../subjects/index.js';
 import { formatDuration, tryParseDuration } from './duration.js';
 import { globProblem } from './glob.js';
 import { headerPatternProblem } from './header-pattern.js';
@@ -123,6 +123,8 @@ function policyRules(p: Record<string, unknown>, at: readonly PathSegment[], pus
   if (Array.isArray(headers)) headers.forEach((h, j) => headerRules(record(h), [...at, 'match', 'headers', j], push));
   const paths = record(p.match).paths;
   if (Array.isArray(paths)) paths.forEach((glob, j) => globRules(glob, [...at, 'match', 'paths', j], push));
+  const prefixes = record(p.match).pathPrefixes;
+  if (Array.isArray(prefixes)) prefixes.forEach((prefix, j) => normalPathRule(prefix, [...at, 'match', 'pathPrefixes', j], push));
   checkTimeRules(p, at, push);
 }
 
@@ -131,6 +133,22 @@ function globRules(glob: unknown, at: readonly PathSegment[], push: Push): void 
   if (typeof glob !== 'string' || glob.length > MAX_PATTERN_LENGTH) return;
   const problem = globProblem(glob);
   if (problem !== undefined) push(at, problem);
+  else normalPathRule(glob, at, push);
+}
+
+/**
+ * Requests are matched by their normalised path (normalisePath): a path, prefix or
+ * glob that normalising would change, such as `/log%69n` or `/a/../login`, would match
+ * no request as written, or other ones than it says. Refused rather than rewritten, so
+ * the policy shown is the policy applied.
+ */
+function normalPathRule(path: unknown, at: readonly PathSegment[], push: Push): void {
+  if (typeof path !== 'string' || !path.startsWith('/')) return;
+  const normal = normalisePath(path);
+  if (normal !== path) {
+    push(at, `is not in normal form: requests are matched by their normalised path (escapes decoded but those of / ? # % ; : @ & = + $ , which ` +
+      `are upper-cased, dot segments removed, runs of / merged, no query), in which this is ${JSON.stringify(normal)}`);
+  }
 }
 
 function scheduleRules(s: Record<string, unknown>, at: readonly PathSegment[], push: Push): void {

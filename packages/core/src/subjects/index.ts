@@ -14,6 +14,7 @@ export {
 export {
   type HeadersInput, normaliseMethod, normaliseHost, normalisePath, normaliseHeaders, parseCookies, statusClass,
 } from './normalise.js';
+export { isNormalPathBytes } from './path.js';
 export {
   DIMENSION_KINDS, type DimensionKind, type KeyDimension, DEFAULT_PREFIX_BITS, MAX_DIMENSION_NAME_LENGTH,
   parseDimension, formatDimension, checkDimension, dimensionScope, compareDimensions, parseKey,

@@ -29,14 +29,11 @@ export function normaliseHost(host: string): string {
   return h;
 }
 
-/** The path without query string or fragment: queries carry secrets and unbounded values. */
-export function normalisePath(path: string): string {
-  for (let i = 0; i < path.length; i++) {
-    const c = path.charCodeAt(i);
-    if (c === 0x3f || c === 0x23) return path.slice(0, i);
-  }
-  return path;
-}
+/**
+ * The path without query string or fragment (queries carry secrets and unbounded
+ * values), in the one normal form of every spelling a server serves alike: path.ts.
+ */
+export { normalisePath } from './path.js';
 
 /** ISO 3166 codes in upper case; empty counts as unknown. */
 export function normaliseGeo(code: string | null | undefined): string | undefined {

@@ -52,6 +52,11 @@ describe('normaliseSubject: what an operator types becomes what compileKey produ
     ['cidr:10.1.2.3/8', 'cidr:10.0.0.0/8'],
     ['user:42|ip:192.0.2.1', 'ip:192.0.2.1|user:42'],
     ['path:/login|header.x-tenant:a', 'header.x-tenant:a|path:/login'],
+    // A path as the requests that reach it are matched (normalisePath); its own % written %25.
+    ['path:/%2561dmin', 'path:/admin'],
+    ['path:/shop/../admin/./?next=1', 'path:/admin/'],
+    ['path://admin', 'path:/admin'],
+    ['path:/a%252fb', 'path:/a%252Fb'],
     [`apikey:${key}`, `apikey:${key.slice(0, 32)}`],
     [`apikey:${key.slice(0, 32).toUpperCase()}`, `apikey:${key.slice(0, 32)}`],
     ['method:post', 'method:POST'],

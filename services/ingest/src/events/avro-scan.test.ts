@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { eventPartitionKey, formatIpv4 } from '@banstream/core';
+import { eventPartitionKey, formatIpv4, normalisePath } from '@banstream/core';
 import { isEncoded, type BufferedEvent } from '@banstream/edge';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import type { GeoLookup } from '../geo/enrich.js';
@@ -36,7 +36,12 @@ const tricky: { [K in keyof RequestEvent]: RequestEvent[K][] } = {
   asn: [null, 0, 4_294_967_295, 4_294_967_296, -1],
   method: ['POST', 'post', 'M-SEARCH', 'GET /', '', 'A'.repeat(17)],
   host: ['a.example', 'A.example', 'a.example:8443', 'a.example.', '', 'h'.repeat(256), '[::1]:80', '[::1]', 'a.example:', 'x:80:90', '2001:db8::1'],
-  path: ['/', '/a?b=1', '/a#x', '?x', '', `/${'p'.repeat(2047)}`, `/${'p'.repeat(2048)}`, '/ü'],
+  path: [
+    '/', '/a?b=1', '/a#x', '?x', '', `/${'p'.repeat(2047)}`, `/${'p'.repeat(2048)}`, '/ü',
+    // Spellings normalisePath changes (escapes, dot segments, runs of /, absolute form) and near misses it keeps.
+    '/%61dmin', '/a%2fb', '/a%2Fb', '/a/../b', '/a/./b', '/./', '/..', '//a', '/a//', '/%2e%2E/x', '/.well-known', '/a..', '/a%zz', '/a%',
+    '/a%4', 'http://h/a', 'a', '*', '/a%C3%BC', '/a%c3', '/a%3F', `/${'a/..'.repeat(400)}`,
+  ],
   route: [null, '', '/users/:id', 'r'.repeat(513)],
   status: [0, 99, 100, 999, 1000, -1],
   userId: [null, '', 'u'.repeat(256), 'u'.repeat(257)],
@@ -98,6 +103,25 @@ describe('scanBatch (the Avro fast path)', () => {
     expect(scanBatch(body.subarray(0, body.length - 3), codec.fingerprint, geo, LATEST)).toBeUndefined();
     expect(scanBatch(Buffer.concat([body, Buffer.of(0)]), codec.fingerprint, geo, LATEST)).toBeUndefined();
     expect(scanBatch(Buffer.from('[]'), codec.fingerprint, geo, LATEST)).toBeUndefined();
+  });
+
+  it('takes an event only when normalisePath would leave its path as it is (hostile spellings generated)', () => {
+    const piece = fc.oneof(
+      fc.constantFrom('/', '//', '.', '..', '%2e', '%2E', '%2f', '%2F', '%', '%zz', '%4', '?', '#', 'a', 'admin', '~', 'http://h', '*'),
+      fc.integer({ min: 0, max: 127 }).map((code) => `%${code.toString(16).padStart(2, '0')}`),
+    );
+    let taken = 0;
+    fc.assert(
+      // Half of them normalised: the scan must take those.
+      fc.property(fc.array(piece, { minLength: 1, maxLength: 10 }), fc.boolean(), (parts, normalised) => {
+        const path = normalised ? normalisePath(parts.join('')) || '/' : parts.join('');
+        const fast = scanBatch(codec.encode({ events: [{ ...canonical, path }] }), codec.fingerprint, geo, LATEST);
+        if (fast !== undefined) taken++;
+        expect(fast !== undefined, JSON.stringify(path)).toBe(normalisePath(path) === path);
+      }),
+      { numRuns: 3_000 },
+    );
+    expect(taken).toBeGreaterThan(1_000);
   });
 
   it('leaves to the slow path an event naming a header twice (possible on the wire, not in an object), whatever came before it', () => {

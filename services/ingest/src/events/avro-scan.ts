@@ -1,4 +1,4 @@
-import { canonicalIpv4At, eventPartitionKey, ipv4EventPartitionKey, normaliseHost, tryParseIp } from '@banstream/core';
+import { canonicalIpv4At, eventPartitionKey, ipv4EventPartitionKey, isNormalPathBytes, normaliseHost, tryParseIp } from '@banstream/core';
 import { avroLong, type EncodedEvent } from '@banstream/edge';
 import { AvroCursor, OFF_FAST_PATH, sameBytes, SINGLE_OBJECT_HEADER_LENGTH } from '@banstream/schemas';
 import type { GeoLookup, GeoOutcome } from '../geo/enrich.js';
@@ -14,9 +14,9 @@ export interface ScannedBatch {
  * building objects, and when every event is already valid and in normal form (what
  * the validator would return unchanged) hands each event's own bytes on, with the
  * country spliced in from the geography database. Anything else (a rule broken,
- * lower-case method, a non-canonical IP, non-ASCII text, another writer schema) gives
- * undefined: the caller then decodes, validates and normalises (the slow path), which
- * also words the errors. A test checks both paths give the same events.
+ * lower-case method, a non-canonical IP, a path not in normal form, non-ASCII text,
+ * another writer schema) gives undefined: the caller then decodes, validates and
+ * normalises (the slow path), which also words the errors. A test checks both paths give the same events.
  */
 export function scanBatch(body: Buffer, fingerprint: bigint, geo: GeoLookup | undefined, latestMs: number): ScannedBatch | undefined {
   if (body.length < SINGLE_OBJECT_HEADER_LENGTH || body[0] !== 0xc3 || body[1] !== 0x01 || body.readBigUInt64LE(2) !== fingerprint) return undefined;
@@ -88,7 +88,8 @@ function scanEvent(c: AvroCursor, geo: GeoLookup | undefined, counts: Record<Geo
     const host = b.toString('latin1', hostFrom, c.pos);
     if (normaliseHost(host) !== host) throw OFF_FAST_PATH;
   }
-  for (let i = c.ascii(1, LIMITS.path); i < c.pos; i++) if (b[i] === 0x3f || b[i] === 0x23) throw OFF_FAST_PATH; // no query or fragment
+  // In normal form (no query, escape, dot segment or `//` that normalisePath would change): else the slow path normalises it.
+  if (!isNormalPathBytes(b, c.ascii(1, LIMITS.path), c.pos)) throw OFF_FAST_PATH;
   if (c.union()) c.ascii(0, LIMITS.route);
   const status = c.int();
   if (status !== 0 && (status < 100 || status > 999)) throw OFF_FAST_PATH;

@@ -1,6 +1,8 @@
 import { normaliseHost, normaliseMethod, normalisePath, parseIp, tryParseIp } from '@banstream/core';
 import type { RequestEvent } from '@banstream/schemas';
-import { FORBIDDEN_HEADERS, HEADER_NAME, type TimeBound } from './event-rules.js';
+import { EVENT_RULES, FORBIDDEN_HEADERS, HEADER_NAME, type TimeBound } from './event-rules.js';
+
+const MAX_PATH_LENGTH = EVENT_RULES.path?.maxLength ?? Number.MAX_SAFE_INTEGER;
 
 type Report = (path: string, message: string) => void;
 
@@ -24,6 +26,8 @@ export function normaliseEvent(e: RequestEvent, report: Report, time: TimeBound)
   if (host.length === 0) fail('/host', 'is empty once the port and trailing dots are removed');
   const path = normalisePath(e.path);
   if (path.length === 0) fail('/path', 'has no path before the query string or fragment');
+  // Escaping a stray `%` lengthens a path: the bound holds for what is published.
+  else if (path.length > MAX_PATH_LENGTH) fail('/path', `is ${path.length} characters once normalised, more than ${MAX_PATH_LENGTH}`);
   const headers = normaliseHeaderNames(e.headers ?? {}, fail);
   if (!ok || ip === undefined) return undefined;
   return {

@@ -20,6 +20,17 @@ describe('EventValidator', () => {
     }] });
   });
 
+  it('publishes the path in the normal form every reader matches: escapes decoded, dot segments removed, runs of / merged', () => {
+    const paths = ['/%61dmin', '/a/../admin', '//admin', '/%2e%2e/admin?x=1', 'http://shop.example/admin', '/a%2fb', '/a%zz'];
+    const result = validator.validate(paths.map((path) => ({ ...minimal, path })), TIME);
+    expect(result.ok ? result.events.map((e) => e.path) : result).toEqual(['/admin', '/admin', '/admin', '/admin', '/admin', '/a%2Fb', '/a%25zz']);
+  });
+
+  it('refuses a path that normalising makes longer than the limit (each stray % is written %25)', () => {
+    const result = validator.validate([{ ...minimal, path: `/${'%'.repeat(1000)}` }], TIME);
+    expect(result.ok ? [] : result.problems).toEqual([{ index: 0, path: '/path', message: 'is 3001 characters once normalised, more than 2048' }]);
+  });
+
   it('refuses the whole batch when one event is invalid, naming the index and field path of each problem', () => {
     const result = validator.validate([
       minimal,
