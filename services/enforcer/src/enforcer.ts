@@ -128,7 +128,7 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
     const now = clock();
     const attrs = attributesFromRequest(request, now);
     const local = decideLocally(state, attrs, now, random);
-    if (!local.allowlisted) warmUp.decide(local, state.policies.applicable(attrs), attrs, now);
+    if (!local.allowlisted) warmUp.decide(local, state.policies, attrs, now);
     const hard = local.hard.length > 0 ? await hardLimits(local, now) : undefined;
     return warmUp.mark(verdict(local, hard));
   };
