@@ -1,5 +1,6 @@
 import { addressSubject, canonicalIpv4, networkPrefix, parseCidr, tryParseIp, type Candidate, type IpAddress } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
+import { CONTEXT_SCOPES, scopesOfSubject, type ContextScope, type ScopeSet } from '../context-scopes.js';
 import { BanPage, type BanPageQuery } from './ban-page.js';
 import { Int32Table } from './int32-table.js';
 import { ManualShapes } from './manual-shapes.js';
@@ -29,8 +30,15 @@ export class BanCache {
   private listings: Promise<unknown> = Promise.resolve();
   private listingsWaiting = 0;
 
-  /** `listSlice`: entries a listing reads between pauses for the event loop (tests make it small). */
-  constructor(private readonly listSlice = LIST_SLICE) {}
+  /** Live exact bans naming each context scope (CONTEXT_SCOPES order): GET /v1/auth may lack them. */
+  private readonly contextCounts = CONTEXT_SCOPES.map(() => 0);
+  private readonly listSlice: number;
+  private readonly onContextBan: ((scopes: ScopeSet, ban: Ban) => void) | undefined;
+
+  constructor(options: BanCacheOptions = {}) {
+    this.listSlice = options.listSlice ?? LIST_SLICE;
+    this.onContextBan = options.onContextBan;
+  }
 
   /** Per shape of manual ban held, the function a check builds that shape's subject with; look each up with subject(). */
   get manualSubjectFns(): ManualShapes['subjectFns'] {
@@ -60,6 +68,7 @@ export class BanCache {
       if (ban) this.exact.set(subject, ban);
       else this.exact.delete(subject);
       if (ban?.origin === MANUAL) this.shapes.add(subject);
+      if (ban || before) this.countContext(subject, before === undefined ? 1 : ban ? 0 : -1, ban);
       return;
     }
     const byLength = this.networks[network.family];
@@ -133,11 +142,28 @@ export class BanCache {
     const sweep = <K>(m: Map<K, Ban>) => {
       for (const [k, b] of m) if (b.expiresAt <= nowMs && m.delete(k)) purged++;
     };
-    for (const [subject, b] of this.exact) if (b.expiresAt <= nowMs && b.origin === MANUAL) this.shapes.remove(subject);
+    for (const [subject, b] of this.exact) {
+      if (b.expiresAt > nowMs) continue;
+      if (b.origin === MANUAL) this.shapes.remove(subject);
+      this.countContext(subject, -1, null);
+    }
     sweep(this.exact);
     purged += this.v4.deleteWhere((b) => b.expiresAt <= nowMs);
     for (const family of [this.networks[4], this.networks[6]]) for (const m of family.values()) sweep(m);
     return purged;
+  }
+
+  /** Bans held that name `scope` (a context scope: country, region, asn, route), expired ones until purged. */
+  bansNaming(scope: ContextScope): number {
+    return this.contextCounts[CONTEXT_SCOPES.indexOf(scope)]!;
+  }
+
+  /** An exact ban on `subject` came (`change` 1), was replaced (0) or went (-1): counted per context scope it names. */
+  private countContext(subject: string, change: 1 | 0 | -1, ban: Ban | null): void {
+    const scopes = scopesOfSubject(subject);
+    if (scopes === 0) return;
+    for (let i = 0; i < CONTEXT_SCOPES.length; i++) if ((scopes & (1 << i)) !== 0) this.contextCounts[i]! += change;
+    if (ban) this.onContextBan?.(scopes, ban);
   }
 
   /**
@@ -193,6 +219,13 @@ const noop = () => undefined;
 /** After the I/O waiting now (checks) has been served. */
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+export interface BanCacheOptions {
+  /** Entries a listing reads between pauses for the event loop (tests make it small). */
+  listSlice?: number;
+  /** A ban naming context scopes (scopesOfSubject) came or was replaced: GET /v1/auth may be unable to apply it. */
+  onContextBan?: (scopes: ScopeSet, ban: Ban) => void;
 }
 
 /** Ban.origin of a ban placed by hand (control API, CLI). */

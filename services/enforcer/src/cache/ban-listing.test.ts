@@ -65,7 +65,7 @@ describe('BanCache.list', () => {
   it('pages through every live ban exactly once, in subject order, whatever the limit and scope', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(subject, fc.integer({ min: 0, max: 20 })), { maxLength: 150 }), query, async (entries, q) => {
-        const cache = new BanCache(3);
+        const cache = new BanCache({ listSlice: 3 });
         const held = new Map<string, Ban>();
         for (const [s, expiresAt] of entries) {
           cache.observe(s, ban(s, expiresAt));
@@ -87,7 +87,7 @@ describe('BanCache.list', () => {
         fc.array(fc.tuple(fc.constantFrom('set', 'set', 'lift', 'purge'), fc.integer({ min: 0, max: 4095 })), { minLength: 1, maxLength: 300 }),
         fc.integer({ min: 1, max: 400 }),
         async (stable, churn, limit) => {
-          const cache = new BanCache(8);
+          const cache = new BanCache({ listSlice: 8 });
           for (const s of stable) cache.observe(s, ban(s));
           // Other addresses come and go meanwhile, a few per pause: the IPv4 table grows and shifts entries back.
           const churned = (n: number) => `ip:10.0.${n >> 8}.${n & 255}`;
@@ -118,7 +118,7 @@ describe('BanCache.list', () => {
   });
 
   it('builds one page at a time, in the order asked', async () => {
-    const cache = new BanCache(1);
+    const cache = new BanCache({ listSlice: 1 });
     for (let i = 0; i < 50; i++) cache.observe(`ip:192.0.2.${i}`, ban(`ip:192.0.2.${i}`));
     const done: number[] = [];
     const pages = [1, 2, 3].map((n) => cache.list(0, { limit: n }).then((p) => done.push(p.length)));
