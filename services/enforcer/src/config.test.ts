@@ -11,12 +11,15 @@ describe('enforcer configuration', () => {
       ENFORCER_TRUSTED_PROXIES: '127.0.0.1,::1', ENFORCER_CALLERS: '127.0.0.1,::1',
       ENFORCER_CLIENT_IP_HEADER: 'x-forwarded-for', ENFORCER_USER_HEADER: 'x-banstream-user', ENFORCER_API_KEY_HEADER: 'x-banstream-api-key',
       ENFORCER_WARMUP_MODE: 'closed', ENFORCER_WARMUP_WAIT_MS: 3_000,
+      ENFORCER_COUNTRY_HEADER: 'none', ENFORCER_REGION_HEADER: 'none', ENFORCER_ASN_HEADER: 'none', ENFORCER_ROUTE_HEADER: 'none',
     });
   });
 
   it('refuses a header name that is not one, and an unknown warm-up mode, naming the variable', () => {
     expect(() => loadConfig(enforcerEnv, { ...required, ENFORCER_USER_HEADER: 'x user' })).toThrow(/ENFORCER_USER_HEADER/);
     expect(() => loadConfig(enforcerEnv, { ...required, ENFORCER_CLIENT_IP_HEADER: 'x-real-ip,x-forwarded-for' })).toThrow(/ENFORCER_CLIENT_IP_HEADER/);
+    expect(() => loadConfig(enforcerEnv, { ...required, ENFORCER_COUNTRY_HEADER: 'cf ipcountry' })).toThrow(/ENFORCER_COUNTRY_HEADER/);
+    expect(loadConfig(enforcerEnv, { ...required, ENFORCER_ASN_HEADER: 'X-Banstream-Asn' })).toMatchObject({ ENFORCER_ASN_HEADER: 'X-Banstream-Asn' });
     expect(() => loadConfig(enforcerEnv, { ...required, ENFORCER_WARMUP_MODE: 'maybe' })).toThrow(/ENFORCER_WARMUP_MODE: expected closed or open/);
     expect(loadConfig(enforcerEnv, { ...required, ENFORCER_CLIENT_IP_HEADER: 'X-Real-IP', ENFORCER_USER_HEADER: 'none' })).toMatchObject({ ENFORCER_CLIENT_IP_HEADER: 'X-Real-IP', ENFORCER_USER_HEADER: 'none' });
   });

@@ -5,6 +5,14 @@ import { hardLimitEnv } from './hard/config.js';
 /** An HTTP header name (RFC 9110 token). */
 const HEADER_NAME = "^[A-Za-z0-9!#$%&'*+.^_`|~-]*$";
 
+/** A header GET /v1/auth reads one context attribute from, on trusted proxies' requests only; none by default. */
+function contextHeader(what: string) {
+  return Type.String({
+    default: 'none', minLength: 1, maxLength: 64, pattern: HEADER_NAME,
+    expected: `the header a trusted proxy puts ${what} in, or none (bans and policies on it are then not applied by GET /v1/auth)`,
+  });
+}
+
 /** Every variable the enforcer sidecar reads; README "Configuration" lists them. */
 export const enforcerEnv = {
   ...baseEnv,
@@ -28,6 +36,10 @@ export const enforcerEnv = {
     default: 'x-banstream-api-key', minLength: 1, maxLength: 64, pattern: HEADER_NAME,
     expected: 'the header a trusted proxy puts the checked API key in, in clear (none: no key is read)',
   }),
+  ENFORCER_COUNTRY_HEADER: contextHeader('the client\'s country as an ISO 3166-1 alpha-2 code (AU), from the proxy\'s GeoIP lookup'),
+  ENFORCER_REGION_HEADER: contextHeader('the client\'s region as an ISO 3166-2 code (FR-IDF)'),
+  ENFORCER_ASN_HEADER: contextHeader('the client\'s autonomous system number in decimal (13335)'),
+  ENFORCER_ROUTE_HEADER: contextHeader('the route template the request matched (/users/:id), at most 512 characters'),
   ENFORCER_CALLERS: Type.String({
     default: '127.0.0.1,::1', pattern: '^[0-9A-Fa-f:./, ]*$',
     expected: 'comma-separated addresses or CIDRs that may call POST /v1/check (whose user and API key are believed) and GET /v1/bans; 0.0.0.0/0,::/0 for anyone',

@@ -8,6 +8,7 @@ import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
 import { decideLocally, type HardCheck, type LocalDecision, type LocalState, type Quota } from './decide.js';
 import type { HardLimiter as RedisHardLimiter } from './hard/index.js';
+import { CONTEXT_SCOPES, scopeBit, scopesOfPolicy, type ContextNeeds, type ScopeSet } from './context-scopes.js';
 import { enforcerMetrics, type EnforcerMetrics } from './metrics.js';
 import { WarmUp, type WarmUpMode } from './warm-up.js';
 
@@ -32,6 +33,18 @@ export interface EnforcerOptions {
   warmUpWaitMs?: number;
   /** Entries the `local` failure mode keeps while warming; default 100000. */
   warmUpLocalMaxEntries?: number;
+  /**
+   * A ban or an enabled policy that names context scopes (country, region, asn, route)
+   * came: a caller that cannot supply them (GET /v1/auth) can report that it cannot apply it.
+   */
+  onContextNeed?: (need: ContextNeed) => void;
+}
+
+/** What onContextNeed reports: the scopes named, and by what (a ban names the policy that made it). */
+export interface ContextNeed {
+  scopes: ScopeSet;
+  kind: 'ban' | 'policy';
+  policyId: string;
 }
 
 /** The answer to "may this request pass?". */
@@ -53,6 +66,8 @@ export interface Enforcer {
   readonly bans: BanCache;
   /** Drops expired bans, stale counts and allowlist entries; call periodically. */
   purge(): void;
+  /** Per context scope, the bans and enabled policies held that name it. */
+  contextNeeds(): ContextNeeds;
 }
 
 /**
@@ -68,7 +83,9 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
   const random = options.random ?? Math.random;
   const metrics = enforcerMetrics(registry);
   const catalog = loadSchemaCatalog();
-  const state: LocalState = { bans: new BanCache(), counts: new CountCache(), allowlist: new Allowlist(), policies: new PolicyBook() };
+  const onContextNeed = options.onContextNeed;
+  const bans = new BanCache({ onContextBan: onContextNeed && ((scopes, ban) => onContextNeed({ scopes, kind: 'ban', policyId: ban.policyId })) });
+  const state: LocalState = { bans, counts: new CountCache(), allowlist: new Allowlist(), policies: new PolicyBook() };
   const topic = (name: 'bans' | 'counts' | 'policies' | 'allowlist') => topicFullName(options.topicPrefix, name);
   const codecs = {
     ban: catalog.codec(SCHEMA_NAMES.ban), count: catalog.codec(SCHEMA_NAMES.windowCount),
@@ -89,6 +106,9 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
         metrics.rejectedPolicies.inc();
         logger.warn({ policy: change.id, reason: change.reason }, 'policy rejected: not applied');
       }
+      const policy = change.kind === 'applied' ? state.policies.get(change.id) : undefined;
+      const scopes = policy?.enabled ? scopesOfPolicy(policy) : 0;
+      if (scopes !== 0) onContextNeed?.({ scopes, kind: 'policy', policyId: change.id });
     }),
     feed('allowlist', (key, value) => {
       if (value === null) state.allowlist.remove(key);
@@ -128,7 +148,7 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
     const now = clock();
     const attrs = attributesFromRequest(request, now);
     const local = decideLocally(state, attrs, now, random);
-    if (!local.allowlisted) warmUp.decide(local, state.policies.applicable(attrs), attrs, now);
+    if (!local.allowlisted) warmUp.decide(local, state.policies, attrs, now);
     const hard = local.hard.length > 0 ? await hardLimits(local, now) : undefined;
     return warmUp.mark(verdict(local, hard));
   };
@@ -164,6 +184,15 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
       metrics.cacheEntries.set({ cache: 'counts' }, state.counts.size);
       metrics.cacheEntries.set({ cache: 'allowlist' }, state.allowlist.size);
       metrics.cacheEntries.set({ cache: 'policies' }, state.policies.policies.length);
+    },
+    contextNeeds() {
+      const enabled = state.policies.policies.map(scopesOfPolicy);
+      const needs = {} as ContextNeeds;
+      for (const scope of CONTEXT_SCOPES) {
+        const bit = scopeBit(scope);
+        needs[scope] = { bans: state.bans.bansNaming(scope), policies: enabled.filter((s) => (s & bit) !== 0).length };
+      }
+      return needs;
     },
     async check(request) {
       if (!warm) return checkWarming(request);

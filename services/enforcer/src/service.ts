@@ -4,7 +4,9 @@ import type { Service, ServiceDeps } from '@banstream/platform';
 import { enforcerEnv, type EnforcerConfig } from './config.js';
 import { createEnforcer } from './enforcer.js';
 import { createHardLimiter, hardLimiterSettings } from './hard/index.js';
+import { CONTEXT_SCOPES } from './context-scopes.js';
 import { AnswerBatch } from './http/answer-batch.js';
+import { AuthGaps } from './http/auth-gaps.js';
 import { parseTrustedProxies } from './http/forwarded.js';
 import { sidecarRoutes } from './http/sidecar-routes.js';
 
@@ -21,9 +23,18 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
   const redis = redisFromConfig(config, logger);
   const instanceId = `${process.pid}-${randomBytes(4).toString('hex')}`;
   const hardLimiter = createHardLimiter({ redis, logger, registry, ...hardLimiterSettings(config) });
+  // `none`: an empty variable means its default, as for every variable.
+  const headerName = (name: string) => (name.toLowerCase() === 'none' ? '' : name.toLowerCase());
+  const headerNames = {
+    clientIp: config.ENFORCER_CLIENT_IP_HEADER.toLowerCase(), user: headerName(config.ENFORCER_USER_HEADER), apiKey: headerName(config.ENFORCER_API_KEY_HEADER),
+    country: headerName(config.ENFORCER_COUNTRY_HEADER), region: headerName(config.ENFORCER_REGION_HEADER),
+    asn: headerName(config.ENFORCER_ASN_HEADER), route: headerName(config.ENFORCER_ROUTE_HEADER),
+  };
+  const gaps = new AuthGaps(new Set(CONTEXT_SCOPES.filter((scope) => headerNames[scope] !== '')), logger.child({ component: 'auth-gaps' }), registry);
   const enforcer = createEnforcer({
     kafka, admin, topicPrefix: config.TOPIC_PREFIX, logger, registry, instanceId, hardLimiter,
     warmUpMode: config.ENFORCER_WARMUP_MODE, warmUpWaitMs: config.ENFORCER_WARMUP_WAIT_MS, warmUpLocalMaxEntries: config.ENFORCER_LOCAL_LIMIT_MAX_ENTRIES,
+    onContextNeed: (need) => gaps.need(need),
   });
   const trustedProxies = parseTrustedProxies(config.ENFORCER_TRUSTED_PROXIES);
   let purge: NodeJS.Timeout | undefined;
@@ -31,11 +42,6 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
   readiness.add('redis', redisReachable(redis, 500));
   const answers = config.ENFORCER_BATCH_ANSWERS ? new AnswerBatch() : undefined;
-  // `none`: an empty variable means its default, as for every variable.
-  const identityHeader = (name: string) => (name.toLowerCase() === 'none' ? '' : name.toLowerCase());
-  const headerNames = {
-    clientIp: config.ENFORCER_CLIENT_IP_HEADER.toLowerCase(), user: identityHeader(config.ENFORCER_USER_HEADER), apiKey: identityHeader(config.ENFORCER_API_KEY_HEADER),
-  };
   const callers = parseTrustedProxies(config.ENFORCER_CALLERS);
   void http.register(sidecarRoutes, { enforcer, trustedProxies, callers, headerNames, answers });
 
@@ -46,7 +52,11 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
       // Scripts loaded before the first check, so it is not the one that times out.
       await hardLimiter.warmUp();
       await enforcer.start();
-      purge = setInterval(() => enforcer.purge(), config.ENFORCER_PURGE_MS);
+      gaps.refresh(enforcer.contextNeeds());
+      purge = setInterval(() => {
+        enforcer.purge();
+        gaps.refresh(enforcer.contextNeeds());
+      }, config.ENFORCER_PURGE_MS);
       purge.unref();
     },
     async stop() {

@@ -30,7 +30,7 @@ function state(policies: Record<string, Record<string, unknown>>): LocalState {
 function warmCheck(s: LocalState, warmUp: WarmUp, path: string, ip = '192.0.2.7', now = NOW): Decision {
   const attrs = attributesFromRequest({ ip, method: 'GET', host: 'h', path }, now);
   const local = decideLocally(s, attrs, now, () => 0.5);
-  if (!local.allowlisted) warmUp.decide(local, s.policies.applicable(attrs), attrs, now);
+  if (!local.allowlisted) warmUp.decide(local, s.policies, attrs, now);
   return warmUp.mark(resolveVerdict(local.allowlisted, local.candidates));
 }
 
@@ -64,6 +64,15 @@ describe('decisions while the caches load', () => {
     expect(warmCheck(s, warm('closed'), '/products')).toMatchObject({ allowed: false, status: 429, source: 'warming', policyId: 'warm-up', retryAfterSeconds: 1 });
     expect(warmCheck(s, warm('closed'), '/other')).toMatchObject({ allowed: false, policyId: 'warm-up' });
     expect(warmCheck(s, warm('open'), '/products')).toMatchObject({ allowed: true, source: 'warming' });
+  });
+
+  it('decides a status-matched policy (failed logins) by its failure mode, as a check has no status', () => {
+    const failedLogins = (mode: string) => login(mode, { match: { paths: ['/login'], statuses: [401] }, action: { type: 'ban', banDuration: '1h' } });
+    expect(warmCheck(state({ 'failed-logins': failedLogins('closed') }), warm('open'), '/login'))
+      .toMatchObject({ allowed: false, status: 403, source: 'warming', policyId: 'failed-logins' });
+    expect(warmCheck(state({ 'failed-logins': failedLogins('open') }), warm('closed'), '/login')).toMatchObject({ allowed: true, source: 'warming' });
+    // Elsewhere it does not apply: the sidecar-wide mode decides.
+    expect(warmCheck(state({ 'failed-logins': failedLogins('open') }), warm('closed'), '/home')).toMatchObject({ allowed: false, policyId: 'warm-up' });
   });
 
   it('reports a preview policy\'s closed failure mode without enforcing it', () => {

@@ -1,5 +1,5 @@
 import type { Candidate, RequestAttributes } from '@banstream/core';
-import type { RequestPolicy } from '@banstream/platform';
+import type { PolicyBook, RequestPolicy } from '@banstream/platform';
 import type { Decision } from './enforcer.js';
 import type { LocalDecision } from './decide.js';
 import { LocalLimiter } from './hard/local-limiter.js';
@@ -40,11 +40,15 @@ export class WarmUp {
     };
   }
 
-  /** Appends the failure-mode candidates of `policies` (those applicable to the request) to `decision`. */
-  decide(decision: LocalDecision, policies: readonly RequestPolicy[], attrs: RequestAttributes, nowMs: number): void {
+  /**
+   * Appends to `decision` the failure-mode candidates of the policies that apply to the
+   * request at check time (applicableAtCheck, as decideLocally asks): a check has no
+   * status, so a failed-logins policy (`statuses: [401]`) governs every /login check.
+   */
+  decide(decision: LocalDecision, book: PolicyBook, attrs: RequestAttributes, nowMs: number): void {
     const found: Candidate[] = [];
     let governed = false;
-    for (const policy of policies) {
+    for (const policy of book.applicableAtCheck(attrs)) {
       const e = policy.enforcement;
       if (e.type !== 'async' || policy.action.type === 'alert') continue;
       if (policy.mode === 'enforce') governed = true;

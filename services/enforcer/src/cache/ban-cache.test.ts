@@ -70,16 +70,16 @@ describe('BanCache', () => {
     expect(cache.size).toBe(0);
   });
 
-  it('lists live bans by scope, paged by subject', () => {
+  it('lists live bans by scope, paged by subject', async () => {
     const cache = new BanCache();
     for (const s of ['ip:192.0.2.3', 'ip:192.0.2.1', 'user:9', 'cidr:10.0.0.0/8']) cache.observe(s, ban(s));
-    expect(cache.list(0, { scope: 'ip', limit: 10 }).map((b) => b.subject)).toEqual(['ip:192.0.2.1', 'ip:192.0.2.3']);
-    expect(cache.list(0, { after: 'ip:192.0.2.1', limit: 2 }).map((b) => b.subject)).toEqual(['ip:192.0.2.3', 'user:9']);
+    expect((await cache.list(0, { scope: 'ip', limit: 10 })).map((b) => b.subject)).toEqual(['ip:192.0.2.1', 'ip:192.0.2.3']);
+    expect((await cache.list(0, { after: 'ip:192.0.2.1', limit: 2 })).map((b) => b.subject)).toEqual(['ip:192.0.2.3', 'user:9']);
   });
 });
 
 describe('BanCache IPv4 address bans', () => {
-  it('finds an ip ban by the parsed address and by its subject, and lifts, purges and lists it like any other', () => {
+  it('finds an ip ban by the parsed address and by its subject, and lifts, purges and lists it like any other', async () => {
     const cache = new BanCache();
     cache.observe('ip:203.0.113.9', ban('ip:203.0.113.9', 100));
     cache.observe('ip:2001:db8::9', ban('ip:2001:db8::9'));
@@ -88,7 +88,7 @@ describe('BanCache IPv4 address bans', () => {
     expect(cache.address(parseIp('203.0.113.10'), 0)).toBeUndefined();
     expect(cache.address(parseIp('2001:db8::9'), 0)?.banId).toBe('ip:2001:db8::9');
     expect(cache.subject('ip:203.0.113.9', 0)?.banId).toBe('ip:203.0.113.9');
-    expect(cache.list(0, { scope: 'ip', limit: 10 }).map((b) => b.subject)).toEqual(['ip:2001:db8::9', 'ip:203.0.113.9']);
+    expect((await cache.list(0, { scope: 'ip', limit: 10 })).map((b) => b.subject)).toEqual(['ip:2001:db8::9', 'ip:203.0.113.9']);
     expect(cache.size).toBe(2);
     expect(cache.address(parseIp('203.0.113.9'), 100)).toBeUndefined();
     expect(cache.purgeExpired(100)).toBe(1);

@@ -1,5 +1,7 @@
 import { addressSubject, canonicalIpv4, networkPrefix, parseCidr, tryParseIp, type Candidate, type IpAddress } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
+import { CONTEXT_SCOPES, scopesOfSubject, type ContextScope, type ScopeSet } from '../context-scopes.js';
+import { BanPage, type BanPageQuery } from './ban-page.js';
 import { Int32Table } from './int32-table.js';
 import { ManualShapes } from './manual-shapes.js';
 
@@ -24,6 +26,19 @@ export class BanCache {
   private readonly networks = { 4: new Map<number, Map<string, Ban>>(), 6: new Map<number, Map<string, Ban>>() };
   /** The shapes of the manual bans on subjects a check does not look up otherwise (manual-shapes.ts). */
   private readonly shapes = new ManualShapes();
+  /** The listing running and those waiting (list), one after the other. */
+  private listings: Promise<unknown> = Promise.resolve();
+  private listingsWaiting = 0;
+
+  /** Live exact bans naming each context scope (CONTEXT_SCOPES order): GET /v1/auth may lack them. */
+  private readonly contextCounts = CONTEXT_SCOPES.map(() => 0);
+  private readonly listSlice: number;
+  private readonly onContextBan: ((scopes: ScopeSet, ban: Ban) => void) | undefined;
+
+  constructor(options: BanCacheOptions = {}) {
+    this.listSlice = options.listSlice ?? LIST_SLICE;
+    this.onContextBan = options.onContextBan;
+  }
 
   /** Per shape of manual ban held, the function a check builds that shape's subject with; look each up with subject(). */
   get manualSubjectFns(): ManualShapes['subjectFns'] {
@@ -53,6 +68,7 @@ export class BanCache {
       if (ban) this.exact.set(subject, ban);
       else this.exact.delete(subject);
       if (ban?.origin === MANUAL) this.shapes.add(subject);
+      if (ban || before) this.countContext(subject, before === undefined ? 1 : ban ? 0 : -1, ban);
       return;
     }
     const byLength = this.networks[network.family];
@@ -126,24 +142,90 @@ export class BanCache {
     const sweep = <K>(m: Map<K, Ban>) => {
       for (const [k, b] of m) if (b.expiresAt <= nowMs && m.delete(k)) purged++;
     };
-    for (const [subject, b] of this.exact) if (b.expiresAt <= nowMs && b.origin === MANUAL) this.shapes.remove(subject);
+    for (const [subject, b] of this.exact) {
+      if (b.expiresAt > nowMs) continue;
+      if (b.origin === MANUAL) this.shapes.remove(subject);
+      this.countContext(subject, -1, null);
+    }
     sweep(this.exact);
     purged += this.v4.deleteWhere((b) => b.expiresAt <= nowMs);
     for (const family of [this.networks[4], this.networks[6]]) for (const m of family.values()) sweep(m);
     return purged;
   }
 
-  /** Live bans, optionally of one scope (`ip`, `cidr`, `user`…), in subject order, paged. */
-  list(nowMs: number, options: { scope?: string; after?: string; limit: number }): Ban[] {
-    const all: Ban[] = [];
-    const take = (b: Ban) => {
-      if (b.expiresAt > nowMs && (!options.scope || b.subject.startsWith(`${options.scope}:`)) && (!options.after || b.subject > options.after)) all.push(b);
-    };
-    for (const b of this.exact.values()) take(b);
-    for (const [, b] of this.v4.entries()) take(b);
-    for (const family of [this.networks[4], this.networks[6]]) for (const m of family.values()) for (const b of m.values()) take(b);
-    return all.sort((a, b) => (a.subject < b.subject ? -1 : 1)).slice(0, options.limit);
+  /** Bans held that name `scope` (a context scope: country, region, asn, route), expired ones until purged. */
+  bansNaming(scope: ContextScope): number {
+    return this.contextCounts[CONTEXT_SCOPES.indexOf(scope)]!;
   }
+
+  /** An exact ban on `subject` came (`change` 1), was replaced (0) or went (-1): counted per context scope it names. */
+  private countContext(subject: string, change: 1 | 0 | -1, ban: Ban | null): void {
+    const scopes = scopesOfSubject(subject);
+    if (scopes === 0) return;
+    for (let i = 0; i < CONTEXT_SCOPES.length; i++) if ((scopes & (1 << i)) !== 0) this.contextCounts[i]! += change;
+    if (ban) this.onContextBan?.(scopes, ban);
+  }
+
+  /**
+   * Live bans, optionally of one scope (`ip`, `cidr`, `user`…), in subject order, paged
+   * (ban-page.ts). A million bans take a few hundred ms to scan, so the scan pauses
+   * every `LIST_SLICE` entries for the event loop (checks go on meanwhile), and
+   * listings run one at a time: two would put two slices between checks. A ban
+   * present throughout the listing is in it (Int32Table.openScan); one set or lifted
+   * meanwhile may or may not be.
+   */
+  list(nowMs: number, query: BanPageQuery): Promise<Ban[]> {
+    const turn = this.listings.then(() => this.collect(new BanPage(nowMs, query)));
+    this.listings = turn.then(noop, noop);
+    this.listingsWaiting++;
+    return turn.finally(() => this.listingsWaiting--);
+  }
+
+  /** Listings asked for and not finished (the running one included). */
+  get listingsPending(): number {
+    return this.listingsWaiting;
+  }
+
+  private async collect(page: BanPage): Promise<Ban[]> {
+    const offer = (ban: Ban) => page.offer(ban);
+    let budget = this.listSlice;
+    // Map iterators stay valid across pauses: an entry deleted meanwhile is skipped, one added may be seen.
+    const maps: Iterable<Map<unknown, Ban>> = [this.exact, ...this.networks[4].values(), ...this.networks[6].values()];
+    for (const map of maps) {
+      for (const ban of map.values()) {
+        offer(ban);
+        if (--budget === 0) {
+          await nextTurn();
+          budget = this.listSlice;
+        }
+      }
+    }
+    const scan = this.v4.openScan();
+    try {
+      // A quarter to a half of the slots hold a ban.
+      while (!this.v4.scanStep(scan, this.listSlice, offer)) await nextTurn();
+    } finally {
+      this.v4.closeScan(scan);
+    }
+    return page.bans();
+  }
+}
+
+/** Entries (or table slots) a listing reads between two pauses: about a millisecond with a million bans. */
+const LIST_SLICE = 4096;
+
+const noop = () => undefined;
+
+/** After the I/O waiting now (checks) has been served. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+export interface BanCacheOptions {
+  /** Entries a listing reads between pauses for the event loop (tests make it small). */
+  listSlice?: number;
+  /** A ban naming context scopes (scopesOfSubject) came or was replaced: GET /v1/auth may be unable to apply it. */
+  onContextBan?: (scopes: ScopeSet, ban: Ban) => void;
 }
 
 /** Ban.origin of a ban placed by hand (control API, CLI). */

@@ -109,4 +109,72 @@ describe('Int32Table', () => {
     expect(table.size).toBe(3333);
     for (let k = 0; k < 5000; k++) expect(table.get(k * 7919)).toBe(k % 3 === 0 ? undefined : k);
   });
+
+  it('a scan paused between steps visits every entry present throughout, whatever sets, deletes and growth happen meanwhile', () => {
+    fc.assert(
+      fc.property(
+        // Entries present throughout, and others set and deleted around them (shifting them back, growing the table).
+        fc.array(fc.integer({ min: -100, max: 100 }), { minLength: 10, maxLength: 100 }),
+        fc.array(fc.tuple(fc.constantFrom('set', 'delete', 'step'), fc.integer({ min: 101, max: 200 }), fc.integer({ min: 1, max: 4 })), { minLength: 100, maxLength: 400 }),
+        (initial, ops) => {
+          const table = new Int32Table<string>(2);
+          let version = 0;
+          // Each set stores a fresh value, so a visit names the one write it saw.
+          const put = (key: number) => table.set(key, `${key}#${version++}`);
+          for (const key of initial) put(key);
+          const throughout = new Map(table.entries());
+          const everPresent = new Set(throughout.values());
+          const visited = new Set<string>();
+          const scan = table.openScan();
+          let done = false;
+          for (const [op, key, slots] of ops) {
+            if (done) break;
+            if (op === 'step') done = table.scanStep(scan, slots, (v) => visited.add(v));
+            else {
+              throughout.delete(key);
+              if (op === 'set') everPresent.add(put(key) >= 0 ? table.get(key)! : '');
+              else table.delete(key);
+            }
+          }
+          while (!done) done = table.scanStep(scan, 7, (v) => visited.add(v));
+          table.closeScan(scan);
+          for (const value of throughout.values()) expect(visited).toContain(value);
+          for (const value of visited) expect(everPresent).toContain(value);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a scan visits an entry a delete shifts back behind it', () => {
+    const homeOf = (key: number) => {
+      const alone = new Int32Table<number>(2);
+      alone.set(key, key);
+      return alone.slotOf(key);
+    };
+    const target = homeOf(0);
+    const sharing: number[] = [];
+    for (let key = 0; sharing.length < 3; key++) if (homeOf(key) === target) sharing.push(key);
+    const table = new Int32Table<number>(2);
+    for (const key of sharing) table.set(key, key);
+    const scan = table.openScan();
+    const visited: number[] = [];
+    // Up to the home slot: sharing[0] is visited, sharing[1] and [2] sit just after it.
+    table.scanStep(scan, target + 1, (v) => visited.push(v));
+    expect(visited).toEqual([sharing[0]]);
+    table.delete(sharing[0]!);
+    expect(table.slotOf(sharing[1]!)).toBe(target);
+    while (!table.scanStep(scan, 1, (v) => visited.push(v)));
+    expect(visited.sort()).toEqual([...sharing].sort());
+  });
+
+  it('forgets a closed scan: later deletes feed it nothing', () => {
+    const table = new Int32Table<number>(2);
+    for (let k = 0; k < 50; k++) table.set(k, k);
+    const scan = table.openScan();
+    table.scanStep(scan, 8, () => undefined);
+    table.closeScan(scan);
+    for (let k = 0; k < 50; k++) table.delete(k);
+    expect(scan.moved).toEqual([]);
+  });
 });

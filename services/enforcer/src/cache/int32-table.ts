@@ -17,6 +17,8 @@ export class Int32Table<V> {
   private mask: number;
   private count = 0;
   private readonly width: number;
+  /** Scans open across changes (openScan); undefined when none, so a delete tests one field. */
+  private scans: Int32Scan<V>[] | undefined;
 
   /** `fields`: how many fields each entry keeps beside its value (fieldAt). */
   constructor(initialCapacity = 1024, readonly fields = 1) {
@@ -96,6 +98,7 @@ export class Int32Table<V> {
       const h = home(slots[w * j] as number, mask);
       // Entry j may move to the hole i unless its home lies cyclically in (i, j].
       if (i <= j ? h > i && h <= j : h > i || h <= j) continue;
+      if (this.scans) this.movedBack(j, i);
       for (let f = 0; f < w; f++) slots[w * i + f] = slots[w * j + f];
       i = j;
     }
@@ -120,6 +123,43 @@ export class Int32Table<V> {
     return doomed.length;
   }
 
+  /**
+   * Starts a scan that may pause between steps (scanStep) while entries are set and
+   * deleted: it visits every entry present from its opening to its last step at least
+   * once (an entry may be visited twice, after a growth or a delete's shift across the
+   * start of the array). Close it with closeScan, or deletes keep feeding it.
+   */
+  openScan(): Int32Scan<V> {
+    const scan: Int32Scan<V> = { next: 0, moved: [] };
+    (this.scans ??= []).push(scan);
+    return scan;
+  }
+
+  /** Visits up to `slots` slots of the scan, and the entries a delete moved behind it; true once the scan is complete. */
+  scanStep(scan: Int32Scan<V>, slots: number, visit: (value: V) => void): boolean {
+    const moved = scan.moved;
+    while (moved.length > 0) visit(moved.pop()!);
+    const all = this.slots;
+    const w = this.width;
+    const end = Math.min(this.mask + 1, scan.next + slots);
+    for (let i = scan.next; i < end; i++) {
+      const value = all[w * i + 1];
+      if (value !== undefined) visit(value as V);
+    }
+    scan.next = end;
+    return end > this.mask;
+  }
+
+  closeScan(scan: Int32Scan<V>): void {
+    const open = this.scans?.filter((s) => s !== scan);
+    this.scans = open && open.length > 0 ? open : undefined;
+  }
+
+  /** A delete moves the entry in slot `from` back to `to`: a scan already past `to` but not `from` would miss it. */
+  private movedBack(from: number, to: number): void {
+    for (const scan of this.scans!) if (from >= scan.next && to < scan.next) scan.moved.push(this.slots[this.width * from + 1] as V);
+  }
+
   private grow(): void {
     const old = this.slots;
     const w = this.width;
@@ -134,7 +174,15 @@ export class Int32Table<V> {
     }
     this.slots = slots;
     this.mask = mask;
+    // Every entry moved: open scans start over (what they visited is visited again).
+    if (this.scans) for (const scan of this.scans) scan.next = 0;
   }
+}
+
+/** Where a scan of an Int32Table stands (openScan): the next slot, and entries moved behind it. */
+export interface Int32Scan<V> {
+  next: number;
+  readonly moved: V[];
 }
 
 /**

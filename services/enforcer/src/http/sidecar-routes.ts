@@ -114,10 +114,22 @@ export async function sidecarRoutes(app: FastifyInstance, options: SidecarOption
     return reply.code(decision.status).type('application/problem+json').send(problemBody(decision));
   });
 
-  app.get<{ Querystring: Static<typeof BansQuery> }>('/v1/bans', { schema: { querystring: BansQuery }, ...callersOnly }, async (request) => {
+  app.get<{ Querystring: Static<typeof BansQuery> }>('/v1/bans', { schema: { querystring: BansQuery }, ...callersOnly }, async (request, reply) => {
+    // Listings run one at a time (BanCache.list): past a few waiting, a caller is told to come back.
+    if (enforcer.bans.listingsPending >= MAX_PENDING_LISTINGS) return listingBusy(reply);
     const limit = request.query.limit ?? 100;
-    const bans = enforcer.bans.list(Date.now(), { limit, ...request.query });
+    const bans = await enforcer.bans.list(Date.now(), { limit, ...request.query });
     return { bans, next: bans.length === limit ? bans[bans.length - 1]!.subject : null };
+  });
+}
+
+/** GET /v1/bans requests waiting for their turn beyond which the next is refused (503). */
+const MAX_PENDING_LISTINGS = 8;
+
+function listingBusy(reply: FastifyReply): FastifyReply {
+  return reply.code(503).header('retry-after', '1').type('application/problem+json').send({
+    type: 'about:blank', title: 'Service unavailable', status: 503, code: 'BANS_LISTING_BUSY',
+    detail: `GET /v1/bans builds one page at a time and ${MAX_PENDING_LISTINGS} are waiting: try again shortly`,
   });
 }
 
