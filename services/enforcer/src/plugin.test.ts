@@ -82,3 +82,23 @@ describe('banstreamPlugin events', () => {
     expect(events.map((e) => e.path)).toEqual(['/admin', '/admin', '/admin']);
   });
 });
+
+describe('banstreamPlugin region and ASN', () => {
+  it('checks and publishes the region and ASN the edge knows, so policies on them count and apply alike', async () => {
+    const checked: { region?: string; asn?: number }[] = [];
+    const enforcer = {
+      check: async (input: { region?: string; asn?: number }) => {
+        checked.push(input);
+        return { allowed: true, status: 200, source: 'none', reason: 'no rule applies', previews: [] } as unknown as Decision;
+      },
+    } as unknown as Enforcer;
+    const events: RequestEvent[] = [];
+    const app = Fastify();
+    await app.register(banstreamPlugin, { enforcer, publisher: { publish: (e) => events.push(e) }, edgeId: 'e1', region: () => 'FR-IDF', asn: () => 13335 });
+    app.get('/', async () => 'ok');
+    await app.inject({ url: '/' });
+    await app.close();
+    expect(checked).toMatchObject([{ region: 'FR-IDF', asn: 13335 }]);
+    expect(events.map((e) => [e.region, e.asn])).toEqual([['FR-IDF', 13335]]);
+  });
+});

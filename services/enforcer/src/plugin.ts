@@ -27,6 +27,9 @@ export interface BanstreamPluginOptions {
   userId?: (request: FastifyRequest) => string | undefined;
   /** The client's country as the edge knows it (e.g. a CF-IPCountry header), checked and published. */
   country?: (request: FastifyRequest) => string | undefined;
+  /** The client's region (ISO 3166-2) and AS number, if the edge knows them: checked and published, like the country. */
+  region?: (request: FastifyRequest) => string | undefined;
+  asn?: (request: FastifyRequest) => number | undefined;
   /** The clear API key, hashed before it is checked or published. */
   apiKey?: (request: FastifyRequest) => string | undefined;
   /** Request headers copied into events, for policies keyed on them (lower case; never credentials). */
@@ -54,11 +57,13 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
     const apiKey = options.apiKey?.(request);
     const userId = options.userId?.(request);
     const country = options.country?.(request);
+    const region = options.region?.(request);
+    const asn = options.asn?.(request);
     // The route template too: a policy keyed on `route` counts the published events'
     // route, so a check without it would never find that policy's bans or counts.
     const decision = await enforcer.check({
       ip: ipOf(request), method: request.method, host: request.host, path: request.url, headers: request.headers, route: request.routeOptions.url ?? null,
-      ...(apiKey ? { apiKey } : {}), ...(userId ? { userId } : {}), ...(country ? { country } : {}),
+      ...(apiKey ? { apiKey } : {}), ...(userId ? { userId } : {}), ...(country ? { country } : {}), ...(region ? { region } : {}), ...(asn !== undefined ? { asn } : {}),
     });
     request.banstream = decision;
     reply.headers(decisionHeaders(decision));
@@ -78,7 +83,7 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
     // took longer than the aggregator's grace over its request (a slow body, a slow read)
     // would otherwise have every request counted late, that is never (issue 25).
     publisher.publish({
-      eventId: randomUUID(), timestamp: Date.now(), ip: ipOf(request), country: options.country?.(request) ?? null, region: null, asn: null,
+      eventId: randomUUID(), timestamp: Date.now(), ip: ipOf(request), country: options.country?.(request) ?? null, region: options.region?.(request) ?? null, asn: options.asn?.(request) ?? null,
       method: request.method, host: request.host, path: normalisePath(request.url), route: request.routeOptions.url ?? null,
       status: reply.statusCode, userId: options.userId?.(request) ?? null, apiKeyHash: apiKey ? hashApiKey(apiKey) : null,
       headers, edgeId: options.edgeId, latencyMs: reply.elapsedTime,
