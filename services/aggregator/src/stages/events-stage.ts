@@ -135,7 +135,7 @@ export class EventsStage {
     }
     // Taken out of the buffer: if Kafka refused them, nothing would send them again.
     const batches = owner.repartition.take();
-    await this.ctx.publishUntilDone('the repartition', () => this.ctx.publisher.repartition(batches));
+    await this.ctx.publishUntilDone('the repartition', this.ctx.publisher.repartition(batches));
     await this.ctx.publishUntilDone('dead letters', this.ctx.publisher.deadLetters(dead));
     for (const d of dead) this.ctx.metrics.dlq.inc({ reason: d.reasonCode });
     this.guard.deadLettered(met);
