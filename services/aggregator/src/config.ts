@@ -51,6 +51,7 @@ export const aggregatorEnv = {
   AGGREGATOR_FETCH_KB_PER_PARTITION: Type.Integer({ minimum: 64, maximum: 65_536, default: 1_024, expected: 'KiB from 64 to 65536 (most events input one fetch takes per partition)' }),
   /** A 1 MiB record of a few thousand events takes milliseconds; a legit 4 MiB fetch fits many times over. */
   AGGREGATOR_RECORD_BUDGET_MS: ms(10, 600_000, 5_000, 'longest one input record may be in hand: past it the worker is killed and the record dead-lettered unhandled'),
+  AGGREGATOR_PUBLISH_STUCK_MS: ms(1_000, 3_600_000, 30_000, 'a publication to Kafka failing for longer makes /readyz report not ready'),
   /** Unset: <tmpdir>/banstream-aggregator-<uid>. Must be this user's own and not writable by others: a trap skips a record. */
   AGGREGATOR_STATE_DIR: Type.Optional(Type.String({ minLength: 1, expected: 'a directory path (records a worker stalled on are kept there)' })),
   ...geoEnv,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AggregatorRegistry } from 'prom-client';
 import { Registry } from '@banstream/platform';
-import { aggregatorMetrics, recordHottest } from './metrics.js';
+import { aggregatorMetrics, recordHottest, showPendingPublications } from './metrics.js';
 
 const series = async (registry: Registry, name: string) => (await registry.getSingleMetric(name)!.get()).values.map((v) => [v.labels, v.value]);
 
@@ -23,5 +23,18 @@ describe('banstream_aggregator_policy_hottest_count', () => {
     const text = await merged.metrics();
     expect(text).toContain('banstream_aggregator_policy_hottest_count{policy="login"} 9');
     expect(text).toContain('banstream_aggregator_policy_hottest_count{policy="api"} 2');
+  });
+});
+
+describe('banstream_aggregator_publication_pending_seconds', () => {
+  it('is read when scraped from the latest service built on the registry, and merged across workers by the longest', async () => {
+    const registry = new Registry();
+    showPendingPublications(aggregatorMetrics(registry), () => 1_000);
+    showPendingPublications(aggregatorMetrics(registry), () => 2_500);
+    expect(await series(registry, 'banstream_aggregator_publication_pending_seconds')).toEqual([[{}, 2.5]]);
+    const other = new Registry();
+    showPendingPublications(aggregatorMetrics(other), () => 40_000);
+    const merged = AggregatorRegistry.aggregate(await Promise.all([registry, other].map((r) => r.getMetricsAsJSON())));
+    expect(await merged.metrics()).toContain('banstream_aggregator_publication_pending_seconds 40');
   });
 });

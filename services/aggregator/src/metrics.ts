@@ -27,6 +27,8 @@ export function aggregatorMetrics(registry: Registry) {
     hotSubjects: gauge(registry, { name: 'banstream_aggregator_hot_subjects', help: 'Subjects whose counts are being published', labelNames: ['stage'] }),
     replaying: gauge(registry, { name: 'banstream_aggregator_partitions_replaying', help: 'Owned partitions still rebuilding state by replay', labelNames: ['stage'] }),
     policyHottest: gauge(registry, POLICY_HOTTEST),
+    publicationPending: gauge(registry, PUBLICATION_PENDING),
+    outputRefused: counter(registry, { name: 'banstream_aggregator_output_refused_total', help: 'Records Kafka refused for what they are (too large, invalid), by output topic; dead-lettered, or dropped when the DLQ refused them too', labelNames: ['output', 'dead_lettered'] }),
     ...geoMetrics(registry),
   };
 }
@@ -43,6 +45,23 @@ const POLICY_HOTTEST = {
   name: 'banstream_aggregator_policy_hottest_count', labelNames: ['policy'] as const, aggregator: 'max' as const,
   help: 'Window count of the policy\'s hottest subject on this instance (hot subjects only; the subjects nearest their threshold are in the log line "hot subjects nearest their threshold")',
 };
+
+/** Read when scraped from the source showPendingPublications gave; across workers, the longest. */
+const PUBLICATION_PENDING = {
+  name: 'banstream_aggregator_publication_pending_seconds', labelNames: [] as const, aggregator: 'max' as const,
+  help: 'How long the oldest publication to Kafka still under way has been at it, retries included (0: none); past AGGREGATOR_PUBLISH_STUCK_MS, /readyz is not ready',
+  collect(this: Gauge) {
+    const pendingMs = pendingSources.get(this);
+    if (pendingMs) this.set(pendingMs() / 1000);
+  },
+};
+type Gauge = ReturnType<typeof gauge>;
+const pendingSources = new WeakMap<Gauge, () => number>();
+
+/** Where banstream_aggregator_publication_pending_seconds reads its value (the latest service built on the registry). */
+export function showPendingPublications(metrics: AggregatorMetrics, pendingMs: () => number): void {
+  pendingSources.set(metrics.publicationPending, pendingMs);
+}
 
 /** Sets the hottest count of each policy from the hot entries this instance owns now; a policy without any has no series. */
 export function recordHottest(metrics: AggregatorMetrics, entries: Iterable<{ readonly policyId: string; readonly count: number }>): void {

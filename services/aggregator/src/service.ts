@@ -1,17 +1,18 @@
 import { Allowlist } from '@banstream/core';
-import { allowlistEntry, CompactedFeed, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, PolicyBook, topicFullName, unwatched } from '@banstream/platform';
+import { allowlistEntry, CompactedFeed, DLQ_REASON, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, PolicyBook, RenewableProducer, topicFullName, unwatched } from '@banstream/platform';
 import type { RunServiceDeps, Service } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, stateDirOf, type AggregatorConfig } from './config.js';
 import { BanLedger } from './engine/ban-ledger.js';
-import { Outbox } from './engine/outbox.js';
+import { Outbox, type Drained } from './engine/outbox.js';
 import { DecisionFlusher, SerialPublications } from './kafka/decision-flusher.js';
-import { Publisher, type AggregatorTopics } from './kafka/publisher.js';
-import { aggregatorMetrics } from './metrics.js';
+import { PendingPublications } from './kafka/pending-publications.js';
+import { Publisher, type AggregatorTopics, type Refused } from './kafka/publisher.js';
+import { aggregatorMetrics, showPendingPublications, type AggregatorMetrics } from './metrics.js';
 import { EventsStage } from './stages/events-stage.js';
 import { SubjectsStage } from './stages/subjects-stage.js';
 import { Ticker } from './ticker.js';
-import type { StageContext } from './stages/context.js';
+import { Occasional, type StageContext } from './stages/context.js';
 import { geoAlerting, type GeoAlerting } from './geo.js';
 
 export { aggregatorEnv, stateDirOf, type AggregatorConfig };
@@ -43,8 +44,8 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
   const allowlist = new Allowlist();
   const outbox = new Outbox();
   // Ordered output (a ban, then its tombstone) needs one request in flight.
-  const decisions = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: KeyPartitioner });
-  const bulk = kafka.producer({ idempotent: true, maxInFlightRequests: 5, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: KeyPartitioner });
+  const decisions = new RenewableProducer(() => kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: KeyPartitioner }));
+  const bulk = new RenewableProducer(() => kafka.producer({ idempotent: true, maxInFlightRequests: 5, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: KeyPartitioner }));
   const instance = `${process.pid}-${Date.now().toString(36)}`;
   const feeds = feedsFor();
   let geo: GeoAlerting | undefined;
@@ -56,6 +57,17 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
   readiness.add('started', () => started);
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
   readiness.add('partitions rebuilt', () => stages !== undefined && stages.events.assigned.ready && stages.subjects.assigned.ready);
+  // Output under way for longer than the bound holds every partition behind it: not ready, and shown.
+  const pending = new PendingPublications();
+  readiness.add('output published', () => pending.longestMs(Date.now()) <= config.AGGREGATOR_PUBLISH_STUCK_MS);
+  showPendingPublications(metrics, () => pending.longestMs(Date.now()));
+  const refusals = new Occasional(10_000);
+  const refused = ({ output, refusal, deadLettered }: Refused) => {
+    metrics.outputRefused.inc({ output, dead_lettered: String(deadLettered) });
+    if (deadLettered) metrics.dlq.inc({ reason: DLQ_REASON.refused });
+    const held = refusals.pass(Date.now());
+    if (held !== undefined) logger.error({ output, refusal, deadLettered, alsoRefusedSinceLastLine: held }, deadLettered ? 'Kafka refused a record: dead-lettered, publishing goes on' : 'Kafka refused a record, and the DLQ refused it too: dropped');
+  };
 
   function feedsFor(): CompactedFeed[] {
     const policyCodec = catalog.codec(SCHEMA_NAMES.policy);
@@ -95,26 +107,22 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
       await Promise.all([...feeds.map((f) => f.start()), geo?.baselines.start(), geo?.notifier?.start()]);
       logger.info({ policies: book.policies.map((p) => p.id), allowlist: allowlist.size, bans: ledger.size, baselines: geo?.baselines.size }, 'policies, allowlist, bans and baselines read');
       await Promise.all([decisions.connect(), bulk.connect()]);
-      const publisher = new Publisher(bulk, decisions, topics, catalog);
+      const publisher = new Publisher(bulk, decisions, topics, catalog, refused);
       const flusher = (decisionFlusher = new DecisionFlusher({
-        outbox,
-        async publish(drained) {
-          await publisher.decisions(drained);
-          const now = Date.now();
-          for (const b of drained.bans) {
-            if (!b.value) continue;
-            metrics.bans.inc({ policy: b.value.policyId, preview: String(b.value.preview) });
-            metrics.banDelay.observe(Math.max(0, now - b.value.startedAt) / 1000);
-          }
-          for (const c of drained.counts) if (c.value) metrics.counts.inc({ kind: c.value.kind });
-          for (const a of drained.alerts) if (a.value) metrics.geoAlerts.inc({ scope: a.value.scope, state: a.value.state });
+        outbox, pending,
+        publication: (drained) => {
+          const publication = publisher.decisions(drained);
+          return async () => {
+            await publication();
+            countPublished(metrics, drained);
+          };
         },
         onRetry(error, attempt) {
           if (attempt === 1 || attempt % 20 === 0) logger.warn({ err: error, attempt }, 'publishing counts and bans failed; retrying');
         },
       }));
       // The repartition and dead letters of every partition share the bulk producer: one publication at a time.
-      const bulkPublications = new SerialPublications({ stopped: () => flusher.isStopped });
+      const bulkPublications = new SerialPublications({ stopped: () => flusher.isStopped, pending });
       const ctx: StageContext = (context = {
         kafka, admin, logger, config, catalog, topics, metrics, book, outbox, publisher,
         partitions: { events: partitionsOf(topics.events), subjects: partitionsOf(topics.subjects) },
@@ -155,3 +163,14 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
   };
 }
 
+/** Counts what a publication of decisions put on Kafka. */
+function countPublished(metrics: AggregatorMetrics, drained: Drained): void {
+  const now = Date.now();
+  for (const b of drained.bans) {
+    if (!b.value) continue;
+    metrics.bans.inc({ policy: b.value.policyId, preview: String(b.value.preview) });
+    metrics.banDelay.observe(Math.max(0, now - b.value.startedAt) / 1000);
+  }
+  for (const c of drained.counts) if (c.value) metrics.counts.inc({ kind: c.value.kind });
+  for (const a of drained.alerts) if (a.value) metrics.geoAlerts.inc({ scope: a.value.scope, state: a.value.state });
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BanstreamError } from '@banstream/core';
 import { loadSchemaCatalog, SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
-import { deadLetterRecord, DLQ_MAX_KEY_BYTES, DLQ_MAX_SEND_BYTES, DLQ_MAX_VALUE_BYTES, inSends, reasonOfError } from './dead-letter.js';
+import { deadLetterRecord, DLQ_MAX_KEY_BYTES, DLQ_MAX_VALUE_BYTES, reasonOfError, refusedRecord } from './dead-letter.js';
 
 describe('deadLetterRecord', () => {
   const source = { topic: 'p.events.v1', partition: 3, offset: '12', key: Buffer.from('k'), value: Buffer.from('v') };
@@ -23,27 +23,22 @@ describe('deadLetterRecord', () => {
   });
 });
 
+describe('refusedRecord', () => {
+  it('keeps a record Kafka refused, where it was going, never written (offset -1), with Kafka\'s reason', () => {
+    const refusal = { type: 'MESSAGE_TOO_LARGE', message: 'The request included a message larger than the max message size the server will accept' };
+    expect(refusedRecord({ topic: 'p.counts.v1' }, 'ip:1', Buffer.from('v'), refusal, 7)).toEqual({
+      originalTopic: 'p.counts.v1', partition: -1, offset: -1, key: Buffer.from('ip:1'), value: Buffer.from('v'), reasonCode: 'OUTPUT_REFUSED',
+      reasonMessage: `Kafka refused this record for p.counts.v1: MESSAGE_TOO_LARGE: ${refusal.message}`, at: 7,
+    });
+    expect(refusedRecord({ topic: 's', partition: 2 }, null, null, refusal, 7)).toMatchObject({ partition: 2, key: null, value: Buffer.alloc(0), reasonMessage: expect.stringMatching(/^Kafka refused this record for s partition 2: MESSAGE_TOO_LARGE/) });
+  });
+});
+
 describe('reasonOfError', () => {
   it('keeps a BanstreamError code, names other errors, and falls back to RECORD_HANDLING_FAILED', () => {
     expect(reasonOfError(new BanstreamError('WINDOW_INVALID_ARGUMENT', 'count must be…'))).toEqual({ code: 'WINDOW_INVALID_ARGUMENT', message: 'count must be…' });
     expect(reasonOfError(new TypeError('x is undefined'))).toEqual({ code: 'RECORD_HANDLING_FAILED', message: 'TypeError: x is undefined' });
     expect(reasonOfError(new Error('plain'))).toEqual({ code: 'RECORD_HANDLING_FAILED', message: 'plain' });
     expect(reasonOfError('thrown text', 'OTHER')).toEqual({ code: 'OTHER', message: 'thrown text' });
-  });
-});
-
-describe('inSends', () => {
-  const m = (bytes: number, key: Buffer | null = null) => ({ key, value: Buffer.alloc(bytes) });
-
-  it('keeps every send under the bound, in order, a message larger than it alone', () => {
-    const messages = [m(100), m(300, Buffer.alloc(50)), m(600), m(2_000), m(10), m(20)];
-    expect(inSends(messages, 1_000).map((send) => send.map((x) => messages.indexOf(x)))).toEqual([[0, 1], [2], [3], [4, 5]]);
-    expect(inSends([], 1_000)).toEqual([]);
-  });
-
-  it('never puts two cut records in one send', () => {
-    const cut = m(DLQ_MAX_VALUE_BYTES + 200, Buffer.alloc(DLQ_MAX_KEY_BYTES));
-    expect(inSends([cut, cut, m(10)]).map((s) => s.length)).toEqual([1, 2]);
-    expect(2 * (cut.value.length + DLQ_MAX_KEY_BYTES)).toBeGreaterThan(DLQ_MAX_SEND_BYTES);
   });
 });

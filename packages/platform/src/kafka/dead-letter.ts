@@ -1,13 +1,15 @@
 import type { Producer } from 'kafkajs';
 import { BanstreamError } from '@banstream/core';
 import { SCHEMA_NAMES, type DlqRecord, type SchemaCatalog } from '@banstream/schemas';
+import { inSends, type KafkaRefusal } from './capped-sends.js';
 
 /**
  * Reason codes of the DLQ that are not a BanstreamError's own: a record whose handling
  * threw something else (a bug met by hostile input), and a record a process stalled on
- * (service/watchdog), dead-lettered unhandled by the process that took over.
+ * (service/watchdog), dead-lettered unhandled by the process that took over; and a
+ * record banstream wrote that Kafka refused for what it is (refusedRecord).
  */
-export const DLQ_REASON = { handlingFailed: 'RECORD_HANDLING_FAILED', stalled: 'RECORD_STALLED' } as const;
+export const DLQ_REASON = { handlingFailed: 'RECORD_HANDLING_FAILED', stalled: 'RECORD_STALLED', refused: 'OUTPUT_REFUSED' } as const;
 
 export interface DeadLetterReason {
   code: string;
@@ -26,18 +28,12 @@ export interface SourceRecord {
 /**
  * Bytes of a value or key the DLQ keeps. The DLQ topic takes records up to the broker's
  * limit (1 MiB by default), and a record read from a compressed batch can be far larger
- * than that once decompressed: a dead letter that Kafka refuses would be retried for
- * ever and stop its partition. A cut record says so; the whole of it stays at its
- * topic, partition and offset for the topic's retention.
+ * than that once decompressed: a dead letter that Kafka refuses would be lost. Two cut
+ * records never share a send (KAFKA_MAX_SEND_BYTES). A cut record says so; the whole
+ * of it stays at its topic, partition and offset for the topic's retention.
  */
 export const DLQ_MAX_VALUE_BYTES = 512 * 1024;
 export const DLQ_MAX_KEY_BYTES = 16 * 1024;
-/**
- * Bytes of dead letters sent at once. The records of one send to one partition form one
- * record batch, and the broker's limit applies to the batch: two cut records together
- * would be refused for ever. One record alone always fits.
- */
-export const DLQ_MAX_SEND_BYTES = 768 * 1024;
 const MAX_MESSAGE_CHARS = 2_000;
 
 /** The DLQ record for input that could not be used, its bytes untouched up to the bounds above. */
@@ -59,6 +55,18 @@ export function deadLetterRecord(source: SourceRecord, reason: DeadLetterReason,
   };
 }
 
+/**
+ * The DLQ record for a record banstream wrote and Kafka refused for what it is (too
+ * large, invalid: capped-sends.ts): where it was going (partition -1: chosen by its
+ * key), offset -1 as it was never written, and Kafka's reason. Once the cause is
+ * fixed, its value can be written to that topic again.
+ */
+export function refusedRecord(destination: { topic: string; partition?: number | undefined }, key: Buffer | string | null, value: Buffer | null, refusal: KafkaRefusal, nowMs: number): DlqRecord {
+  const message = `Kafka refused this record for ${destination.topic}${destination.partition === undefined ? '' : ` partition ${destination.partition}`}: ${refusal.type}: ${refusal.message}`;
+  const source = { topic: destination.topic, partition: destination.partition ?? -1, offset: '-1', key: typeof key === 'string' ? Buffer.from(key) : key, value };
+  return deadLetterRecord(source, { code: DLQ_REASON.refused, message }, nowMs);
+}
+
 /** A thrown error as a DLQ reason: its own code when it is a BanstreamError, else `fallback`. */
 export function reasonOfError(error: unknown, fallback: string = DLQ_REASON.handlingFailed): DeadLetterReason {
   const code = error instanceof BanstreamError ? error.code : fallback;
@@ -66,25 +74,6 @@ export function reasonOfError(error: unknown, fallback: string = DLQ_REASON.hand
   const named = error instanceof Error && !(error instanceof BanstreamError) && error.name !== 'Error';
   const message = error instanceof Error ? (named ? `${error.name}: ${error.message}` : error.message) : String(error);
   return { code, message };
-}
-
-/** Messages grouped into sends of at most DLQ_MAX_SEND_BYTES (a larger message goes alone), in order. */
-export function inSends<M extends { key: Buffer | null; value: Buffer }>(messages: readonly M[], maxBytes = DLQ_MAX_SEND_BYTES): M[][] {
-  const sends: M[][] = [];
-  let current: M[] = [];
-  let bytes = 0;
-  for (const m of messages) {
-    const size = m.value.length + (m.key?.length ?? 0);
-    if (current.length > 0 && bytes + size > maxBytes) {
-      sends.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(m);
-    bytes += size;
-  }
-  if (current.length > 0) sends.push(current);
-  return sends;
 }
 
 /** Writes dead letters; resolves once Kafka acknowledged them. */

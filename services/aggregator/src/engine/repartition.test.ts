@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
+import { loadSchemaCatalog, SCHEMA_NAMES, type SubjectCountBatch } from '@banstream/schemas';
 import { AppliedOffsets, MAX_BATCH_BYTES, RepartitionBuffer } from './repartition.js';
 import { partitionFor } from './routing.js';
 
@@ -24,26 +24,35 @@ describe('RepartitionBuffer', () => {
   });
 });
 
+/** The entries AppliedOffsets finds fresh in `batch`. */
+const freshIn = (applied: AppliedOffsets, batch: SubjectCountBatch) => applied.fresh(batch).map((i) => batch.entries[i]!);
+
 describe('AppliedOffsets', () => {
   const entry = (offset: number, seq = 0) => ({ offset, policyId: 'p', subject: 'user:1', timestamp: 0, count: 1, seq });
 
   it('applies each events record once, whatever batches a new owner re-sends it in', () => {
     const applied = new AppliedOffsets();
-    expect(applied.fresh({ sourcePartition: 1, entries: [entry(5), entry(6)] }).map((e) => e.offset)).toEqual([5, 6]);
-    expect(applied.fresh({ sourcePartition: 1, entries: [entry(5), entry(6), entry(7)] }).map((e) => e.offset)).toEqual([7]);
-    expect(applied.fresh({ sourcePartition: 2, entries: [entry(5)] }).map((e) => e.offset)).toEqual([5]);
-    expect(applied.fresh({ sourcePartition: 1, entries: [entry(7)] })).toEqual([]);
+    expect(freshIn(applied, { sourcePartition: 1, entries: [entry(5), entry(6)] }).map((e) => e.offset)).toEqual([5, 6]);
+    expect(freshIn(applied, { sourcePartition: 1, entries: [entry(5), entry(6), entry(7)] }).map((e) => e.offset)).toEqual([7]);
+    expect(freshIn(applied, { sourcePartition: 2, entries: [entry(5)] }).map((e) => e.offset)).toEqual([5]);
+    expect(freshIn(applied, { sourcePartition: 1, entries: [entry(7)] })).toEqual([]);
   });
 
   it('applies each part of a record sent in several batches once, and none of them twice when re-sent', () => {
     const applied = new AppliedOffsets();
     const first = { sourcePartition: 1, entries: [entry(5, 0), entry(5, 1)] };
     const second = { sourcePartition: 1, entries: [entry(5, 2), entry(6, 0)] };
-    expect(applied.fresh(first).map((e) => [e.offset, e.seq])).toEqual([[5, 0], [5, 1]]);
-    expect(applied.fresh(second).map((e) => [e.offset, e.seq])).toEqual([[5, 2], [6, 0]]);
-    expect(applied.fresh(first)).toEqual([]);
-    expect(applied.fresh(second)).toEqual([]);
-    expect(applied.fresh({ sourcePartition: 1, entries: [entry(6, 0), entry(6, 1)] }).map((e) => [e.offset, e.seq])).toEqual([[6, 1]]);
+    expect(freshIn(applied, first).map((e) => [e.offset, e.seq])).toEqual([[5, 0], [5, 1]]);
+    expect(freshIn(applied, second).map((e) => [e.offset, e.seq])).toEqual([[5, 2], [6, 0]]);
+    expect(freshIn(applied, first)).toEqual([]);
+    expect(freshIn(applied, second)).toEqual([]);
+    expect(freshIn(applied, { sourcePartition: 1, entries: [entry(6, 0), entry(6, 1)] }).map((e) => [e.offset, e.seq])).toEqual([[6, 1]]);
+  });
+
+  it('gives the places of the fresh entries in their batch, out of order ones included (a failure names entries[i] of the record)', () => {
+    const applied = new AppliedOffsets();
+    applied.fresh({ sourcePartition: 1, entries: [entry(4)] });
+    expect(applied.fresh({ sourcePartition: 1, entries: [entry(5), entry(3), entry(7), entry(4)] })).toEqual([0, 2]);
   });
 });
 
@@ -59,9 +68,9 @@ describe('RepartitionBuffer batches under the record size limit', () => {
     expect(out.length).toBeGreaterThan(1);
     for (const o of out) expect(codec.encode(o.batch).length).toBeLessThanOrEqual(MAX_BATCH_BYTES);
     const applied = new AppliedOffsets();
-    const counted = out.flatMap((o) => applied.fresh(codec.decode(codec.encode(o.batch))));
+    const counted = out.flatMap((o) => freshIn(applied, codec.decode(codec.encode(o.batch))));
     expect(counted).toHaveLength(30_001);
     expect(new Set(counted.map((e) => `${e.offset}/${e.seq}`)).size).toBe(30_001);
-    expect(out.flatMap((o) => applied.fresh(o.batch))).toEqual([]);
+    expect(out.flatMap((o) => freshIn(applied, o.batch))).toEqual([]);
   });
 });

@@ -126,12 +126,20 @@ function chunks(entries: SubjectCountEntry[], maxBytes: number): SubjectCountEnt
 export class AppliedOffsets {
   private readonly highest = new Map<number, { offset: number; seq: number }>();
 
-  /** The entries of `batch` not applied yet; marks them applied. */
-  fresh(batch: SubjectCountBatch): SubjectCountEntry[] {
+  /**
+   * The indexes in `batch.entries` of the entries not applied yet, in order; marks
+   * them applied. Indexes, so a failure names the entry's place in its record.
+   */
+  fresh(batch: SubjectCountBatch): number[] {
     const before = this.highest.get(batch.sourcePartition) ?? { offset: -1, seq: 0 };
-    const out = batch.entries.filter((e) => e.offset > before.offset || (e.offset === before.offset && e.seq > before.seq));
+    const out: number[] = [];
+    const { entries } = batch;
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      if (e.offset > before.offset || (e.offset === before.offset && e.seq > before.seq)) out.push(i);
+    }
     if (out.length > 0) {
-      const last = out[out.length - 1]!;
+      const last = entries[out[out.length - 1]!]!;
       this.highest.set(batch.sourcePartition, { offset: last.offset, seq: last.seq });
     }
     return out;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Ban } from '@banstream/schemas';
 import { Outbox, type Drained } from '../engine/outbox.js';
 import { DecisionFlusher, retryUntilDone, SerialPublications } from './decision-flusher.js';
+import { PendingPublications } from './pending-publications.js';
 
 const ban = (subject: string): Ban => ({
   banId: `b-${subject}`, subject, policyId: 'p', reason: 'r', evidenceCount: 1, windowSeconds: 60, startedAt: 0, expiresAt: 1,
@@ -16,7 +17,7 @@ function setup(failures: number) {
   let calls = 0;
   const flusher = new DecisionFlusher({
     outbox, retryMs: 1,
-    async publish(drained: Drained) {
+    publication: (drained: Drained) => async () => {
       if (++calls <= failures) throw new Error('kafka away');
       for (const b of drained.bans) published.push(`${b.key}:${b.value ? 'ban' : 'tombstone'}`);
     },
@@ -60,6 +61,35 @@ describe('retryUntilDone', () => {
     await expect(retryUntilDone(async () => {
       throw new Error('broker away');
     }, { retryMs: 1, stopped: () => true, onRetry: () => undefined })).rejects.toThrow('broker away');
+  });
+});
+
+describe('PendingPublications', () => {
+  it('shows how long a publication has been under way, retries included, until it is done', async () => {
+    const pending = new PendingPublications();
+    const seen: number[] = [];
+    let calls = 0;
+    const start = Date.now();
+    await retryUntilDone(async () => {
+      seen.push(pending.longestMs(Date.now()));
+      if (++calls < 4) throw new Error('broker away');
+    }, { retryMs: 20, stopped: () => false, pending, onRetry: () => undefined });
+    expect(seen[0]).toBeLessThan(20);
+    expect(seen[3]).toBeGreaterThanOrEqual(55);
+    expect(pending.longestMs(start + 60_000)).toBe(0);
+  });
+
+  it('keeps the oldest of several, and forgets one given up (stopped)', async () => {
+    const pending = new PendingPublications();
+    const first = pending.begin(1_000);
+    const second = pending.begin(5_000);
+    expect(pending.longestMs(6_000)).toBe(5_000);
+    first();
+    expect(pending.longestMs(6_000)).toBe(1_000);
+    second();
+    expect(pending.longestMs(6_000)).toBe(0);
+    await expect(retryUntilDone(async () => { throw new Error('kafka away'); }, { retryMs: 1, stopped: () => true, pending, onRetry: () => undefined })).rejects.toThrow();
+    expect(pending.longestMs(Date.now() + 1_000)).toBe(0);
   });
 });
 

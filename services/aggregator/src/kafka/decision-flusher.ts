@@ -1,12 +1,16 @@
 import type { Drained, Outbox } from '../engine/outbox.js';
+import type { PendingPublications } from './pending-publications.js';
+import type { Publication } from './publisher.js';
 
 export interface DecisionFlusherOptions {
   outbox: Outbox;
-  /** Resolves once the records are acknowledged. */
-  publish(drained: Drained): Promise<void>;
+  /** The publication of these records (Publisher.decisions): resolves once they are acknowledged. */
+  publication(drained: Drained): Publication;
   /** Told of each failed attempt before it is retried. */
   onRetry(error: unknown, attempt: number): void;
   retryMs?: number;
+  /** Where a publication under way shows. */
+  pending?: PendingPublications;
 }
 
 /**
@@ -40,7 +44,8 @@ export class DecisionFlusher {
   }
 
   private publishUntilDone(drained: Drained): Promise<void> {
-    return retryUntilDone(() => this.options.publish(drained), { onRetry: this.options.onRetry, retryMs: this.options.retryMs, stopped: () => this.stopped });
+    const { onRetry, retryMs, pending } = this.options;
+    return retryUntilDone(this.options.publication(drained), { onRetry, retryMs, pending, stopped: () => this.stopped });
   }
 }
 
@@ -49,24 +54,33 @@ export interface RetryOptions {
   retryMs?: number | undefined;
   /** True once the service stops: the failure is then final. */
   stopped(): boolean;
+  /** Where this publication shows while it is under way. */
+  pending?: PendingPublications | undefined;
 }
 
 /**
  * Runs `publish` until it succeeds. Output the aggregator owes Kafka (decisions, the
  * repartition, dead letters) must not be dropped when Kafka is away: the input it
  * came from is never read again (its offsets are behind the partition's position),
- * so an output given up is an event never counted.
+ * so an output given up is an event never counted. A record Kafka refuses for what it
+ * is does not fail the publication (Publisher dead-letters it); a publication under
+ * way for long shows in `pending`.
  */
 export async function retryUntilDone(publish: () => Promise<void>, options: RetryOptions): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await publish();
-      return;
-    } catch (error) {
-      if (options.stopped()) throw error;
-      options.onRetry(error, attempt);
-      await new Promise((r) => setTimeout(r, options.retryMs ?? 500));
+  const done = options.pending?.begin(Date.now());
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await publish();
+        return;
+      } catch (error) {
+        if (options.stopped()) throw error;
+        options.onRetry(error, attempt);
+        await new Promise((r) => setTimeout(r, options.retryMs ?? 500));
+      }
     }
+  } finally {
+    done?.();
   }
 }
 

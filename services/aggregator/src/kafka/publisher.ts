@@ -1,5 +1,5 @@
 import type { Producer, Message } from 'kafkajs';
-import { inSends } from '@banstream/platform';
+import { cappedPublication, refusedRecord, type KafkaRefusal, type RenewableProducer } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord, type SchemaCatalog, type SubjectCountBatch } from '@banstream/schemas';
 import type { Drained, Keyed } from '../engine/outbox.js';
 
@@ -15,18 +15,44 @@ export interface AggregatorTopics {
   baselines: string;
 }
 
+/** The topics the aggregator writes, by name (a bounded label). */
+export type Output = 'subjects' | 'counts' | 'bans' | 'alerts' | 'baselines' | 'dlq';
+
+/** A record Kafka refused for what it is: dead-lettered, or, refused by the DLQ itself, dropped. */
+export interface Refused {
+  output: Output;
+  refusal: KafkaRefusal;
+  deadLettered: boolean;
+}
+
+/** A publication: run again after a failure, it goes on from the first send not acknowledged. */
+export type Publication = () => Promise<void>;
+
+type Outgoing = Message & { topic: string; value: Buffer | null };
+
 /**
  * Everything the aggregator writes, through idempotent producers: `bulk` for the
  * repartition and the DLQ, `ordered` (one request in flight) for counts, bans,
  * geographic alerts and baselines, whose order per key matters (a ban, then its
- * tombstone; an alert fired, then resolved). Each call resolves once
- * the records are acknowledged by all in-sync replicas, so a caller commits input
- * offsets only after its output is safe.
+ * tombstone; an alert fired, then resolved). Each publication resolves once its
+ * records are acknowledged by all in-sync replicas, so a caller commits input offsets
+ * only after its output is safe. Publications go out in sends the broker takes
+ * (cappedPublication), however much one tick or one record produced; a record Kafka
+ * refuses for what it is goes to the DLQ through the same producer (`refused` is told),
+ * and the publication goes on without it. Each producer is used by one publication at
+ * a time (DecisionFlusher, SerialPublications), so it can be renewed between sends.
  */
 export class Publisher {
   private readonly codecs;
+  private readonly outputs: ReadonlyMap<string, Output>;
 
-  constructor(private readonly bulk: Producer, private readonly ordered: Producer, private readonly topics: AggregatorTopics, catalog: SchemaCatalog) {
+  constructor(
+    private readonly bulk: RenewableProducer,
+    private readonly ordered: RenewableProducer,
+    private readonly topics: AggregatorTopics,
+    catalog: SchemaCatalog,
+    private readonly refused: (what: Refused) => void = () => undefined,
+  ) {
     this.codecs = {
       ban: catalog.codec(SCHEMA_NAMES.ban),
       count: catalog.codec(SCHEMA_NAMES.windowCount),
@@ -35,36 +61,66 @@ export class Publisher {
       alert: catalog.codec(SCHEMA_NAMES.geoAlert),
       baseline: catalog.codec(SCHEMA_NAMES.geoBaseline),
     };
-  }
-
-  async decisions({ counts, bans, alerts, baselines }: Drained): Promise<void> {
-    const topicMessages = [];
-    if (counts.length > 0) topicMessages.push({ topic: this.topics.counts, messages: counts.map((c) => keyed(c, (v) => this.codecs.count.encode(v))) });
-    if (bans.length > 0) topicMessages.push({ topic: this.topics.bans, messages: bans.map((b) => keyed(b, (v) => this.codecs.ban.encode(v))) });
-    if (alerts.length > 0) topicMessages.push({ topic: this.topics.alerts, messages: alerts.map((a) => keyed(a, (v) => this.codecs.alert.encode(v))) });
-    if (baselines.length > 0) topicMessages.push({ topic: this.topics.baselines, messages: baselines.map((b) => keyed(b, (v) => this.codecs.baseline.encode(v))) });
-    if (topicMessages.length > 0) await this.ordered.sendBatch({ topicMessages, acks: -1 });
-  }
-
-  async repartition(batches: readonly { partition: number; batch: SubjectCountBatch }[]): Promise<void> {
-    if (batches.length === 0) return;
-    const messages = batches.map(({ partition, batch }) => ({ partition, key: `p${batch.sourcePartition}`, value: this.codecs.subjects.encode(batch) }));
-    await this.bulk.send({ topic: this.topics.subjects, messages, acks: -1 });
+    const outputs: Output[] = ['subjects', 'counts', 'bans', 'alerts', 'baselines', 'dlq'];
+    this.outputs = new Map(outputs.map((o) => [topics[o], o]));
   }
 
   /**
-   * A publication of dead letters, in sends the broker takes (inSends); run again after
-   * a failure, it goes on from the first send not acknowledged.
+   * Counts, bans, alerts and baselines, each topic's records in their order. Bans go
+   * first: when a tick's counts take several sends, its bans do not wait behind them.
    */
-  deadLetters(records: readonly DlqRecord[]): () => Promise<void> {
-    const sends = inSends(records.map((r) => ({ key: r.key, value: this.codecs.dlq.encode(r) })));
-    let sent = 0;
-    return async () => {
-      for (; sent < sends.length; sent++) await this.bulk.send({ topic: this.topics.dlq, messages: sends[sent]!, acks: -1 });
-    };
+  decisions({ counts, bans, alerts, baselines }: Drained): Publication {
+    const messages: Outgoing[] = [];
+    for (const b of bans) messages.push(keyed(this.topics.bans, b, (v) => this.codecs.ban.encode(v)));
+    for (const c of counts) messages.push(keyed(this.topics.counts, c, (v) => this.codecs.count.encode(v)));
+    for (const a of alerts) messages.push(keyed(this.topics.alerts, a, (v) => this.codecs.alert.encode(v)));
+    for (const b of baselines) messages.push(keyed(this.topics.baselines, b, (v) => this.codecs.baseline.encode(v)));
+    return this.publication(this.ordered, messages);
+  }
+
+  repartition(batches: readonly { partition: number; batch: SubjectCountBatch }[]): Publication {
+    const topic = this.topics.subjects;
+    return this.publication(this.bulk, batches.map(({ partition, batch }) => ({ topic, partition, key: `p${batch.sourcePartition}`, value: this.codecs.subjects.encode(batch) })));
+  }
+
+  deadLetters(records: readonly DlqRecord[]): Publication {
+    return this.publication(this.bulk, records.map((r) => this.deadLetterMessage(r)));
+  }
+
+  private publication(producer: RenewableProducer, messages: readonly Outgoing[]): Publication {
+    return cappedPublication(messages, {
+      send: (part) => sendAll(producer.producer, part),
+      renew: () => producer.renew(),
+      refused: async (m, refusal) => {
+        const output = this.outputs.get(m.topic) ?? 'dlq';
+        if (output === 'dlq') {
+          this.refused({ output, refusal, deadLettered: false });
+          return;
+        }
+        const letter = this.deadLetterMessage(refusedRecord({ topic: m.topic, partition: m.partition }, m.key ?? null, m.value, refusal, Date.now()));
+        let deadLettered = true;
+        await cappedPublication([letter], { send: (part) => sendAll(producer.producer, part), renew: () => producer.renew(), refused: () => void (deadLettered = false) })();
+        this.refused({ output, refusal, deadLettered });
+      },
+    });
+  }
+
+  private deadLetterMessage(record: DlqRecord): Outgoing {
+    return { topic: this.topics.dlq, key: record.key, value: this.codecs.dlq.encode(record) };
   }
 }
 
-function keyed<T>(record: Keyed<T>, encode: (value: T) => Buffer): Message {
-  return { key: record.key, value: record.value === null ? null : encode(record.value) };
+/** One send of messages for one or more topics, each topic's in their order. */
+async function sendAll(producer: Producer, messages: readonly Outgoing[]): Promise<void> {
+  const byTopic = new Map<string, Message[]>();
+  for (const m of messages) {
+    let list = byTopic.get(m.topic);
+    if (!list) byTopic.set(m.topic, (list = []));
+    list.push(m);
+  }
+  await producer.sendBatch({ topicMessages: [...byTopic].map(([topic, list]) => ({ topic, messages: list })), acks: -1 });
+}
+
+function keyed<T>(topic: string, record: Keyed<T>, encode: (value: T) => Buffer): Outgoing {
+  return { topic, key: record.key, value: record.value === null ? null : encode(record.value) };
 }

@@ -6,6 +6,7 @@ import { observeKeyed } from '../engine/decider.js';
 import { countedEventsDecoder, readsHeaders, type CountedEvent } from '../engine/counted-event.js';
 import { countedEventsReader, type CountedEventsReader } from '../engine/counted-event-reader.js';
 import { checkEvent } from '../engine/event-check.js';
+import { eventsAlone, type EventsAloneCodecs } from '../engine/events-alone.js';
 import { GEO_POLICY_ID } from '../engine/geo-counts.js';
 import { receivedAt } from '../engine/event-time.js';
 import { LATE, PartitionState } from '../engine/partition-state.js';
@@ -46,6 +47,7 @@ export class EventsStage {
   private readonly country = new ScopedText('country');
   private readonly region = new ScopedText('region');
   private readonly decoders;
+  private readonly aloneCodecs: EventsAloneCodecs;
   private readonly guard: RecordGuard;
   /** Dead letters of replayed records: sent when the record was live, by this owner or an earlier one. */
   private readonly replayDead: DlqRecord[] = [];
@@ -55,6 +57,9 @@ export class EventsStage {
   constructor(private readonly ctx: StageContext) {
     const { config } = ctx;
     this.decoders = { withHeaders: eventsDecoder(ctx, true), withoutHeaders: eventsDecoder(ctx, false) };
+    const batchCodec = ctx.catalog.codec(SCHEMA_NAMES.requestEventBatch);
+    const eventCodec = ctx.catalog.codec(SCHEMA_NAMES.requestEvent);
+    this.aloneCodecs = { decodeRecord: (b) => batchCodec.decode(b), encodeEvent: (e) => eventCodec.encode(e) };
     this.guard = new RecordGuard(ctx, 'events', ctx.topics.events);
     this.consumer = ctx.kafka.consumer({
       groupId: config.AGGREGATOR_GROUP_ID,
@@ -130,7 +135,7 @@ export class EventsStage {
     }
     // Taken out of the buffer: if Kafka refused them, nothing would send them again.
     const batches = owner.repartition.take();
-    await this.ctx.publishUntilDone('the repartition', () => this.ctx.publisher.repartition(batches));
+    await this.ctx.publishUntilDone('the repartition', this.ctx.publisher.repartition(batches));
     await this.ctx.publishUntilDone('dead letters', this.ctx.publisher.deadLetters(dead));
     for (const d of dead) this.ctx.metrics.dlq.inc({ reason: d.reasonCode });
     this.guard.deadLettered(met);
@@ -179,13 +184,16 @@ export class EventsStage {
     // Event times are weighed against the record's, never moving a clock past it (engine/event-time.ts).
     const received = receivedAt(m.timestamp, now);
     let counted = 0;
+    /** Made at the first event that goes to the DLQ alone: the record is decoded in full once, not once per event. */
+    let alone: ((index: number) => Buffer) | undefined;
     for (let i = 0; i < events.length; i++) {
       try {
         for (; i < events.length; i++) {
           const event = events[i]!;
           const checked = checkEvent(event, received, ctx.config.AGGREGATOR_MAX_FUTURE_MS);
           if (!checked.ok) {
-            dead.push(deadLetter(ctx.topics.events, p, m.offset, m.key, this.single(m.value!, i), { code: checked.code, message: `events[${i}]: ${checked.message}` }, now));
+            alone ??= eventsAlone(this.aloneCodecs, m.value!);
+            dead.push(deadLetter(ctx.topics.events, p, m.offset, m.key, alone(i), { code: checked.code, message: `events[${i}]: ${checked.message}` }, now));
             continue;
           }
           const t = state.admit(event.timestamp, received);
@@ -197,7 +205,8 @@ export class EventsStage {
           counted++;
         }
       } catch (error) {
-        this.guard.failed(error, p, m, this.single(m.value!, i), `events[${i}]`, dead);
+        alone ??= eventsAlone(this.aloneCodecs, m.value!);
+        this.guard.failed(error, p, m, alone(i), `events[${i}]`, dead);
       }
     }
     return counted;
@@ -234,20 +243,6 @@ export class EventsStage {
     let route = this.routes.get(policy);
     if (!route) this.routes.set(policy, (route = routeOf(policy)));
     return route;
-  }
-
-  /**
-   * One invalid event alone, every field decoded again (off the hot path), so its DLQ
-   * record replays without the valid events of its record. If it cannot be written
-   * alone, the whole record goes, bytes untouched; the reason names the event's index.
-   */
-  private single(record: Buffer, index: number): Buffer {
-    try {
-      const event = this.ctx.catalog.codec(SCHEMA_NAMES.requestEventBatch).decode(record).events[index]!;
-      return this.ctx.catalog.codec(SCHEMA_NAMES.requestEvent).encode(event);
-    } catch {
-      return record;
-    }
   }
 }
 

@@ -138,21 +138,22 @@ export class SubjectsStage {
       return;
     }
     const now = Date.now();
-    const entries = owner.applied.fresh(decoded);
-    const skipped = decoded.entries.length - entries.length;
+    const { entries } = decoded;
+    const fresh = owner.applied.fresh(decoded);
+    const skipped = entries.length - fresh.length;
     if (skipped > 0) ctx.metrics.entriesDuplicate.inc(skipped);
     // An entry dated past its record moves no clock here either (engine/event-time.ts).
     const receivedMs = receivedAt(m.timestamp, now);
     // The loop resumes after an entry that threw: no cost per entry.
-    for (let i = 0; i < entries.length; i++) {
+    for (let k = 0; k < fresh.length; k++) {
       try {
-        for (; i < entries.length; i++) this.apply(owner, entries[i]!, live, now, report, receivedMs);
+        for (; k < fresh.length; k++) this.apply(owner, entries[fresh[k]!]!, live, now, report, receivedMs);
       } catch (error) {
-        const e = entries[i]!;
-        this.guard.failed(error, p, m, this.single(decoded, e, m.value), `entries[${decoded.entries.indexOf(e)}]`, dead);
+        const i = fresh[k]!;
+        this.guard.failed(error, p, m, this.single(decoded, entries[i]!, m.value), `entries[${i}]`, dead);
       }
     }
-    ctx.metrics.entriesApplied.inc(entries.length);
+    ctx.metrics.entriesApplied.inc(fresh.length);
   }
 
   private apply(owner: SubjectsPartition, e: SubjectCountEntry, live: boolean, now: number, report: GeoWatchReport, receivedMs: number): void {
