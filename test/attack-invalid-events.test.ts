@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventPartitionKey } from '@banstream/core';
-import { SCHEMA_NAMES, type Ban, type DlqRecord } from '@banstream/schemas';
-import { testInfra, waitUntil } from './support/infra.js';
-import { connectTestBroker, type TestBroker } from './support/broker.js';
+import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
+import { waitUntil } from './support/infra.js';
 import { produceOrFail } from './support/kafka.js';
-import { catalog, decodeBan, event, publishEvents, publishPolicy, startAggregator, stopAggregators, TopicTail, type Aggregator } from './support/aggregator.js';
-
-const FLOODER = '203.0.113.66';
+import { catalog, event, TopicTail } from './support/aggregator.js';
+import { FLOODER, floodSuite } from './support/flood-suite.js';
 /** Poisoned records, one after the other on the flood's partition. */
 const RECORDS = 6;
 /** Events per poisoned record, every one dated an hour ahead: a record of about 180 KB. */
@@ -22,38 +20,22 @@ const EVENTS = 3_000;
  * the aggregator down. Refusing an event must cost time proportional to the record.
  */
 describe('attack: records of invalid events', () => {
-  const { kafkaBrokers } = testInfra();
-  let broker: TestBroker | undefined;
-  const running: Aggregator[] = [];
-
-  beforeAll(async () => {
-    broker = await connectTestBroker(kafkaBrokers, 3);
-    await publishPolicy(broker.producer, broker.topics.name('policies'), { id: 'flood', key: ['ip'], threshold: { count: 50, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } });
-  }, 60_000);
-
-  afterAll(async () => {
-    await stopAggregators(running, 20_000);
-    await broker?.close();
-  });
+  const suite = floodSuite();
 
   it('dead-letters them within the budget, and bans the flood behind them at once', async () => {
-    const { kafka, producer, topics } = broker!;
-    const events = topics.name('events');
-    const bans = await new TopicTail<Ban>(kafka, topics.name('bans'), decodeBan).start();
+    const { kafka, producer, topics } = suite.broker;
     const dlq = await new TopicTail<DlqRecord>(kafka, topics.name('dlq'), (b) => catalog.codec(SCHEMA_NAMES.dlqRecord).decode(b)).start();
-    const a = await startAggregator({ ...broker!.env, AGGREGATOR_GROUP_ID: `${topics.prefix}aggregator`, AGGREGATOR_TICK_MS: '20', AGGREGATOR_SESSION_TIMEOUT_MS: '6000' });
-    running.push(a);
+    const a = await suite.aggregator({ AGGREGATOR_TICK_MS: '20', AGGREGATOR_SESSION_TIMEOUT_MS: '6000' });
     try {
       const now = Date.now();
       const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
       for (let r = 0; r < RECORDS; r++) {
         const poisoned = codec.encode({ events: Array.from({ length: EVENTS }, (_, i) => event(FLOODER, now + 3_600_000 + i, { eventId: '' })) });
         expect(poisoned.length).toBeLessThan(200 * 1024);
-        await produceOrFail(producer, events, [{ key: eventPartitionKey(FLOODER), value: poisoned }]);
+        await produceOrFail(producer, topics.name('events'), [{ key: eventPartitionKey(FLOODER), value: poisoned }]);
       }
       const started = Date.now();
-      await publishEvents(producer, events, Array.from({ length: 120 }, (_, i) => event(FLOODER, Date.now() + i)), 20);
-      await waitUntil(() => bans.latest().get(`ip:${FLOODER}`), () => `the flood banned\n${a.proc.output().slice(-2000)}`, 60_000, 100);
+      await suite.floodUntilBanned(a, 60_000);
       const delay = Date.now() - started;
       const stalls = await a.metric('banstream_worker_stalls_total');
       expect({ stalls, delayUnder15s: delay < 15_000 }).toEqual({ stalls: 0, delayUnder15s: true });
@@ -62,7 +44,6 @@ describe('attack: records of invalid events', () => {
       await waitUntil(() => refused() >= RECORDS * EVENTS, () => `every invalid event dead-lettered (${refused()})`, 30_000, 100);
       expect(refused()).toBe(RECORDS * EVENTS);
     } finally {
-      await bans.stop();
       await dlq.stop();
     }
   }, 240_000);

@@ -1,17 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import { SCHEMA_NAMES } from '@banstream/schemas';
-import { ensureDebianPackage } from '../scripts/stack/index.mjs';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { produceOrFail } from './support/kafka.js';
-import { exitWithin, freePort, REPO_ROOT, spawnService, type RunningProcess } from './support/processes.js';
+import { startExampleNginx } from './support/nginx.js';
+import { exitWithin, freePort, spawnService, type RunningProcess } from './support/processes.js';
 import { catalog, publishPolicy } from './support/aggregator.js';
 
 /** Users of the example's /account/ location (auth_basic). */
@@ -42,7 +39,6 @@ describe('enforcer behind nginx auth_request', () => {
   let site = '';
 
   beforeAll(async () => {
-    ensureDebianPackage('nginx', 'nginx-light', (line) => console.log(`[nginx] ${line}`));
     broker = await connectTestBroker(kafkaBrokers, 3);
     ({ kafka, admin, producer, topics } = broker);
     await publishPolicy(producer, topics.name('policies'), { id: 'api-per-ip', key: ['ip'], threshold: { count: 10, interval: '1m' }, action: { type: 'throttle', status: 429 } });
@@ -53,14 +49,7 @@ describe('enforcer behind nginx auth_request', () => {
     app = createServer((_req, res) => res.end('hello from the app'));
     await new Promise<void>((r) => app.listen(appPort, '127.0.0.1', r));
 
-    const dir = mkdtempSync(join(tmpdir(), 'banstream-nginx-'));
-    writeFileSync(join(dir, 'htpasswd'), Object.entries(PASSWORDS).map(([user, password]) => `${user}:${ssha(password)}\n`).join(''));
-    const server = readFileSync(join(REPO_ROOT, 'examples/nginx/banstream-server.conf'), 'utf8')
-      .replaceAll('@LISTEN@', `127.0.0.1:${nginxPort}`).replaceAll('@ENFORCER@', `127.0.0.1:${enforcerPort}`).replaceAll('@UPSTREAM@', `127.0.0.1:${appPort}`)
-      .replaceAll('@HTPASSWD@', join(dir, 'htpasswd'));
-    const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${join(dir, t)};`).join('\n  ');
-    writeFileSync(join(dir, 'nginx.conf'), `daemon off;\nmaster_process off;\npid ${join(dir, 'nginx.pid')};\nerror_log ${join(dir, 'error.log')} warn;\nevents {}\nhttp {\n  access_log off;\n  ${temp}\n${server}\n}\n`);
-    nginx = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'inherit' });
+    nginx = startExampleNginx({ nginx: nginxPort, enforcer: enforcerPort, app: appPort }, Object.entries(PASSWORDS).map(([user, password]) => `${user}:${ssha(password)}\n`).join('')).child;
     site = `http://127.0.0.1:${nginxPort}`;
     await waitUntil(async () => (await fetch(`${site}/`)).status === 200, 'nginx to serve the app', 20_000, 50);
   }, 120_000);

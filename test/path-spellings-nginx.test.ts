@@ -1,17 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { canonicalSubject } from '@banstream/core';
 import { SCHEMA_NAMES } from '@banstream/schemas';
-import { ensureDebianPackage } from '../scripts/stack/index.mjs';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { produceOrFail } from './support/kafka.js';
-import { exitWithin, freePort, REPO_ROOT, spawnService, type RunningProcess } from './support/processes.js';
+import { startExampleNginx } from './support/nginx.js';
+import { exitWithin, freePort, spawnService, type RunningProcess } from './support/processes.js';
 import { catalog } from './support/aggregator.js';
 
 /**
@@ -32,7 +29,6 @@ describe('a path ban behind nginx, whatever the spelling', () => {
   const served: string[] = [];
 
   beforeAll(async () => {
-    ensureDebianPackage('nginx', 'nginx-light', (line) => console.log(`[nginx] ${line}`));
     broker = await connectTestBroker(kafkaBrokers, 3);
     const [enforcerPort, appPort, port] = await Promise.all([freePort(), freePort(), freePort()]);
     nginxPort = port;
@@ -46,14 +42,7 @@ describe('a path ban behind nginx, whatever the spelling', () => {
     });
     await new Promise<void>((r) => app.listen(appPort, '127.0.0.1', r));
 
-    const dir = mkdtempSync(join(tmpdir(), 'banstream-nginx-paths-'));
-    writeFileSync(join(dir, 'htpasswd'), '');
-    const server = readFileSync(join(REPO_ROOT, 'examples/nginx/banstream-server.conf'), 'utf8')
-      .replaceAll('@LISTEN@', `127.0.0.1:${nginxPort}`).replaceAll('@ENFORCER@', `127.0.0.1:${enforcerPort}`).replaceAll('@UPSTREAM@', `127.0.0.1:${appPort}`)
-      .replaceAll('@HTPASSWD@', join(dir, 'htpasswd'));
-    const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${join(dir, t)};`).join('\n  ');
-    writeFileSync(join(dir, 'nginx.conf'), `daemon off;\nmaster_process off;\npid ${join(dir, 'nginx.pid')};\nerror_log ${join(dir, 'error.log')} warn;\nevents {}\nhttp {\n  access_log off;\n  ${temp}\n${server}\n}\n`);
-    nginx = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'inherit' });
+    nginx = startExampleNginx({ nginx: nginxPort, enforcer: enforcerPort, app: appPort }).child;
     await waitUntil(async () => (await send('/')) === 200, 'nginx to serve the application', 20_000, 50);
   }, 120_000);
 
