@@ -64,7 +64,10 @@ export async function run(argv: readonly string[], io: Io): Promise<ExitCode> {
     const code = await command.run({
       args: positionals, values, json: values.json === true, io,
       api: () => new ApiClient(connection({ ...(url ? { url } : {}), ...(tokenFile ? { tokenFile } : {}) }, io.env)),
-      print: (text) => io.stdout.write(`${text}\n`),
+      // A block body: write's boolean must never become the command's exit code.
+      print: (text) => {
+        io.stdout.write(`${text}\n`);
+      },
     });
     return code ?? EXIT.ok;
   } catch (error) {
