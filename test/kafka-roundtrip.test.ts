@@ -66,7 +66,7 @@ describe('RequestEvent batches through the real broker', () => {
     expect(received.get('203.0.113.0/24#1')).toEqual(batches[1]);
   });
 
-  it('writes produce requests in one pass (fixKafkajs) that the broker accepts and gives back byte for byte', async () => {
+  it('writes produce requests in one pass (installKafkaPatches) that the broker accepts and gives back byte for byte', async () => {
     const before = produceRequestEncodings();
     const sent = Array.from({ length: 40 }, (_, i) => ({
       key: `203.0.113.0/24#one-pass-${i}-é`,
