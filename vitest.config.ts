@@ -22,6 +22,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/setup/global.ts'],
+          setupFiles: ['test/setup/kafka-patches.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           // One broker and one Redis on two cores: run integration files one at a time.

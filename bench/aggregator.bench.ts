@@ -46,8 +46,8 @@ import { note } from './lib.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 const skipService = process.env.BENCH_AGG_SKIP_SERVICE === '1';
-const project = skipService ? 'packages/platform' : 'services/aggregator';
-const needed = skipService ? 'packages/platform/dist/index.js' : 'services/aggregator/dist/main.js';
+const project = skipService ? 'packages/kafka' : 'services/aggregator';
+const needed = skipService ? 'packages/kafka/dist/index.js' : 'services/aggregator/dist/main.js';
 
 note(`building ${project} and its references (tsc -b)`);
 const build = spawnSync(process.execPath, [fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url)), '-b', project], {

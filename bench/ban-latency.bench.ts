@@ -9,9 +9,8 @@
  * the broker: the part of the delay no aggregator can remove.
  */
 import { spawn } from 'node:child_process';
-import type { Consumer } from 'kafkajs';
+import { ensureTopics, parseBrokers, topicFullName, topicSpecs, type Consumer } from '@banstream/kafka';
 import { eventPartitionKey } from '@banstream/core';
-import { ensureTopics, parseBrokers, topicFullName, topicSpecs } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { median, note, percentile, report, sig } from './lib.js';
 import { benchKafka, publishPolicies } from './aggregator/kafka.js';

@@ -9,7 +9,7 @@
  * Uses the local stack's Kafka and Redis (or KAFKA_BROKERS / REDIS_URL).
  */
 import { execFileSync } from 'node:child_process';
-import { ensureTopics, parseBrokers, topicSpecs } from '@banstream/platform';
+import { ensureTopics, parseBrokers, topicSpecs } from '@banstream/kafka';
 import { report } from './lib.js';
 import { benchKafka } from './aggregator/kafka.js';
 import { measureFeedLag } from './enforcer/feed-lag.js';

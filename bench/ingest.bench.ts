@@ -9,20 +9,18 @@
  * - ceiling_events_per_s: a bare kafkajs producer (same idempotent settings, acks all,
  *   same events per send and sends in flight as the publisher) sending the same
  *   pre-encoded Avro batches as records, from a client made as the gateway's is
- *   (createKafka, so with the same kafkajs fixes); ratio = avro_events_per_s / ceiling;
+ *   (createKafka after installKafkaPatches(), so with the same kafkajs fixes); ratio = avro_events_per_s / ceiling;
  * - publish_ns_per_event: the cost of EdgePublisher.publish() on the caller's thread,
  *   timed per chunk of CHUNK calls (median and p99 over chunks).
  * Every throughput figure is the median of RUNS interleaved rounds. The machine is shared:
  * figures drift, the ratio less so.
  */
 import { createRequire } from 'node:module';
-import type { Kafka } from 'kafkajs';
+import { createKafka, ensureTopics, installKafkaPatches, KeyPartitioner, topicFullName, topicSpecs, type Kafka } from '@banstream/kafka';
 import { eventPartitionKey } from '@banstream/core';
 import { createEdgePublisher, EDGE_PUBLISHER_DEFAULTS } from '@banstream/edge';
 import { createIngestService, ingestEnv } from '@banstream/ingest';
-import {
-  createHttpServer, createKafka, createLogger, createMetricsRegistry, ensureTopics, KeyPartitioner, loadConfig, Readiness, topicFullName, topicSpecs, type Registry,
-} from '@banstream/platform';
+import { createHttpServer, createLogger, createMetricsRegistry, loadConfig, Readiness, type Registry } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { chunks, Loader, seededEvents } from './ingest-load.js';
 import { median, note, percentile, report, sig } from './lib.js';
@@ -107,6 +105,7 @@ async function publishCost(kafka: Kafka, topic: string, events: RequestEvent[]):
 }
 
 async function main(): Promise<void> {
+  installKafkaPatches();
   const prefix = `bench-ingest-${Date.now().toString(36)}.`;
   const topic = topicFullName(prefix, 'events');
   const kafka = createKafka({ brokers: BROKERS.split(','), clientId: 'bench-ingest', logger });

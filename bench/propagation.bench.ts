@@ -12,7 +12,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { eventPartitionKey } from '@banstream/core';
-import { ensureTopics, parseBrokers, topicFullName, topicSpecs } from '@banstream/platform';
+import { ensureTopics, parseBrokers, topicFullName, topicSpecs } from '@banstream/kafka';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { median, note, percentile, report, sig } from './lib.js';
 import { benchKafka, publishPolicies } from './aggregator/kafka.js';

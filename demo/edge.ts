@@ -6,7 +6,8 @@
 import Fastify from 'fastify';
 import { createEdgePublisher } from '@banstream/edge';
 import { banstreamPlugin, createEnforcer, type Enforcer } from '@banstream/enforcer';
-import { createKafka, createMetricsRegistry, parseBrokers, topicFullName, type Logger } from '@banstream/platform';
+import { createMetricsRegistry, type Logger } from '@banstream/platform';
+import { createKafka, parseBrokers, topicFullName } from '@banstream/kafka';
 import { GOOD_PASSWORD } from './scenario.js';
 
 export interface EdgeOptions {

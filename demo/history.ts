@@ -4,7 +4,7 @@
  * keyed by client network, in time order. Each send holds at most 4 s of event time,
  * under the aggregator's 5 s grace, so no event of it is late on its partition.
  */
-import type { Producer } from 'kafkajs';
+import type { Producer } from '@banstream/kafka';
 import { eventPartitionKey } from '@banstream/core';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { eventOf, historyRanges, Scenario, type ScenarioOptions } from './scenario.js';

@@ -8,8 +8,8 @@
  */
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Consumer, Kafka } from 'kafkajs';
-import { createKafka, createLogger, parseBrokers, topicFullName } from '@banstream/platform';
+import { createKafka, installKafkaPatches, parseBrokers, topicFullName, type Consumer, type Kafka } from '@banstream/kafka';
+import { createLogger } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { stackSettings } from '../scripts/stack/index.mjs';
 import { localControlToken } from '../scripts/run/control-token.mjs';
@@ -55,6 +55,7 @@ async function aggregatorLag(): Promise<number | undefined> {
 }
 
 async function main(): Promise<void> {
+  installKafkaPatches(); // before the first client, as a service's main.ts does
   mkdirSync(dirname(logFile), { recursive: true });
   const logger = createLogger({ service: 'demo', level: 'info', destination: createWriteStream(logFile, { flags: 'a' }) });
   const say = (line: string) => out.write(`${line}\n`);

@@ -3,8 +3,8 @@
  * Pure: times come in as arguments and randomness from a seeded generator, so the
  * same calls give the same requests.
  */
-import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import { eventPartitionKey } from '@banstream/core';
+import { keyPartition } from '@banstream/kafka';
 import type { RequestEvent } from '@banstream/schemas';
 
 export type TrafficClass = 'legit' | 'flood' | 'botnet' | 'spike';
@@ -126,11 +126,9 @@ export function nightCountry(t: number): Country {
 
 /** The /24 of a country's users: the first 10.<20+i>.x.0/24 that falls on partition i mod `partitions`. */
 export function countryNetwork(index: number, partitions: number): string {
-  const partitioner = Partitioners.DefaultPartitioner();
-  const metadata: PartitionMetadata[] = Array.from({ length: partitions }, (_, partitionId) => ({ partitionId, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
   for (let third = 0; ; third++) {
     const network = `10.${20 + index}.${third}`;
-    const p = partitioner({ topic: '', partitionMetadata: metadata, message: { key: eventPartitionKey(`${network}.1`), value: null } });
+    const p = keyPartition(eventPartitionKey(`${network}.1`), partitions);
     if (p === index % partitions) return network;
   }
 }

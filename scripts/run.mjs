@@ -43,7 +43,7 @@ async function main() {
   const anonymousEdges = env.INGEST_EDGE_TOKENS === undefined && env.INGEST_ALLOW_ANONYMOUS_EDGES === undefined;
   if (anonymousEdges) env.INGEST_ALLOW_ANONYMOUS_EDGES = 'true';
 
-  const topics = spawnSync(process.execPath, [join(REPO_ROOT, 'packages/platform/dist/cli/create-topics.js')], { env, encoding: 'utf8' });
+  const topics = spawnSync(process.execPath, [join(REPO_ROOT, 'packages/kafka/dist/cli/create-topics.js')], { env, encoding: 'utf8' });
   for (const line of `${topics.stdout}${topics.stderr}`.split('\n').filter(Boolean)) console.log(formatLine('topics', line));
   if (topics.status !== 0) throw new Error('creating the topics failed (see above)');
 

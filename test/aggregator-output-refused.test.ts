@@ -1,7 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigResourceTypes, type Admin } from 'kafkajs';
+import { ConfigResourceTypes, ensureTopics, keyPartition, topicFullName, topicSpecs, type Admin, type TopicName } from '@banstream/kafka';
 import { eventPartitionKey } from '@banstream/core';
-import { ensureTopics, keyPartition, topicFullName, topicSpecs, type TopicName } from '@banstream/platform';
 import { SCHEMA_NAMES, type Ban, type DlqRecord, type SubjectCountBatch, type WindowCount } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Admin, Kafka, Producer } from 'kafkajs';
+import type { Admin, Kafka, Producer } from '@banstream/kafka';
 import type { Ban, WindowCount } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';

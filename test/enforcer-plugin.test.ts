@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Admin, Kafka, Producer } from 'kafkajs';
+import type { Admin, Kafka, Producer } from '@banstream/kafka';
 import { createEdgePublisher, type EdgePublisher } from '@banstream/edge';
 import { banstreamPlugin, createEnforcer, type Enforcer } from '@banstream/enforcer';
 import { createMetricsRegistry } from '@banstream/platform';

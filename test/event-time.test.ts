@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventPartitionKey } from '@banstream/core';
-import { topicFullName } from '@banstream/platform';
+import { topicFullName } from '@banstream/kafka';
 import { SCHEMA_NAMES, type Ban, type DlqRecord, type RequestEvent, type RequestEventBatch, type WindowCount } from '@banstream/schemas';
 import { catalog, decodeBan, decodeCount, event, publishEvents, publishPolicy, startAggregator, stopAggregators, TopicTail, type Aggregator } from './support/aggregator.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { topicFullName } from '@banstream/platform';
+import { topicFullName } from '@banstream/kafka';
 import { SCHEMA_NAMES, type RequestEventBatch } from '@banstream/schemas';
 import { stackDown, stackSettings, stackUp, type StackSettings } from '../scripts/stack/index.mjs';
 import { catalog, TopicTail } from './support/aggregator.js';

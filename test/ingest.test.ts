@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventPartitionKey } from '@banstream/core';
-import { topicFullName } from '@banstream/platform';
+import { topicFullName } from '@banstream/kafka';
 import { SCHEMA_NAMES, type RequestEvent, type RequestEventBatch } from '@banstream/schemas';
 import { catalog, TopicTail } from './support/aggregator.js';
 import { captureLogger, testInfra, uniqueName, waitUntil } from './support/infra.js';

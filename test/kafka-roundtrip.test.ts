@@ -1,8 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Partitioners, type Admin, type Consumer, type Producer } from 'kafkajs';
 import { isBanstreamError } from '@banstream/core';
-import { produceRequestEncodings } from '@banstream/platform';
+import { KeyPartitioner, produceRequestEncodings, type Admin, type Consumer, type Producer } from '@banstream/kafka';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent, type RequestEventBatch } from '@banstream/schemas';
 import { captureLogger, testInfra, uniqueName, waitUntil } from './support/infra.js';
 import { createTestTopic, produceOrFail, testKafka } from './support/kafka.js';
@@ -31,7 +30,7 @@ describe('RequestEvent batches through the real broker', () => {
     admin = kafka.admin();
     await admin.connect();
     topic = await createTestTopic(admin, 'events', 3);
-    producer = kafka.producer({ idempotent: true, createPartitioner: Partitioners.DefaultPartitioner });
+    producer = kafka.producer({ idempotent: true, createPartitioner: KeyPartitioner });
     await producer.connect();
     consumer = kafka.consumer({ groupId: uniqueName('roundtrip'), maxWaitTimeInMs: 100 });
     await consumer.connect();
@@ -67,7 +66,7 @@ describe('RequestEvent batches through the real broker', () => {
     expect(received.get('203.0.113.0/24#1')).toEqual(batches[1]);
   });
 
-  it('writes produce requests in one pass (fixKafkajs) that the broker accepts and gives back byte for byte', async () => {
+  it('writes produce requests in one pass (installKafkaPatches) that the broker accepts and gives back byte for byte', async () => {
     const before = produceRequestEncodings();
     const sent = Array.from({ length: 40 }, (_, i) => ({
       key: `203.0.113.0/24#one-pass-${i}-é`,
@@ -104,16 +103,18 @@ describe('RequestEvent batches through the real broker', () => {
     }
   });
 
-  it('groups a send by partition in one pass when @banstream/platform loads before kafkajs, as in every service', () => {
-    // A process of its own: this test file loaded kafkajs first, so its kafkajs keeps the quadratic grouping.
+  it('groups a send by partition in one pass once installKafkaPatches() ran before kafkajs loaded, as in every service', () => {
+    // A process of its own, as a service's: importing the port patches nothing, the explicit call does.
     const script = `
-      const platform = await import('@banstream/platform');
+      const port = await import('@banstream/kafka');
       const { createRequire } = await import('node:module');
       const require = createRequire(process.cwd() + '/');
+      const before = [port.kafkajsLoaded(), port.kafkajsGroupingFixed()];
+      port.installKafkaPatches();
       require('kafkajs');
-      console.log(JSON.stringify([platform.kafkajsGroupingFixed(), require('kafkajs/src/producer/groupMessagesPerPartition.js').name]));`;
+      console.log(JSON.stringify([...before, port.kafkajsGroupingFixed(), require('kafkajs/src/producer/groupMessagesPerPartition.js').name]));`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8' });
-    expect(JSON.parse(out)).toEqual([true, 'groupMessagesPerPartition']);
+    expect(JSON.parse(out)).toEqual([false, false, true, 'groupMessagesPerPartition']);
   });
 
   it('turns a record that is not a banstream batch into a typed error, not a crash', () => {

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { Partitioners } from 'kafkajs';
+import { KeyPartitioner } from '@banstream/kafka';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,7 +49,7 @@ describe('the local stack', () => {
     await admin.connect();
     const topic = await createTestTopic(admin, 'doomed', 1);
     await admin.disconnect();
-    const producer = kafka.producer({ idempotent: true, createPartitioner: Partitioners.DefaultPartitioner });
+    const producer = kafka.producer({ idempotent: true, createPartitioner: KeyPartitioner });
     await producer.connect();
     await produceOrFail(producer, topic, [{ key: 'k', value: Buffer.from('before the crash') }]);
 

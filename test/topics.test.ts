@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Admin } from 'kafkajs';
-import { ensureTopics, topicSpecs } from '@banstream/platform';
+import { ensureTopics, topicSpecs, type Admin } from '@banstream/kafka';
 import { captureLogger, testInfra, uniqueName } from './support/infra.js';
 import { testKafka } from './support/kafka.js';
 

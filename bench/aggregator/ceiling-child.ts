@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { parseBrokers } from '@banstream/platform';
+import { parseBrokers } from '@banstream/kafka';
 import { SCHEMA_NAMES, loadSchemaCatalog } from '@banstream/schemas';
 import { benchKafka, drainWithKafkajs, type DrainResult, type DrainShare } from './kafka.js';
 

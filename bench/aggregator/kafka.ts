@@ -2,16 +2,20 @@
  * Kafka side of the aggregator benchmark: the run's topics, the preload, the policies,
  * the bare-kafkajs ceiling and the clean-up.
  */
-import { Kafka, Partitioners, logLevel, type Admin, type LogEntry, type Message } from 'kafkajs';
+import { createRequire } from 'node:module';
+// The bare kafkajs the ceilings measure, loaded at first use (after installKafkaPatches()), not at import.
+import type * as Kafkajs from 'kafkajs';
+import type { Admin, Kafka, LogEntry, Message } from 'kafkajs';
 import { validatePolicyDocument, type PolicySpec } from '@banstream/core';
-import { ensureTopics, fixKafkajs, topicFullName, topicSpecs, type TopicName } from '@banstream/platform';
+import { ensureTopics, installKafkaPatches, topicFullName, topicSpecs, type TopicName } from '@banstream/kafka';
 import { SCHEMA_NAMES, type Codec, type Policy, type RequestEventBatch, type SchemaCatalog } from '@banstream/schemas';
 import { note } from '../lib.js';
 import type { EventSet } from './events.js';
 
 /** The benchmarks' own client; its ceilings get the services' kafkajs fixes too, so no ratio gains from them. */
 export function benchKafka(brokers: string[], clientId: string): Kafka {
-  fixKafkajs();
+  installKafkaPatches();
+  const { Kafka, logLevel } = kafkajs();
   const names = ['NOTHING', 'ERROR', 'WARN', 'INFO', 'DEBUG'];
   return new Kafka({
     clientId,
@@ -28,6 +32,8 @@ export function benchKafka(brokers: string[], clientId: string): Kafka {
     },
   });
 }
+
+const kafkajs = () => createRequire(import.meta.url)('kafkajs') as typeof Kafkajs;
 
 export const PARTITIONS = 12;
 
@@ -98,7 +104,7 @@ export interface PreloadResult {
 export async function preload(kafka: Kafka, topic: string, set: EventSet, codec: Codec<RequestEventBatch>): Promise<PreloadResult> {
   const SEND_RECORDS = 8; // 8 × ~80 kB: below the broker's 1 MB per partition batch even if all share a partition
   const IN_FLIGHT = 8;
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+  const producer = kafka.producer({ createPartitioner: kafkajs().Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
   await producer.connect();
   let next = 0;
   let events = 0;
@@ -177,7 +183,7 @@ export async function publishPolicies(kafka: Kafka, prefix: string, catalog: Sch
     };
     return { key: spec.id, value: codec.encode(record) };
   });
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+  const producer = kafka.producer({ createPartitioner: kafkajs().Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
   await producer.connect();
   try {
     await producer.send({ topic: topicFullName(prefix, 'policies'), acks: -1, messages });

@@ -3,9 +3,8 @@
  * then imports this). See that file for what is measured.
  */
 import { availableParallelism, loadavg } from 'node:os';
-import type { Admin } from 'kafkajs';
+import { parseBrokers, topicFullName, type Admin } from '@banstream/kafka';
 import { stackSettings, stackStatus, stackUp } from '../../scripts/stack/index.mjs';
-import { parseBrokers, topicFullName } from '@banstream/platform';
 import { SCHEMA_NAMES, loadSchemaCatalog } from '@banstream/schemas';
 import { median, min, note, report, sig } from '../lib.js';
 import { DEFAULT_SHAPE, eventSpanMs, generateEvents } from './events.js';

@@ -3,8 +3,8 @@
  * in this process, tailing the topic as every enforcer does) denying the banned
  * address. Measured per ban by polling check() every millisecond.
  */
-import type { Kafka } from 'kafkajs';
-import { createLogger, createMetricsRegistry, topicFullName } from '@banstream/platform';
+import { topicFullName, type Kafka } from '@banstream/kafka';
+import { createLogger, createMetricsRegistry } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { createEnforcer } from '../../services/enforcer/dist/index.js';
 import { median, note, percentile } from '../lib.js';

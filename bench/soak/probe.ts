@@ -3,7 +3,7 @@
  * Prometheus metrics, and a consumer group's lag from the broker's offsets.
  */
 import { readFileSync } from 'node:fs';
-import type { Admin } from 'kafkajs';
+import type { Admin } from '@banstream/kafka';
 import { metricSum } from '../aggregator/service.js';
 
 /** VmRSS of a live process in bytes; undefined once it is gone. */

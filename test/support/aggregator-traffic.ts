@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { Admin, Producer } from 'kafkajs';
+import type { Admin, Producer } from '@banstream/kafka';
 import type { Ban, RequestEvent, WindowCount } from '@banstream/schemas';
 import { waitUntil } from './infra.js';
 import { event, publishPolicy, type TopicTail } from './aggregator.js';

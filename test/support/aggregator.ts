@@ -1,6 +1,5 @@
-import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
+import { ensureTopics, topicFullName, topicSpecs, type Admin, type Consumer, type Kafka, type Producer, type TopicName } from '@banstream/kafka';
 import { eventPartitionKey, tryParseIp } from '@banstream/core';
-import { ensureTopics, topicFullName, topicSpecs, type TopicName } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type Ban, type RequestEvent, type WindowCount } from '@banstream/schemas';
 import { captureLogger, uniqueName, waitUntil } from './infra.js';
 import { produceOrFail, testKafka } from './kafka.js';

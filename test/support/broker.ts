@@ -1,4 +1,4 @@
-import type { Admin, Kafka, Producer } from 'kafkajs';
+import type { Admin, Kafka, Producer } from '@banstream/kafka';
 import { captureLogger } from './infra.js';
 import { testKafka } from './kafka.js';
 import { testTopics } from './aggregator.js';

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import { eventPartitionKey } from '@banstream/core';
+import { keyPartition } from '@banstream/kafka';
 import type { RequestEvent } from '@banstream/schemas';
 import { event } from './aggregator.js';
 
@@ -21,15 +21,13 @@ export interface Country {
  * its newest are late).
  */
 export function onDistinctPartitions(countries: readonly Omit<Country, 'network'>[], partitions: number): Country[] {
-  const partitioner = Partitioners.DefaultPartitioner();
-  const metadata: PartitionMetadata[] = Array.from({ length: partitions }, (_, partitionId) => ({ partitionId, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
   const taken = new Set<number>();
   let third = 0;
   return countries.map((c) => {
     for (;;) {
       const network = `10.${20 + Math.floor(third / 256)}.${third % 256}`;
       third++;
-      const p = partitioner({ topic: '', partitionMetadata: metadata, message: { key: eventPartitionKey(`${network}.1`), value: null } });
+      const p = keyPartition(eventPartitionKey(`${network}.1`), partitions);
       if (taken.has(p)) continue;
       taken.add(p);
       return { ...c, network };

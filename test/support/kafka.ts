@@ -1,5 +1,5 @@
-import type { Admin, Kafka, Producer } from 'kafkajs';
-import { createKafka, withDeadline, type Logger } from '@banstream/platform';
+import { createKafka, type Admin, type Kafka, type Producer } from '@banstream/kafka';
+import { withDeadline, type Logger } from '@banstream/platform';
 import { BanstreamError } from '@banstream/core';
 import { uniqueName } from './infra.js';
 

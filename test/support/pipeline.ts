@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Admin } from 'kafkajs';
+import type { Admin } from '@banstream/kafka';
 import { createEdgePublisher, DROP_REASONS, type BufferStats, type EdgePublisher, type EdgePublisherOptions } from '@banstream/edge';
 import { SCHEMA_NAMES, type Ban, type WindowCount } from '@banstream/schemas';
 import { captureLogger, uniqueName, waitUntil } from './infra.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Kafka } from 'kafkajs';
+import type { Kafka } from '@banstream/kafka';
 import { Writable } from 'node:stream';
 import { createLogger } from '@banstream/platform';
 import { createKafkaSink, producerStateLost } from './kafka-sink.js';

@@ -1,5 +1,5 @@
-import type { Kafka } from 'kafkajs';
-import { KeyPartitioner, type Logger } from '@banstream/platform';
+import { KeyPartitioner, type Kafka } from '@banstream/kafka';
+import type { Logger } from '@banstream/platform';
 import type { KeyedRecord, RecordSink } from './sink.js';
 
 export interface KafkaSinkOptions {

@@ -1,10 +1,10 @@
-import type { Kafka } from 'kafkajs';
+import type { Kafka } from '@banstream/kafka';
 import type { Logger, Registry } from '@banstream/platform';
 import type { SchemaCatalog } from '@banstream/schemas';
 import type { RecordSink } from './sink.js';
 
 export interface EdgePublisherOptions {
-  /** A kafkajs client; `createKafka` from @banstream/platform gives one whose waits are bounded. */
+  /** A Kafka client; `createKafka` from @banstream/kafka gives one whose waits are bounded. */
   kafka?: Kafka;
   /** The events topic, e.g. `topicFullName('banstream.', 'events')`. */
   topic?: string;
@@ -43,6 +43,14 @@ export interface EdgePublisherOptions {
   dropLogIntervalMs?: number;
   /** The schema catalog; loaded from @banstream/schemas when not given. */
   catalog?: SchemaCatalog;
+  /**
+   * Installs banstream's kafkajs patches (`installKafkaPatches` from @banstream/kafka,
+   * docs/decisions/kafkajs-patches.md) when true. Default false: the embedder's kafkajs is
+   * left as it is. They act on the whole process, every kafkajs client in it included,
+   * and the one-pass grouping only if kafkajs is not loaded yet: for all four, call
+   * `installKafkaPatches()` yourself before making your first Kafka client instead.
+   */
+  patchKafkajs?: boolean;
   /** A monotonic clock in ms (tests). */
   now?: () => number;
 }

@@ -1,4 +1,5 @@
 import { eventPartitionKey, tryParseIp } from '@banstream/core';
+import { installKafkaPatches } from '@banstream/kafka';
 import { Registry, type Logger } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, SINGLE_OBJECT_HEADER_LENGTH, SINGLE_OBJECT_MAGIC, type RequestEvent } from '@banstream/schemas';
 import { DropLog } from './engine/drop-log.js';
@@ -50,6 +51,7 @@ interface PreparedSend {
 const METRICS_SYNC_MS = 1_000;
 
 export function createEdgePublisher(options: EdgePublisherOptions): EdgePublisher {
+  if (options.patchKafkajs === true) installKafkaPatches();
   return new Publisher(options);
 }
 

@@ -1,7 +1,8 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { baseEnv, httpPort, kafkaEnv, type ConfigOf } from '@banstream/platform';
+import { baseEnv, httpPort, type ConfigOf } from '@banstream/platform';
+import { kafkaEnv } from '@banstream/kafka';
 
 const ms = (min: number, max: number, fallback: number, what: string) =>
   Type.Integer({ minimum: min, maximum: max, default: fallback, expected: `milliseconds from ${min} to ${max} (${what})` });

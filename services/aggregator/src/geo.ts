@@ -1,4 +1,4 @@
-import type { Admin, Kafka } from 'kafkajs';
+import type { Admin, Kafka } from '@banstream/kafka';
 import { checkTimeZone, GeoSettings, parseGeoOverrides, parseGeoTimeZones, type DetectorOptions } from '@banstream/core';
 import type { Logger } from '@banstream/platform';
 import type { SchemaCatalog } from '@banstream/schemas';

@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // Wiring only: configuration, logging, metrics and signals are runService's job.
+import { installKafkaPatches } from '@banstream/kafka';
 import { runService } from '@banstream/platform';
 import { aggregatorEnv, createAggregatorService, stateDirOf } from './service.js';
+
+// Before any Kafka client: kafkajs patched for this process, supervisor and workers alike (docs/decisions/kafkajs-patches.md).
+installKafkaPatches();
 
 // The watchdog makes the process a supervisor of AGGREGATOR_WORKERS workers, one included.
 await runService({

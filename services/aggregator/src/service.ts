@@ -1,5 +1,6 @@
 import { Allowlist } from '@banstream/core';
-import { allowlistEntry, CompactedFeed, DLQ_REASON, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, PolicyBook, RenewableProducer, topicFullName, unwatched } from '@banstream/platform';
+import { allowlistEntry, PolicyBook, unwatched } from '@banstream/platform';
+import { CompactedFeed, DLQ_REASON, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, RenewableProducer, topicFullName } from '@banstream/kafka';
 import type { RunServiceDeps, Service } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, stateDirOf, type AggregatorConfig } from './config.js';

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { aggregatorEnv } from '@banstream/aggregator';
-import { baseEnv, httpPort, kafkaEnv, type ConfigOf } from '@banstream/platform';
+import { baseEnv, httpPort, type ConfigOf } from '@banstream/platform';
+import { kafkaEnv } from '@banstream/kafka';
 import { DEFAULT_MAX_BAN_DURATION, DEFAULT_MIN_PREFIX } from './guards/index.js';
 
 /** Every variable the control service reads; README "Configuration" lists them. */

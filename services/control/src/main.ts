@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // Wiring only: configuration, logging, metrics and signals are runService's job.
+import { installKafkaPatches } from '@banstream/kafka';
 import { runService } from '@banstream/platform';
 import { controlEnv, createControlService } from './service.js';
 
+// Before any Kafka client: kafkajs patched for this process, supervisor and workers alike (docs/decisions/kafkajs-patches.md).
+installKafkaPatches();
 await runService({ name: 'control', env: controlEnv, create: createControlService });

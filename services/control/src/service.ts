@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import {
-  CompactedFeed, deadLetterSink, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, topicFullName, type Service, type ServiceDeps,
-} from '@banstream/platform';
+import type { Service, ServiceDeps } from '@banstream/platform';
+import { CompactedFeed, deadLetterSink, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, topicFullName } from '@banstream/kafka';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { BanstreamError, parseDuration } from '@banstream/core';
 import { TokenBook } from './auth/tokens.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Admin, Kafka } from 'kafkajs';
+import type { Admin, Kafka } from '@banstream/kafka';
 import { createLogger, createMetricsRegistry } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { createEnforcer } from './enforcer.js';

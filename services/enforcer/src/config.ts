@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { baseEnv, httpPort, kafkaEnv, redisEnv, type ConfigOf } from '@banstream/platform';
+import { baseEnv, httpPort, redisEnv, type ConfigOf } from '@banstream/platform';
+import { kafkaEnv } from '@banstream/kafka';
 import { hardLimitEnv } from './hard/config.js';
 
 /** An HTTP header name (RFC 9110 token). */

@@ -1,8 +1,8 @@
-import type { Admin, Kafka } from 'kafkajs';
+import { CompactedFeed, topicFullName, type Admin, type Kafka } from '@banstream/kafka';
 import {
   Allowlist, attributesFromRequest, resolveVerdict, type Candidate, type RequestInput, type Verdict,
 } from '@banstream/core';
-import { allowlistEntry, CompactedFeed, PolicyBook, topicFullName, type Logger, type Registry } from '@banstream/platform';
+import { allowlistEntry, PolicyBook, type Logger, type Registry } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, redisFromConfig, redisReachable } from '@banstream/platform';
+import { redisFromConfig, redisReachable } from '@banstream/platform';
+import { ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable } from '@banstream/kafka';
 import type { Service, ServiceDeps } from '@banstream/platform';
 import { enforcerEnv, type EnforcerConfig } from './config.js';
 import { createEnforcer } from './enforcer.js';

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { baseEnv, httpPort, kafkaEnv, type ConfigOf } from '@banstream/platform';
+import { baseEnv, httpPort, type ConfigOf } from '@banstream/platform';
+import { kafkaEnv } from '@banstream/kafka';
 
 const MIB = 1024 * 1024;
 

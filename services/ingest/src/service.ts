@@ -1,5 +1,5 @@
 import { createEdgePublisher } from '@banstream/edge';
-import { ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, topicFullName } from '@banstream/platform';
+import { ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, topicFullName } from '@banstream/kafka';
 import type { Service, ServiceDeps } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { ingestEnv, type IngestConfig } from './config.js';

@@ -1,5 +1,6 @@
 import { EVENT_KEY_PREFIX_BITS, eventPartitionKey, keyParts, parseCidr, parseKey, parseSubject, type KeyDimension, type RequestAttributes } from '@banstream/core';
-import { keyPartition, policyIntervals, type RequestPolicy } from '@banstream/platform';
+import { policyIntervals, type RequestPolicy } from '@banstream/platform';
+import { keyPartition } from '@banstream/kafka';
 import { countingPrefix } from './decider.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { Admin, Consumer } from 'kafkajs';
+import type { Admin, Consumer } from '@banstream/kafka';
 import { createLogger } from '@banstream/platform';
 import { Writable } from 'node:stream';
 import { AssignedPartitions } from './assigned-partitions.js';

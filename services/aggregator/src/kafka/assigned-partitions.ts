@@ -1,4 +1,4 @@
-import type { Admin, Consumer } from 'kafkajs';
+import type { Admin, Consumer } from '@banstream/kafka';
 import type { Logger } from '@banstream/platform';
 
 /** Wait before planning a failed assignment again. */

@@ -1,5 +1,5 @@
-import type { Admin, Kafka } from 'kafkajs';
-import { CompactedFeed, type Logger } from '@banstream/platform';
+import { CompactedFeed, type Admin, type Kafka } from '@banstream/kafka';
+import type { Logger } from '@banstream/platform';
 import { SCHEMA_NAMES, type SchemaCatalog } from '@banstream/schemas';
 import type { DetectorSnapshot } from '@banstream/core';
 import { snapshotOf } from '../engine/geo-watch.js';

@@ -1,5 +1,4 @@
-import type { Producer, Message } from 'kafkajs';
-import { cappedPublication, refusedRecord, type KafkaRefusal, type RenewableProducer } from '@banstream/platform';
+import { cappedPublication, refusedRecord, type Producer, type Message, type KafkaRefusal, type RenewableProducer } from '@banstream/kafka';
 import { SCHEMA_NAMES, type DlqRecord, type SchemaCatalog, type SubjectCountBatch } from '@banstream/schemas';
 import type { Drained, Keyed } from '../engine/outbox.js';
 

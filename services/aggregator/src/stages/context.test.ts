@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { Consumer } from 'kafkajs';
+import type { Consumer } from '@banstream/kafka';
 import { commitLive, Occasional, rejoinCause, stalledReason } from './context.js';
 
 /** What kafkajs throws when a commit reaches a group that evicted this member: its retrier's wrapper around the protocol error. */

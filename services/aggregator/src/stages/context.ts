@@ -1,5 +1,5 @@
-import type { Admin, Consumer, Kafka } from 'kafkajs';
-import { deadLetterRecord, DLQ_REASON, type Logger, type RecordWatch, type Trap } from '@banstream/platform';
+import { deadLetterRecord, DLQ_REASON, type Admin, type Consumer, type Kafka } from '@banstream/kafka';
+import type { Logger, RecordWatch, Trap } from '@banstream/platform';
 import type { DlqRecord, SchemaCatalog } from '@banstream/schemas';
 import { BanstreamError } from '@banstream/core';
 import type { AggregatorConfig } from '../config.js';

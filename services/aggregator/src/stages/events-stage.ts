@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import type { Consumer, EachBatchPayload, KafkaMessage } from '@banstream/kafka';
 import type { RequestAttributes } from '@banstream/core';
 import type { Trap } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';

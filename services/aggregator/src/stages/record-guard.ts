@@ -1,5 +1,5 @@
-import type { KafkaMessage } from 'kafkajs';
-import { reasonOfError, type RecordWatch, type Trap } from '@banstream/platform';
+import { reasonOfError, type KafkaMessage } from '@banstream/kafka';
+import type { RecordWatch, Trap } from '@banstream/platform';
 import type { DlqRecord } from '@banstream/schemas';
 import { deadLetter, Occasional, stalledReason, type StageContext } from './context.js';
 

@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import type { Consumer, EachBatchPayload, KafkaMessage } from '@banstream/kafka';
 import type { Trap } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord, type SubjectCountBatch, type SubjectCountEntry } from '@banstream/schemas';
 import { observe } from '../engine/decider.js';

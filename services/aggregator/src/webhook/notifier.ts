@@ -1,4 +1,4 @@
-import type { Consumer, Kafka } from 'kafkajs';
+import type { Consumer, Kafka } from '@banstream/kafka';
 import { isBanstreamError } from '@banstream/core';
 import type { Logger } from '@banstream/platform';
 import { SCHEMA_NAMES, type GeoAlert, type SchemaCatalog } from '@banstream/schemas';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Admin, Kafka } from 'kafkajs';
+import type { Admin, Kafka } from '@banstream/kafka';
 import { Allowlist, compilePolicy, type PolicySpec } from '@banstream/core';
 import { allowlistEntry, type Logger } from '@banstream/platform';
 import type { SchemaCatalog } from '@banstream/schemas';

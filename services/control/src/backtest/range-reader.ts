@@ -1,4 +1,4 @@
-import type { Admin, Kafka } from 'kafkajs';
+import type { Admin, Kafka } from '@banstream/kafka';
 import type { Logger } from '@banstream/platform';
 import { TimeMerge } from './merge.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { Producer } from 'kafkajs';
+import type { Producer } from '@banstream/kafka';
 import { loadSchemaCatalog, type Ban } from '@banstream/schemas';
 import { ChangeWriter, type ControlTopics } from './change-writer.js';
 import { ControlState } from './control-state.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Producer } from 'kafkajs';
+import type { Producer } from '@banstream/kafka';
 import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type Policy, type SchemaCatalog } from '@banstream/schemas';
 import { withDeadline } from '@banstream/platform';
 import type { ControlState } from './control-state.js';

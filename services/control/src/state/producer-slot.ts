@@ -1,4 +1,4 @@
-import type { Producer } from 'kafkajs';
+import type { Producer } from '@banstream/kafka';
 
 /**
  * The control plane's idempotent producer, replaced after a send that failed. kafkajs

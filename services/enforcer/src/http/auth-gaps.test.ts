@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Admin, Kafka } from 'kafkajs';
+import type { Admin, Kafka } from '@banstream/kafka';
 import { createLogger, createMetricsRegistry, type Logger } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type Ban } from '@banstream/schemas';
 import { BanCache } from '../cache/ban-cache.js';

@@ -1,8 +1,6 @@
-import { Kafka, logLevel, type KafkaConfig, type LogEntry } from 'kafkajs';
-import type { Logger } from '../logging/logger.js';
-import { fixKafkajsEncoder } from './encoder-fix.js';
-import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
-import { fixKafkajsProduceRequest } from './produce-request-fix.js';
+import type { Kafka, KafkaConfig, LogEntry } from 'kafkajs';
+import type { Logger } from '@banstream/platform';
+import { kafkajs } from './kafkajs.js';
 
 export interface KafkaClientOptions {
   brokers: readonly string[];
@@ -14,11 +12,11 @@ export interface KafkaClientOptions {
 
 /**
  * A kafkajs client whose every wait is bounded: a broker that is down makes calls
- * fail within seconds (retryable KAFKA_UNAVAILABLE upstream) instead of hanging,
- * with kafkajs's fixes applied (fixKafkajs).
+ * fail within seconds (retryable KAFKA_UNAVAILABLE upstream) instead of hanging.
+ * The first client loads kafkajs: installKafkaPatches() belongs before it.
  */
 export function createKafka(options: KafkaClientOptions): Kafka {
-  fixKafkajs();
+  const { Kafka, logLevel } = kafkajs();
   const requestTimeout = options.requestTimeoutMs ?? 5_000;
   const log = options.logger.child({ component: 'kafkajs' });
   const config: KafkaConfig = {
@@ -34,20 +32,8 @@ export function createKafka(options: KafkaClientOptions): Kafka {
   return new Kafka(config);
 }
 
-/**
- * Fixes to the installed kafkajs 2.2.4, once per process, for every client it makes:
- * idle connections that wake the event loop every millisecond (fixKafkajsIdleTimerLoop)
- * a record encoder that allocates more than it writes (fixKafkajsEncoder), and a Produce
- * request built from an Encoder per record, copied into one per batch, partition and
- * topic, with a byte-at-a-time CRC (fixKafkajsProduceRequest).
- */
-export function fixKafkajs(): void {
-  fixKafkajsIdleTimerLoop();
-  fixKafkajsEncoder();
-  fixKafkajsProduceRequest();
-}
-
 function forwardKafkaLog(log: Logger, { namespace, level, log: record }: LogEntry): void {
+  const { logLevel } = kafkajs();
   const { message, timestamp: _ts, logger: _l, ...fields } = record;
   // kafkajs logs every error response at ERROR, also the ones it retries (a
   // coordinator still loading); what really fails reaches our code as an exception.

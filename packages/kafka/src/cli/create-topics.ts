@@ -1,12 +1,11 @@
 #!/usr/bin/env node
 // Creates (or aligns) every banstream topic. Used by the local run, by the
 // docker-compose `topics-init` one-shot service, and by operators.
-import { loadConfig } from '../config/load.js';
-import { env } from '../config/env.js';
-import { createLogger } from '../logging/logger.js';
-import { createKafka, parseBrokers } from '../kafka/client.js';
-import { ensureTopics } from '../kafka/topic-admin.js';
-import { topicSpecs } from '../kafka/topics.js';
+import { createLogger, env, loadConfig } from '@banstream/platform';
+import { createKafka, parseBrokers } from '../client.js';
+import { installKafkaPatches } from '../patches/install.js';
+import { ensureTopics } from '../topic-admin.js';
+import { topicSpecs } from '../topics.js';
 
 const variables = {
   LOG_LEVEL: env.LOG_LEVEL,
@@ -25,6 +24,7 @@ async function main(): Promise<void> {
     process.stderr.write(`create-topics: ${(error as Error).message}\n`);
     process.exit(78);
   }
+  installKafkaPatches();
   const logger = createLogger({ service: 'create-topics', level: config.LOG_LEVEL });
   const admin = createKafka({ brokers: parseBrokers(config.KAFKA_BROKERS), clientId: 'banstream-create-topics', logger, requestTimeoutMs: config.KAFKA_REQUEST_TIMEOUT_MS }).admin();
   try {

@@ -1,10 +1,8 @@
 import type { Admin, Kafka } from 'kafkajs';
-import type { Logger } from '../logging/logger.js';
-import { env } from '../config/env.js';
+import { env, withDeadline, type Logger } from '@banstream/platform';
 import { createKafka, parseBrokers } from './client.js';
 import { ensureTopics, type EnsureTopicsResult } from './topic-admin.js';
 import { topicSpecs } from './topics.js';
-import { withDeadline } from '../lifecycle/deadline.js';
 
 /** The Kafka variables a service spreads into its env declaration. */
 export const kafkaEnv = {

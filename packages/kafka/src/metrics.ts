@@ -1,4 +1,4 @@
-import { counter, type Registry } from '../metrics/registry.js';
+import { counter, type Registry } from '@banstream/platform';
 
 export type FeedMetrics = ReturnType<typeof feedMetrics>;
 

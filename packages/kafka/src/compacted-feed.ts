@@ -1,9 +1,7 @@
 import type { Admin, Consumer, Kafka } from 'kafkajs';
 import { feedMetrics } from './metrics.js';
 import type { DlqRecord } from '@banstream/schemas';
-import type { Logger } from '../logging/logger.js';
-import type { Registry } from '../metrics/registry.js';
-import { unwatched, type RecordWatch } from '../service/watchdog/watchdog.js';
+import { unwatched, type Logger, type RecordWatch, type Registry } from '@banstream/platform';
 import { deadLetterRecord, DLQ_REASON, reasonOfError, type DeadLetterReason, type DeadLetterSink } from './dead-letter.js';
 
 export interface FeedRecord {

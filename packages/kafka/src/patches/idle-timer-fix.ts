@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
  * This replaces that scheduler with kafkajs' own rule minus the loop: a timer only
  * while requests wait, at the throttle's end or, when they wait for an in-flight
  * slot, every 10 ms as before (a response also sends them). Applied once per process,
- * to the one kafkajs every client shares; createKafka applies it.
+ * to the one kafkajs every client shares, by installKafkaPatches().
  */
 
 /** kafkajs' own interval for requests that wait for an in-flight slot. */

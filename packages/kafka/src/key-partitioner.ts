@@ -1,4 +1,5 @@
-import { Partitioners, type ICustomPartitioner } from 'kafkajs';
+import type { ICustomPartitioner } from 'kafkajs';
+import { kafkajs } from './kafkajs.js';
 
 /**
  * The partition of a keyed record, as Kafka's Java client and kafkajs's default
@@ -60,7 +61,7 @@ export function murmur2(key: string | Buffer): number {
  * goes round-robin as kafkajs does it.
  */
 export const KeyPartitioner: ICustomPartitioner = () => {
-  const unkeyed = Partitioners.DefaultPartitioner();
+  const unkeyed = kafkajs().Partitioners.DefaultPartitioner();
   return (args) => {
     const { message, partitionMetadata } = args;
     if (message.partition !== null && message.partition !== undefined) return message.partition;

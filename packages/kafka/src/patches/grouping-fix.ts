@@ -8,9 +8,9 @@ import { createRequire } from 'node:module';
  *
  * kafkajs takes that function when it is first loaded (producer/sendMessages.js
  * requires it at the top), so the replacement must be in its module cache before:
- * @banstream/platform's index imports this module first, for its side effect. When
- * kafkajs was loaded earlier by someone else, kafkajs's own stays (no harm, just the
- * cost); `kafkajsGroupingFixed()` says which.
+ * installKafkaPatches() (install.ts) puts it there, and the port loads kafkajs only
+ * when a client is first made (kafkajs.ts). When kafkajs was loaded earlier, kafkajs's
+ * own stays (no harm, just the cost); `kafkajsGroupingFixed()` says which.
  */
 
 interface GroupArgs {
@@ -54,5 +54,3 @@ export function fixKafkajsGrouping(): boolean {
 export function kafkajsGroupingFixed(): boolean {
   return fixed;
 }
-
-fixKafkajsGrouping();

@@ -7,7 +7,7 @@ import { encodeProduceRequest, type ProduceRequestArgs } from './produce-request
  * request encoder: kafkajs's protocol modules for Produce v4 to v7 wrap v3's, and take
  * it when they are first loaded, at a producer's first send. So the v3 module's export
  * is replaced before that; a request the one-pass encoder does not take (compression,
- * say) is encoded by kafkajs's own code. Applied once per process, by fixKafkajs().
+ * say) is encoded by kafkajs's own code. Applied once per process, by installKafkaPatches().
  */
 
 type ProduceRequestFactory = (args: ProduceRequestArgs) => { apiVersion: number; encode: () => Promise<unknown> };

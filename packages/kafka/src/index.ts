@@ -1,0 +1,16 @@
+// The port to Kafka: the only package that uses kafkajs. Importing it loads nothing of
+// kafkajs (kafkajs.ts); installKafkaPatches() is a service's explicit first step.
+export { installKafkaPatches, type KafkaPatches } from './patches/install.js';
+export { kafkajsLoaded, CompressionTypes, ConfigResourceTypes } from './kafkajs.js';
+export type { Admin, Consumer, EachBatchPayload, Kafka, KafkaMessage, Message, PartitionMetadata, PartitionerFactory, Producer } from './kafkajs.js';
+export { createKafka, parseBrokers, type KafkaClientOptions } from './client.js';
+export { produceRequestEncodings } from './patches/produce-request-fix.js';
+export { kafkajsGroupingFixed } from './patches/grouping-fix.js';
+export { KeyPartitioner, keyPartition, murmur2 } from './key-partitioner.js';
+export { topicSpecs, topicFullName, TOPIC_NAMES, type TopicName, type TopicSpec, type TopicLayoutOptions } from './topics.js';
+export { ensureTopics, type EnsureTopicsResult } from './topic-admin.js';
+export { kafkaEnv, kafkaFromConfig, ensureTopicsFromConfig, kafkaReachable, type KafkaConfig } from './from-config.js';
+export { CompactedFeed, type CompactedFeedOptions, type FeedRecord } from './compacted-feed.js';
+export { deadLetterRecord, deadLetterSink, reasonOfError, refusedRecord, DLQ_REASON, DLQ_MAX_KEY_BYTES, DLQ_MAX_VALUE_BYTES, type DeadLetterReason, type DeadLetterSink, type DeadLetterSinkOptions, type SourceRecord } from './dead-letter.js';
+export { cappedPublication, inSends, kafkaRefusal, producerStateLost, KAFKA_MAX_SEND_BYTES, type CappedPublicationOptions, type KafkaRefusal, type SizedMessage } from './capped-sends.js';
+export { RenewableProducer } from './renewable-producer.js';

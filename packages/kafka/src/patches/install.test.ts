@@ -1,0 +1,37 @@
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+// The whole port, as a service imports it: importing must leave kafkajs alone.
+import { createKafka, installKafkaPatches, kafkajsGroupingFixed, kafkajsLoaded } from '../index.js';
+import { createLogger } from '@banstream/platform';
+import { GROUPING_MODULE, groupMessagesPerPartition } from './grouping-fix.js';
+import { ENCODER_MODULE } from './encoder-fix.js';
+import { PRODUCE_V3_MODULE } from './produce-request-fix.js';
+import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
+
+const require = createRequire(import.meta.url);
+const REQUEST_QUEUE_MODULE = 'kafkajs/src/network/requestQueue/index.js';
+const kafkajsModulesLoaded = () => Object.keys(require.cache).filter((path) => path.includes('/node_modules/kafkajs/'));
+const prototypeOf = (module: unknown) => (module as { prototype: Record<string, unknown> }).prototype;
+
+describe('installKafkaPatches', () => {
+  // One test, in order: a test file runs in a process of its own, so kafkajs starts unloaded.
+  it('is not done by importing the port (kafkajs not even loaded), and patches all four when called before the first client', () => {
+    expect(kafkajsLoaded()).toBe(false);
+    expect(kafkajsModulesLoaded()).toEqual([]);
+    expect(kafkajsGroupingFixed()).toBe(false);
+
+    expect(installKafkaPatches()).toEqual({ grouping: true, idleTimer: true, encoder: true, produceRequest: true });
+    expect(kafkajsLoaded()).toBe(false); // the patches load kafkajs's parts they replace, not kafkajs
+    createKafka({ brokers: ['127.0.0.1:9'], clientId: 'unit', logger: createLogger({ service: 'unit', level: 'silent' }) });
+    expect(kafkajsLoaded()).toBe(true);
+
+    expect(kafkajsGroupingFixed()).toBe(true);
+    expect(require(GROUPING_MODULE)).toBe(groupMessagesPerPartition);
+    const queue = prototypeOf(require(REQUEST_QUEUE_MODULE));
+    expect(queue.scheduleCheckPendingRequests).not.toBe(prototypeOf(freshKafkajsModule(REQUEST_QUEUE_MODULE)).scheduleCheckPendingRequests);
+    const encoder = prototypeOf(require(ENCODER_MODULE));
+    expect(encoder.writeUVarInt).not.toBe(prototypeOf(freshKafkajsModule(ENCODER_MODULE)).writeUVarInt);
+    expect((require(PRODUCE_V3_MODULE) as () => unknown).name).toBe('produceRequest');
+    expect(installKafkaPatches()).toEqual({ grouping: true, idleTimer: true, encoder: true, produceRequest: true });
+  });
+});

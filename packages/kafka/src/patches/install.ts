@@ -1,0 +1,31 @@
+import { fixKafkajsEncoder } from './encoder-fix.js';
+import { fixKafkajsGrouping } from './grouping-fix.js';
+import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
+import { fixKafkajsProduceRequest } from './produce-request-fix.js';
+
+/** Which of the four patches are in place after installKafkaPatches(). */
+export interface KafkaPatches {
+  /** One-pass grouping of a send's records by partition (needs kafkajs not yet loaded). */
+  grouping: boolean;
+  /** No idle 1 ms timer loop per broker connection. */
+  idleTimer: boolean;
+  /** The record Encoder without its per-record allocations. */
+  encoder: boolean;
+  /** Produce requests written in one pass (needs no producer to have sent yet). */
+  produceRequest: boolean;
+}
+
+/**
+ * Rewrites the installed kafkajs 2.2.4 for the whole process, for every client it makes
+ * (docs/decisions/kafkajs-patches.md says why each patch exists). Explicit on purpose:
+ * each service's main.ts calls it first, an embedder of @banstream/edge may ask for it
+ * (`patchKafkajs`); importing a module never does. Call it before the first client is
+ * made (createKafka): the grouping fix can only act before kafkajs is loaded, the
+ * Produce request fix only before a producer's first send. Idempotent; a patch that
+ * cannot apply leaves kafkajs's own code (slower, same bytes) and reads false here.
+ */
+export function installKafkaPatches(): KafkaPatches {
+  // Grouping first: the others load parts of kafkajs, never its producer.
+  const grouping = fixKafkajsGrouping();
+  return { grouping, idleTimer: fixKafkajsIdleTimerLoop(), encoder: fixKafkajsEncoder(), produceRequest: fixKafkajsProduceRequest() };
+}
