@@ -9,7 +9,9 @@ export { Readiness, type ReadinessCheck, type ReadinessReport } from './lifecycl
 export { runShutdown, type ShutdownStep, type ShutdownReport } from './lifecycle/shutdown.js';
 export { withDeadline } from './lifecycle/deadline.js';
 export type { Service, ServiceDeps } from './lifecycle/service.js';
-export { runService, baseEnv, EXIT } from './service/run-service.js';
+export { runService, baseEnv, workerEnv, EXIT } from './service/run-service.js';
+export { createTopicsEnv } from './cli/create-topics-env.js';
+export { supervisorMetrics } from './service/workers/metrics.js';
 export { createKafka, fixKafkajs, parseBrokers, type KafkaClientOptions } from './kafka/client.js';
 export { fixKafkajsEncoder } from './kafka/encoder-fix.js';
 export { fixKafkajsIdleTimerLoop } from './kafka/idle-timer-fix.js';
@@ -25,6 +27,7 @@ export { redisEnv, redisFromConfig, redisReachable } from './redis/from-config.j
 export { loadPolicyFiles } from './policy/policy-files.js';
 export { PolicyBook, policyIntervals, type PolicyChange, type RequestPolicy } from './policy/policy-book.js';
 export { CompactedFeed, type CompactedFeedOptions, type FeedRecord } from './kafka/compacted-feed.js';
+export { feedMetrics } from './kafka/metrics.js';
 export { allowlistEntry } from './policy/allow-entry.js';
 export { deadLetterRecord, deadLetterSink, reasonOfError, refusedRecord, DLQ_REASON, DLQ_MAX_KEY_BYTES, DLQ_MAX_VALUE_BYTES, type DeadLetterReason, type DeadLetterSink, type DeadLetterSinkOptions, type SourceRecord } from './kafka/dead-letter.js';
 export { cappedPublication, inSends, kafkaRefusal, producerStateLost, KAFKA_MAX_SEND_BYTES, type CappedPublicationOptions, type KafkaRefusal, type SizedMessage } from './kafka/capped-sends.js';

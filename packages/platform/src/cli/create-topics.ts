@@ -2,25 +2,16 @@
 // Creates (or aligns) every banstream topic. Used by the local run, by the
 // docker-compose `topics-init` one-shot service, and by operators.
 import { loadConfig } from '../config/load.js';
-import { env } from '../config/env.js';
+import { createTopicsEnv } from './create-topics-env.js';
 import { createLogger } from '../logging/logger.js';
 import { createKafka, parseBrokers } from '../kafka/client.js';
 import { ensureTopics } from '../kafka/topic-admin.js';
 import { topicSpecs } from '../kafka/topics.js';
 
-const variables = {
-  LOG_LEVEL: env.LOG_LEVEL,
-  KAFKA_BROKERS: env.KAFKA_BROKERS,
-  KAFKA_REQUEST_TIMEOUT_MS: env.KAFKA_REQUEST_TIMEOUT_MS,
-  TOPIC_PREFIX: env.TOPIC_PREFIX,
-  TOPIC_PARTITIONS: env.TOPIC_PARTITIONS,
-  TOPIC_REPLICATION_FACTOR: env.TOPIC_REPLICATION_FACTOR,
-};
-
 async function main(): Promise<void> {
   let config;
   try {
-    config = loadConfig(variables, process.env);
+    config = loadConfig(createTopicsEnv, process.env);
   } catch (error) {
     process.stderr.write(`create-topics: ${(error as Error).message}\n`);
     process.exit(78);
