@@ -10,8 +10,8 @@ export const CONFIGURATION = [
   { reader: 'enforcer', module: '@banstream/enforcer', exported: 'enforcerEnv' },
   { reader: 'control', module: '@banstream/control', exported: 'controlEnv' },
   { reader: 'create-topics', module: '@banstream/platform', exported: 'createTopicsEnv' },
-  { reader: 'a service\'s worker process', module: '@banstream/platform', exported: 'workerEnv' },
-  { reader: 'CLI', module: '@banstream/cli', exported: 'cliEnv' },
+  { reader: 'a worker process of a service run as workers', module: '@banstream/platform', exported: 'workerEnv' },
+  { reader: 'the `banstream` CLI', module: '@banstream/cli', exported: 'cliEnv' },
 ];
 
 const factory = (module, exported) => ({ module, exported });
