@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { CliError, EXIT, exitForStatus } from './exit-codes.js';
+import { DEFAULT_CONTROL_URL } from './env.js';
 
 export interface Connection {
   url: string;
@@ -13,7 +14,7 @@ export interface Connection {
  * command line ends up in shell history and process lists.
  */
 export function connection(flags: { url?: string; tokenFile?: string }, env: NodeJS.ProcessEnv): Connection {
-  const url = (flags.url ?? env.BANSTREAM_URL ?? 'http://127.0.0.1:8083').replace(/\/+$/, '');
+  const url = (flags.url ?? env.BANSTREAM_URL ?? DEFAULT_CONTROL_URL).replace(/\/+$/, '');
   const file = flags.tokenFile ?? env.BANSTREAM_TOKEN_FILE;
   let token = env.BANSTREAM_TOKEN;
   if (file !== undefined) {

@@ -6,3 +6,4 @@ export { groupByKey, encodeGroups, type KeyedGroup, type EncodedRecord } from '.
 export { createKafkaSink, type KafkaSinkOptions } from './kafka-sink.js';
 export { isPermanentFailure, type KeyedRecord, type RecordSink } from './sink.js';
 export { avroLong, concatBatch, isEncoded, type BufferedEvent, type EncodedEvent } from './engine/encoded.js';
+export { edgeMetrics } from './metrics.js';

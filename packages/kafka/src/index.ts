@@ -11,6 +11,8 @@ export { topicSpecs, topicFullName, TOPIC_NAMES, type TopicName, type TopicSpec,
 export { ensureTopics, type EnsureTopicsResult } from './topic-admin.js';
 export { kafkaEnv, kafkaFromConfig, ensureTopicsFromConfig, kafkaReachable, type KafkaConfig } from './from-config.js';
 export { CompactedFeed, type CompactedFeedOptions, type FeedRecord } from './compacted-feed.js';
+export { feedMetrics } from './metrics.js';
+export { createTopicsEnv } from './cli/create-topics-env.js';
 export { deadLetterRecord, deadLetterSink, reasonOfError, refusedRecord, DLQ_REASON, DLQ_MAX_KEY_BYTES, DLQ_MAX_VALUE_BYTES, type DeadLetterReason, type DeadLetterSink, type DeadLetterSinkOptions, type SourceRecord } from './dead-letter.js';
 export { cappedPublication, inSends, kafkaRefusal, producerStateLost, KAFKA_MAX_SEND_BYTES, type CappedPublicationOptions, type KafkaRefusal, type SizedMessage } from './capped-sends.js';
 export { RenewableProducer } from './renewable-producer.js';

@@ -7,7 +7,8 @@ export { Readiness, type ReadinessCheck, type ReadinessReport } from './lifecycl
 export { runShutdown, type ShutdownStep, type ShutdownReport } from './lifecycle/shutdown.js';
 export { withDeadline } from './lifecycle/deadline.js';
 export type { Service, ServiceDeps } from './lifecycle/service.js';
-export { runService, baseEnv, EXIT } from './service/run-service.js';
+export { runService, baseEnv, workerEnv, EXIT } from './service/run-service.js';
+export { supervisorMetrics } from './service/workers/metrics.js';
 export { createRedis, type Redis, type RedisClientOptions } from './redis/client.js';
 export { readLuaScripts, defineLuaScripts, PLATFORM_LUA_DIR, type LuaScript } from './redis/lua-scripts.js';
 export { redisEnv, redisFromConfig, redisReachable } from './redis/from-config.js';

@@ -11,6 +11,7 @@ function contextHeader(what: string) {
   return Type.String({
     default: 'none', minLength: 1, maxLength: 64, pattern: HEADER_NAME,
     expected: `the header a trusted proxy puts ${what} in, or none (bans and policies on it are then not applied by GET /v1/auth)`,
+    description: `the header a trusted proxy puts ${what} in, for \`GET /v1/auth\`; another value is a 400 naming the header; with \`none\`, bans and policies on that scope are not applied there (logged, and counted by \`banstream_enforcer_auth_unenforceable\`)`,
   });
 }
 
@@ -24,18 +25,22 @@ export const enforcerEnv = {
   ENFORCER_TRUSTED_PROXIES: Type.String({
     default: '127.0.0.1,::1', pattern: '^[0-9A-Fa-f:./, ]*$',
     expected: 'comma-separated addresses or CIDRs of the proxies whose client address, user and API key headers GET /v1/auth believes, e.g. 127.0.0.1,10.0.0.0/8',
+    description: 'addresses or CIDRs of the proxies whose client address and identity headers `GET /v1/auth` believes; from anyone else the address is the peer\'s and there is no user or API key',
   }),
   ENFORCER_CLIENT_IP_HEADER: Type.String({
     default: 'x-forwarded-for', minLength: 1, maxLength: 64, pattern: HEADER_NAME,
     expected: 'the one header a trusted proxy puts the client address in: x-forwarded-for (read from the right) or x-real-ip, say',
+    description: 'the one header a trusted proxy puts the client address in (a list read from the right); `x-real-ip` for a proxy that sets only that',
   }),
   ENFORCER_USER_HEADER: Type.String({
     default: 'x-banstream-user', minLength: 1, maxLength: 64, pattern: HEADER_NAME,
     expected: 'the header a trusted proxy puts the authenticated user id in (none: no user is read)',
+    description: 'the header a trusted proxy puts the user it authenticated in; `none` reads none',
   }),
   ENFORCER_API_KEY_HEADER: Type.String({
     default: 'x-banstream-api-key', minLength: 1, maxLength: 64, pattern: HEADER_NAME,
     expected: 'the header a trusted proxy puts the checked API key in, in clear (none: no key is read)',
+    description: 'the header a trusted proxy puts the API key it checked in (in clear); `none` reads none',
   }),
   ENFORCER_COUNTRY_HEADER: contextHeader('the client\'s country as an ISO 3166-1 alpha-2 code (AU), from the proxy\'s GeoIP lookup'),
   ENFORCER_REGION_HEADER: contextHeader('the client\'s region as an ISO 3166-2 code (FR-IDF)'),
@@ -44,16 +49,20 @@ export const enforcerEnv = {
   ENFORCER_CALLERS: Type.String({
     default: '127.0.0.1,::1', pattern: '^[0-9A-Fa-f:./, ]*$',
     expected: 'comma-separated addresses or CIDRs that may call POST /v1/check (whose user and API key are believed) and GET /v1/bans; 0.0.0.0/0,::/0 for anyone',
+    description: 'addresses or CIDRs that may call `POST /v1/check` (whose `userId` and `apiKey` are believed) and `GET /v1/bans`; others get 403 `CALLER_NOT_TRUSTED`; `0.0.0.0/0,::/0` for anyone',
   }),
   ENFORCER_BATCH_ANSWERS: Type.Boolean({
     default: true, expected: 'true or false: whether the answers decided in one event-loop turn are written together (fewer client wake-ups under load)',
+    description: 'the sidecar\'s answers decided in one event-loop turn are written together (fewer client wake-ups under load); false writes each at once',
   }),
   ENFORCER_WARMUP_MODE: Type.Union([Type.Literal('closed'), Type.Literal('open')], {
     default: 'closed', expected: 'closed or open: what answers a request no policy applies to while the caches are still loading (closed: 429 with Retry-After)',
+    description: 'until the caches have caught up, what answers a request no async policy applies to: `closed` (429, `Retry-After: 1`) or `open`',
   }),
   ENFORCER_WARMUP_WAIT_MS: Type.Integer({
     minimum: 0, maximum: 60_000, default: 3_000, expected: 'milliseconds from 0 to 60000 a check waits for the policies and the allowlist after a start before deciding without them',
+    description: 'how long a check made before the policies and allowlist are read waits for them before deciding without them',
   }),
-  ENFORCER_PURGE_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5_000, expected: 'milliseconds from 100 to 600000 between purges of expired cache entries' }),
+  ENFORCER_PURGE_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5_000, expected: 'milliseconds from 100 to 600000 between purges of expired cache entries', description: 'how often the enforcer drops expired bans, stale counts and expired allowlist entries' }),
 };
 export type EnforcerConfig = ConfigOf<typeof enforcerEnv>;

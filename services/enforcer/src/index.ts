@@ -3,3 +3,5 @@ export { createEnforcer, type Enforcer, type EnforcerOptions, type Decision, typ
 export { decisionHeaders, problemBody } from './http/rate-limit-headers.js';
 export { banstreamPlugin, type BanstreamPluginOptions, type EventSink } from './plugin.js';
 export { createHardLimiter, hardLimitEnv, hardLimiterSettings, type HardLimiterOptions } from './hard/index.js';
+export { enforcerMetrics } from './metrics.js';
+export { hardLimitMetrics } from './hard/metrics.js';

@@ -1,25 +1,17 @@
 #!/usr/bin/env node
 // Creates (or aligns) every banstream topic. Used by the local run, by the
 // docker-compose `topics-init` one-shot service, and by operators.
-import { createLogger, env, loadConfig } from '@banstream/platform';
+import { createLogger, loadConfig } from '@banstream/platform';
 import { createKafka, parseBrokers } from '../client.js';
 import { installKafkaPatches } from '../patches/install.js';
 import { ensureTopics } from '../topic-admin.js';
 import { topicSpecs } from '../topics.js';
-
-const variables = {
-  LOG_LEVEL: env.LOG_LEVEL,
-  KAFKA_BROKERS: env.KAFKA_BROKERS,
-  KAFKA_REQUEST_TIMEOUT_MS: env.KAFKA_REQUEST_TIMEOUT_MS,
-  TOPIC_PREFIX: env.TOPIC_PREFIX,
-  TOPIC_PARTITIONS: env.TOPIC_PARTITIONS,
-  TOPIC_REPLICATION_FACTOR: env.TOPIC_REPLICATION_FACTOR,
-};
+import { createTopicsEnv } from './create-topics-env.js';
 
 async function main(): Promise<void> {
   let config;
   try {
-    config = loadConfig(variables, process.env);
+    config = loadConfig(createTopicsEnv, process.env);
   } catch (error) {
     process.stderr.write(`create-topics: ${(error as Error).message}\n`);
     process.exit(78);

@@ -3,7 +3,8 @@ import { Type, type TSchema } from '@sinclair/typebox';
 /**
  * Every environment variable banstream reads, in one place. Each entry is a
  * TypeBox schema: it validates the value and gives the TypeScript type. `expected`
- * is the human form quoted in the error when a value is missing or wrong.
+ * is the human form quoted in the error when a value is missing or wrong;
+ * `description` says what it does (docs/operations/configuration.md is generated from both).
  */
 const HOST_PORT = String.raw`[A-Za-z0-9_.\-]+:\d{1,5}|\[[0-9A-Fa-f:]+\]:\d{1,5}`;
 
@@ -13,31 +14,40 @@ function opt<T extends TSchema>(schema: T) {
 
 /** HTTP_PORT with the service's own default. */
 export function httpPort(defaultPort?: number) {
-  return Type.Integer({ minimum: 0, maximum: 65535, expected: 'a TCP port from 0 to 65535', ...(defaultPort === undefined ? {} : { default: defaultPort }) });
+  return Type.Integer({
+    minimum: 0, maximum: 65535, expected: 'a TCP port from 0 to 65535',
+    description: 'where `/livez`, `/readyz`, `/metrics` (and the control API, the sidecar\'s API) are served',
+    ...(defaultPort === undefined ? {} : { default: defaultPort }),
+  });
 }
 
 export const env = {
-  SERVICE_NAME: opt(Type.String({ minLength: 1, expected: 'a short service name' })),
+  SERVICE_NAME: opt(Type.String({ minLength: 1, expected: 'a short service name', description: 'the `service` of log lines and the `service` label of metrics; unset: the service\'s own name' })),
   LOG_LEVEL: Type.Union(
     [Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')],
-    { default: 'info', expected: 'one of fatal, error, warn, info, debug, trace, silent' },
+    { default: 'info', expected: 'one of fatal, error, warn, info, debug, trace, silent', description: 'pino level' },
   ),
-  HTTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1', expected: 'an interface address such as 127.0.0.1 or 0.0.0.0' }),
+  HTTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1', expected: 'an interface address such as 127.0.0.1 or 0.0.0.0',
+    description: 'the interface `HTTP_PORT` listens on: loopback unless set (the Docker image and `docker-compose.yml` set 0.0.0.0)' }),
   HTTP_PORT: httpPort(),
-  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000, expected: 'milliseconds from 100 to 600000' }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000, expected: 'milliseconds from 100 to 600000', description: 'bound on a graceful stop after SIGTERM or SIGINT' }),
 
   KAFKA_BROKERS: Type.String({
     pattern: `^(${HOST_PORT})(,(${HOST_PORT}))*$`,
     expected: 'a comma-separated list of host:port, e.g. 127.0.0.1:9092,127.0.0.1:9093',
+    description: 'the Kafka brokers to connect to',
   }),
-  KAFKA_CLIENT_ID: opt(Type.String({ minLength: 1, pattern: '^[A-Za-z0-9._-]+$', expected: 'letters, digits, dot, dash or underscore' })),
-  KAFKA_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 5_000, expected: 'milliseconds from 100 to 120000' }),
-  TOPIC_PREFIX: Type.String({ pattern: '^[A-Za-z0-9._-]*$', maxLength: 100, default: 'banstream.', expected: 'letters, digits, dot, dash or underscore, e.g. banstream.' }),
-  TOPIC_PARTITIONS: Type.Integer({ minimum: 1, maximum: 10_000, default: 6, expected: 'a partition count from 1 to 10000' }),
-  TOPIC_REPLICATION_FACTOR: Type.Integer({ minimum: 1, maximum: 16, default: 1, expected: 'a replication factor from 1 to 16' }),
-  TOPIC_AUTO_CREATE: Type.Boolean({ default: true, expected: 'true or false' }),
+  KAFKA_CLIENT_ID: opt(Type.String({ minLength: 1, pattern: '^[A-Za-z0-9._-]+$', expected: 'letters, digits, dot, dash or underscore', description: 'the client id the service gives Kafka; unset: `banstream-<service>`' })),
+  KAFKA_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 5_000, expected: 'milliseconds from 100 to 120000', description: 'bound on one Kafka request' }),
+  TOPIC_PREFIX: Type.String({ pattern: '^[A-Za-z0-9._-]*$', maxLength: 100, default: 'banstream.', expected: 'letters, digits, dot, dash or underscore, e.g. banstream.', description: 'prefix of every topic' }),
+  TOPIC_PARTITIONS: Type.Integer({ minimum: 1, maximum: 10_000, default: 6, expected: 'a partition count from 1 to 10000', description: 'partitions of the topics created by code' }),
+  TOPIC_REPLICATION_FACTOR: Type.Integer({ minimum: 1, maximum: 16, default: 1, expected: 'a replication factor from 1 to 16', description: 'replication factor of the topics created by code' }),
+  TOPIC_AUTO_CREATE: Type.Boolean({ default: true, expected: 'true or false', description: 'services create or align the topics at start' }),
 
-  REDIS_URL: Type.String({ pattern: '^rediss?://', expected: 'a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6380' }),
+  /** Read by runService in a worker process: which worker it is. */
+  BANSTREAM_WORKER: opt(Type.Integer({ minimum: 1, expected: 'a worker number from 1', description: 'set by a supervisor on each worker process it starts (1…workers); never set it yourself' })),
+
+  REDIS_URL: Type.String({ pattern: '^rediss?://', expected: 'a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6380', description: 'the Redis the hard limits count in' }),
 } as const;
 
 export type EnvName = keyof typeof env;

@@ -26,6 +26,11 @@ export const baseEnv = {
   SHUTDOWN_TIMEOUT_MS: env.SHUTDOWN_TIMEOUT_MS,
 };
 
+/** The variable a supervisor sets on its workers (read here, not by loadConfig). */
+export const workerEnv = {
+  BANSTREAM_WORKER: env.BANSTREAM_WORKER,
+};
+
 type BaseConfig = Static<TObject<typeof baseEnv>> & { HTTP_PORT: number };
 
 /** What runService hands a service factory: the usual deps, and its watchdog when it asked for one. */

@@ -1,4 +1,4 @@
-import { AggregatorRegistry, Gauge, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { supervisorMetrics } from './metrics.js';
 import type { Logger } from '../../logging/logger.js';
 import { createMetricsRegistry } from '../../metrics/registry.js';
@@ -34,7 +34,8 @@ export type SupervisorOutcome = 'ok' | 'failed' | 'timeout';
 export async function runSupervisor(options: SupervisorOptions, stopSignal: Promise<string>): Promise<SupervisorOutcome> {
   const { logger } = options;
   const own = createMetricsRegistry(options.service, { defaultMetrics: false });
-  const { replaced, stalls } = supervisorMetrics(own);
+  // pool.running() is read only when scraped, once the pool below exists.
+  const { replaced, stalls, unanswered: missing } = supervisorMetrics(own, () => pool.running());
   const notes = options.stateDir === undefined ? undefined : new TrapStore(options.stateDir);
   const onReplace = (exit: WorkerExit) => {
     replaced.inc();
@@ -46,8 +47,6 @@ export async function runSupervisor(options: SupervisorOptions, stopSignal: Prom
     else logger.error({ worker: exit.worker, pid: exit.pid, silentMs: note.silentMs }, 'worker stalled outside any record: its watchdog killed it');
   };
   const pool = new WorkerPool({ count: options.workers, logger, onReplace });
-  new Gauge({ name: 'banstream_workers_running', help: 'Worker processes alive', registers: [own], collect() { this.set(pool.running()); } });
-  const missing = new Gauge({ name: 'banstream_workers_unanswered', help: 'Workers whose metrics are missing from this scrape (dead, restarting or too slow to answer)', registers: [own] });
 
   const metrics: MetricsSource = {
     contentType: own.contentType,

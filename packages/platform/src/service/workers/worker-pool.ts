@@ -1,10 +1,11 @@
 import cluster, { type Worker } from 'node:cluster';
+import type { EnvName } from '../../config/env.js';
 import type { Logger } from '../../logging/logger.js';
 import { RestartBackoff } from './restart-backoff.js';
 import { GO, isAnswer, isAnswering, isAtBarrier, type Answer, type Ask, type Question } from './supervisor-ipc.js';
 
 /** Tells a process started by the pool which worker it is (1…count). */
-export const WORKER_ENV = 'BANSTREAM_WORKER';
+export const WORKER_ENV = 'BANSTREAM_WORKER' satisfies EnvName;
 
 interface Slot {
   index: number;
