@@ -19,7 +19,7 @@ export { KeyPartitioner, keyPartition, murmur2 } from './kafka/key-partitioner.j
 export { topicSpecs, topicFullName, TOPIC_NAMES, type TopicName, type TopicSpec, type TopicLayoutOptions } from './kafka/topics.js';
 export { ensureTopics, type EnsureTopicsResult } from './kafka/topic-admin.js';
 export { createRedis, type Redis, type RedisClientOptions } from './redis/client.js';
-export { readLuaScripts, defineLuaScripts, PLATFORM_LUA_DIR, type LuaScript } from './redis/lua-scripts.js';
+export { readLuaScripts, defineLuaScripts, type LuaScript } from './redis/lua-scripts.js';
 export { kafkaEnv, kafkaFromConfig, ensureTopicsFromConfig, kafkaReachable, type KafkaConfig } from './kafka/from-config.js';
 export { redisEnv, redisFromConfig, redisReachable } from './redis/from-config.js';
 export { loadPolicyFiles } from './policy/policy-files.js';
