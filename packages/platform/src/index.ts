@@ -5,6 +5,7 @@ export { loadConfig, type ConfigOf, type EnvSource } from './config/load.js';
 export { createLogger, type Logger, type LoggerOptions } from './logging/logger.js';
 export { createMetricsRegistry, counter, gauge, histogram, Registry, tallyCounter, type TallyCounter } from './metrics/registry.js';
 export { createHttpServer, opsRoutes } from './http/ops-server.js';
+export { jsonPointerToPath, notFoundProblem, problemErrorHandler, ProblemError, requestProblem, sendProblem, sendProblemError, validationProblem, type FieldError } from './http/problem.js';
 export { Readiness, type ReadinessCheck, type ReadinessReport } from './lifecycle/readiness.js';
 export { runShutdown, type ShutdownStep, type ShutdownReport } from './lifecycle/shutdown.js';
 export { withDeadline } from './lifecycle/deadline.js';

@@ -1,32 +1,11 @@
-import type { FastifyReply } from 'fastify';
+import type { ErrorCode } from '@banstream/core';
 
 /**
- * Every answer of the gateway other than 202, with a stable code an edge can act
- * on: 4xx means "fix the request, do not retry it as is"; 503 means "retry later",
- * with Retry-After; 500 is the gateway's own failure (nothing accepted; retry).
+ * Fastify's own errors of body reading, in the gateway's terms (codes and statuses
+ * from the catalogue, core/errors.ts): 4xx means "fix the request, do not retry it
+ * as is"; 500 is the gateway's own failure (nothing accepted; retry).
  */
-export const INGEST_ERRORS = {
-  INVALID_EVENTS: 400,
-  BAD_JSON: 400,
-  BAD_AVRO: 400,
-  BAD_REQUEST: 400,
-  UNAUTHORIZED: 401,
-  BODY_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  BUFFER_FULL: 503,
-  UNAVAILABLE: 503,
-  INTERNAL: 500,
-} as const;
-
-export type IngestErrorCode = keyof typeof INGEST_ERRORS;
-
-export function sendError(reply: FastifyReply, code: IngestErrorCode, message: string, extra: Record<string, unknown> = {}): FastifyReply {
-  const statusCode = INGEST_ERRORS[code];
-  return reply.code(statusCode).send({ statusCode, code, message, ...extra });
-}
-
-/** Fastify's own errors of body reading, in the gateway's terms. */
-export function fromFastifyError(error: { code?: string; statusCode?: number; message: string }, bodyLimit: number): { code: IngestErrorCode; message: string } {
+export function fromFastifyError(error: { code?: string; statusCode?: number; message: string }, bodyLimit: number): { code: ErrorCode; message: string } {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { code: 'BODY_TOO_LARGE', message: `the body is larger than the limit of ${bodyLimit} bytes (INGEST_BODY_LIMIT_BYTES): send smaller batches` };
