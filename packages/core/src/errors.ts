@@ -82,10 +82,6 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
-export function isErrorCode(code: unknown): code is ErrorCode {
-  return typeof code === 'string' && Object.hasOwn(ERRORS, code);
-}
-
 export interface BanstreamErrorOptions {
   cause?: unknown;
   retryable?: boolean;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ERRORS, isErrorCode, type ErrorCode } from './errors.js';
+import { ERRORS, type ErrorCode } from './errors.js';
 import { problemDocument } from './problem.js';
 
 /** RFC 9110's reason phrases: an `about:blank` problem's title is its status's (RFC 9457 §4.2.1). */
@@ -31,11 +31,10 @@ describe('the error catalogue', () => {
     expect([status('INVALID_EVENTS'), status('UNAUTHORIZED'), status('BODY_TOO_LARGE'), status('UNSUPPORTED_MEDIA_TYPE'), status('BUFFER_FULL')]).toEqual([400, 401, 413, 415, 503]);
   });
 
-  it('adds extension members after the standard ones, and knows its own codes', () => {
+  it('adds extension members after the standard ones', () => {
     const errors = [{ path: 'threshold.count', message: 'must be > 0' }];
     expect(problemDocument('POLICY_INVALID', 'threshold.count: must be > 0', { errors })).toEqual({
       type: 'about:blank', title: 'Bad Request', status: 400, detail: 'threshold.count: must be > 0', code: 'POLICY_INVALID', errors,
     });
-    expect([isErrorCode('NOT_FOUND'), isErrorCode('FST_ERR_VALIDATION'), isErrorCode('toString'), isErrorCode(404)]).toEqual([true, false, false, false]);
   });
 });

@@ -39,5 +39,3 @@ export const env = {
 
   REDIS_URL: Type.String({ pattern: '^rediss?://', expected: 'a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6380' }),
 } as const;
-
-export type EnvName = keyof typeof env;
