@@ -55,10 +55,10 @@ export function validationProblem(error: FastifyError): ProblemError {
 }
 
 /** Fastify's own errors of reading a request (its FST_ codes), in the catalogue's terms. */
-export function requestProblem(error: { code?: string; statusCode?: number; message: string }, bodyLimit?: number): ProblemError {
+export function requestProblem(error: { code?: string; statusCode?: number; message: string }): ProblemError {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ProblemError('BODY_TOO_LARGE', bodyLimit === undefined ? error.message : `the body is larger than the limit of ${bodyLimit} bytes: send a smaller one`);
+      return new ProblemError('BODY_TOO_LARGE', error.message);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ProblemError('UNSUPPORTED_MEDIA_TYPE', error.message);
     default:
