@@ -83,7 +83,7 @@ describe('the ingest gateway', () => {
     const answers: [number, { code?: string; detail?: string; errors?: unknown }][] = [];
     const send = async (body: string | Buffer, type: string, headers: Record<string, string> = AUTH) => {
       const res = await gateway.post(body, type, headers);
-      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      if (res.status >= 400) expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       answers.push([res.status, (await res.json()) as { code?: string; detail?: string }]);
     };
     await send(ok, 'application/json', {});
