@@ -80,10 +80,11 @@ describe('the ingest gateway', () => {
   it('answers each kind of bad input with its own status and message, and lets none of it through', async () => {
     const before = onTopic().length;
     const ok = JSON.stringify([postedEvent('8.8.8.8')]);
-    const answers: [number, { code?: string; message?: string; errors?: unknown }][] = [];
+    const answers: [number, { code?: string; detail?: string; errors?: unknown }][] = [];
     const send = async (body: string | Buffer, type: string, headers: Record<string, string> = AUTH) => {
       const res = await gateway.post(body, type, headers);
-      answers.push([res.status, (await res.json()) as { code?: string; message?: string }]);
+      if (res.status >= 400) expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      answers.push([res.status, (await res.json()) as { code?: string; detail?: string }]);
     };
     await send(ok, 'application/json', {});
     await send(ok, 'application/json', { authorization: `Bearer ${TOKEN}-not` });
@@ -96,12 +97,12 @@ describe('the ingest gateway', () => {
     expect(answers.map(([status, body]) => [status, body.code])).toEqual([
       [401, 'UNAUTHORIZED'], [401, 'UNAUTHORIZED'], [415, 'UNSUPPORTED_MEDIA_TYPE'], [413, 'BODY_TOO_LARGE'], [400, 'BAD_JSON'], [400, 'BAD_AVRO'], [400, 'INVALID_EVENTS'],
     ]);
-    expect(answers[0]![1].message).toBe('a valid edge token is required: Authorization: Bearer <token>');
-    expect(answers[2]![1].message).toContain('application/avro');
-    expect(answers[3]![1].message).toBe('the body is larger than the limit of 65536 bytes (INGEST_BODY_LIMIT_BYTES): send smaller batches');
-    expect(answers[5]![1].message).toContain('SCHEMA_BAD_MAGIC');
+    expect(answers[0]![1].detail).toBe('a valid edge token is required: Authorization: Bearer <token>');
+    expect(answers[2]![1].detail).toContain('application/avro');
+    expect(answers[3]![1].detail).toBe('the body is larger than the limit of 65536 bytes (INGEST_BODY_LIMIT_BYTES): send smaller batches');
+    expect(answers[5]![1].detail).toContain('SCHEMA_BAD_MAGIC');
     expect(answers[6]![1]).toEqual({
-      statusCode: 400, code: 'INVALID_EVENTS', message: '2 of 3 events are invalid; none of the batch was accepted',
+      type: 'about:blank', title: 'Bad Request', status: 400, code: 'INVALID_EVENTS', detail: '2 of 3 events are invalid; none of the batch was accepted',
       errors: [
         { index: 1, path: '/ip', message: 'not an IP address: "8.8.8.999" (IPv4 octet above 255)' },
         { index: 2, path: '/path', message: 'Expected string length less or equal to 2048' },

@@ -2,7 +2,7 @@
 // on the machine's Java, with its own ports, data folder and logs.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StackError, isOurProcess, ownedProcessStatus, portAnswers, readPid, stopOwnedProcess, tail, waitFor, which, writePid } from './processes.mjs';
 
@@ -111,9 +111,4 @@ export function stopKafka(s) {
 
 export function kafkaStatus(s) {
   return ownedProcessStatus(pidFile(s), s.dir, s.kafkaBrokers);
-}
-
-/** Kafka's jars are present (used by CI to fetch ahead of tests). */
-export function kafkaFetched(s) {
-  return existsSync(s.kafkaLibs) && readdirSync(s.kafkaLibs).some((f) => f.startsWith('kafka_2.13-'));
 }

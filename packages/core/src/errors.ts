@@ -1,34 +1,86 @@
 /**
- * Every error banstream raises carries a stable code (for metrics, logs and API
- * bodies), an optional cause, and whether retrying the same operation can help.
+ * The one catalogue of banstream's error codes. Every code is stable (for metrics,
+ * logs and API bodies) and has the HTTP status and title it is answered with when it
+ * reaches an HTTP caller (problem.ts writes the body). Codes a service raises inside
+ * (BanstreamError) and codes an API answers with live in the same table, so a code
+ * means one thing and has one status everywhere.
  */
-export const ERROR_CODES = [
-  'CONFIG_INVALID',
-  'SCHEMA_BAD_MAGIC',
-  'SCHEMA_TRUNCATED',
-  'SCHEMA_UNKNOWN_FINGERPRINT',
-  'SCHEMA_INVALID_VALUE',
-  'SCHEMA_INCOMPATIBLE',
-  'KAFKA_UNAVAILABLE',
-  'KAFKA_TIMEOUT',
-  'REDIS_UNAVAILABLE',
-  'REDIS_TIMEOUT',
-  'SHUTDOWN_TIMEOUT',
-  'SUBJECT_INVALID_IP',
-  'SUBJECT_INVALID_CIDR',
-  'SUBJECT_INVALID_DIMENSION',
-  'SUBJECT_INVALID_ATTRIBUTE',
-  'SUBJECT_INVALID',
-  'POLICY_INVALID',
-  'WINDOW_INVALID_ARGUMENT',
-  'WINDOW_SNAPSHOT_CORRUPT',
-  'WINDOW_CAPACITY_EXCEEDED',
-  'EVENT_TIME_OUT_OF_RANGE',
-  'WEBHOOK_REFUSED',
-  'WEBHOOK_UNAVAILABLE',
-] as const;
+const STATUS_TITLES = {
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 413: 'Content Too Large',
+  415: 'Unsupported Media Type', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable',
+} as const;
+export type ProblemStatus = keyof typeof STATUS_TITLES;
 
-export type ErrorCode = (typeof ERROR_CODES)[number];
+export interface ErrorEntry {
+  status: ProblemStatus;
+  /** The status's reason phrase: RFC 9457 asks for it as the title of an `about:blank` problem. */
+  title: string;
+}
+
+const entry = (status: ProblemStatus): ErrorEntry => ({ status, title: STATUS_TITLES[status] });
+
+export const ERRORS = {
+  // Raised inside services (BanstreamError); the status is what an API answers if one reaches it.
+  CONFIG_INVALID: entry(500),
+  SCHEMA_BAD_MAGIC: entry(400),
+  SCHEMA_TRUNCATED: entry(400),
+  SCHEMA_UNKNOWN_FINGERPRINT: entry(400),
+  SCHEMA_INVALID_VALUE: entry(400),
+  SCHEMA_INCOMPATIBLE: entry(400),
+  /** Retryable: Kafka did not take the change, nothing was changed. */
+  KAFKA_UNAVAILABLE: entry(503),
+  KAFKA_TIMEOUT: entry(503),
+  REDIS_UNAVAILABLE: entry(503),
+  REDIS_TIMEOUT: entry(503),
+  SHUTDOWN_TIMEOUT: entry(503),
+  SUBJECT_INVALID_IP: entry(400),
+  SUBJECT_INVALID_CIDR: entry(400),
+  SUBJECT_INVALID_DIMENSION: entry(400),
+  SUBJECT_INVALID_ATTRIBUTE: entry(400),
+  SUBJECT_INVALID: entry(400),
+  POLICY_INVALID: entry(400),
+  WINDOW_INVALID_ARGUMENT: entry(500),
+  WINDOW_CAPACITY_EXCEEDED: entry(503),
+  EVENT_TIME_OUT_OF_RANGE: entry(400),
+  WEBHOOK_REFUSED: entry(502),
+  WEBHOOK_UNAVAILABLE: entry(503),
+
+  // Answered by every HTTP service.
+  /** A request that does not match its route's schema; `errors` names each field. */
+  INVALID_REQUEST: entry(400),
+  NOT_FOUND: entry(404),
+  INTERNAL: entry(500),
+
+  // The admin API (control).
+  UNAUTHENTICATED: entry(401),
+  FORBIDDEN: entry(403),
+  CONFLICT: entry(409),
+  /** A ban or allowlist entry on a network wider than CONTROL_MIN_PREFIX_V4/V6, without force. */
+  NETWORK_TOO_WIDE: entry(400),
+  /** A manual ban on a subject that names no client (method, host, country, path…), without force. */
+  SUBJECT_TOO_BROAD: entry(400),
+  /** A manual ban longer than CONTROL_MAX_BAN_DURATION (force does not lift it). */
+  BAN_TOO_LONG: entry(400),
+  RATE_LIMITED: entry(429),
+  BACKTEST_BUSY: entry(429),
+
+  // The enforcer sidecar.
+  CALLER_NOT_TRUSTED: entry(403),
+  BANS_LISTING_BUSY: entry(503),
+
+  // The ingest gateway: 4xx means "fix the request, do not send it again as is"; 503 "retry later".
+  INVALID_EVENTS: entry(400),
+  BAD_JSON: entry(400),
+  BAD_AVRO: entry(400),
+  BAD_REQUEST: entry(400),
+  UNAUTHORIZED: entry(401),
+  BODY_TOO_LARGE: entry(413),
+  UNSUPPORTED_MEDIA_TYPE: entry(415),
+  BUFFER_FULL: entry(503),
+  UNAVAILABLE: entry(503),
+} as const satisfies Record<string, ErrorEntry>;
+
+export type ErrorCode = keyof typeof ERRORS;
 
 export interface BanstreamErrorOptions {
   cause?: unknown;
@@ -37,6 +89,7 @@ export interface BanstreamErrorOptions {
   details?: Record<string, unknown>;
 }
 
+/** Every error banstream raises: a stable code, an optional cause, and whether retrying the same operation can help. */
 export class BanstreamError extends Error {
   readonly code: ErrorCode;
   readonly retryable: boolean;

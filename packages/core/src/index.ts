@@ -1,4 +1,5 @@
 export * from './errors.js';
+export * from './problem.js';
 export * from './clock.js';
 export * from './subjects/index.js';
 export * from './policy/index.js';

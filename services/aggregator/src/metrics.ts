@@ -1,4 +1,5 @@
 import { counter, gauge, histogram, type Registry } from '@banstream/platform';
+import type { Drained } from './engine/outbox.js';
 
 export type AggregatorMetrics = ReturnType<typeof aggregatorMetrics>;
 
@@ -88,4 +89,16 @@ function geoMetrics(registry: Registry) {
     webhookDeliveries: counter(registry, { name: 'banstream_aggregator_geo_webhook_deliveries_total', help: 'Alerts posted to the webhook, by outcome (delivered, failed after every retry or refused)', labelNames: ['outcome'] }),
     webhookRetries: counter(registry, { name: 'banstream_aggregator_geo_webhook_retries_total', help: 'Webhook requests that failed and were tried again', labelNames: [] }),
   };
+}
+
+/** Counts what a publication of decisions put on Kafka. */
+export function countPublished(metrics: AggregatorMetrics, drained: Drained): void {
+  const now = Date.now();
+  for (const b of drained.bans) {
+    if (!b.value) continue;
+    metrics.bans.inc({ policy: b.value.policyId, preview: String(b.value.preview) });
+    metrics.banDelay.observe(Math.max(0, now - b.value.startedAt) / 1000);
+  }
+  for (const c of drained.counts) if (c.value) metrics.counts.inc({ kind: c.value.kind });
+  for (const a of drained.alerts) if (a.value) metrics.geoAlerts.inc({ scope: a.value.scope, state: a.value.state });
 }

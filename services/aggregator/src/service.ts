@@ -5,11 +5,11 @@ import type { RunServiceDeps, Service } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, stateDirOf, type AggregatorConfig } from './config.js';
 import { BanLedger } from './engine/ban-ledger.js';
-import { Outbox, type Drained } from './engine/outbox.js';
+import { Outbox } from './engine/outbox.js';
 import { DecisionFlusher, SerialPublications } from './kafka/decision-flusher.js';
 import { PendingPublications } from './kafka/pending-publications.js';
 import { Publisher, type AggregatorTopics, type Refused } from './kafka/publisher.js';
-import { aggregatorMetrics, showPendingPublications, type AggregatorMetrics } from './metrics.js';
+import { aggregatorMetrics, showPendingPublications } from './metrics.js';
 import { EventsStage } from './stages/events-stage.js';
 import { SubjectsStage } from './stages/subjects-stage.js';
 import { Ticker } from './ticker.js';
@@ -110,14 +110,7 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
       await Promise.all([decisions.connect(), bulk.connect()]);
       const publisher = new Publisher(bulk, decisions, topics, catalog, refused);
       const flusher = (decisionFlusher = new DecisionFlusher({
-        outbox, pending,
-        publication: (drained) => {
-          const publication = publisher.decisions(drained);
-          return async () => {
-            await publication();
-            countPublished(metrics, drained);
-          };
-        },
+        outbox, pending, publisher, metrics,
         onRetry(error, attempt) {
           if (attempt === 1 || attempt % 20 === 0) logger.warn({ err: error, attempt }, 'publishing counts and bans failed; retrying');
         },
@@ -164,14 +157,3 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
   };
 }
 
-/** Counts what a publication of decisions put on Kafka. */
-function countPublished(metrics: AggregatorMetrics, drained: Drained): void {
-  const now = Date.now();
-  for (const b of drained.bans) {
-    if (!b.value) continue;
-    metrics.bans.inc({ policy: b.value.policyId, preview: String(b.value.preview) });
-    metrics.banDelay.observe(Math.max(0, now - b.value.startedAt) / 1000);
-  }
-  for (const c of drained.counts) if (c.value) metrics.counts.inc({ kind: c.value.kind });
-  for (const a of drained.alerts) if (a.value) metrics.geoAlerts.inc({ scope: a.value.scope, state: a.value.state });
-}

@@ -8,14 +8,6 @@ export function throttleDenyRatio(count: number, threshold: number): number {
   return 1 - threshold / count;
 }
 
-/**
- * Decides one request given the ratio and a uniform draw in [0, 1). The caller
- * supplies the draw (a PRNG, or a hash of the request) so this stays pure and testable.
- */
-export function throttleDenies(ratio: number, uniform: number): boolean {
-  return uniform < ratio;
-}
-
 /** Seconds until enough of the window has slid for the subject to be under its threshold again. */
 export function throttleRetryAfterSeconds(count: number, threshold: number, windowMs: number): number {
   if (count <= threshold) return 0;

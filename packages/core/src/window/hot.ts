@@ -93,7 +93,7 @@ export class HotPool {
   freeze(entry: number, k: number, before: number, span: number, shape: number): void {
     const whole = before > this.laneCap || before === MODELED_WHOLE;
     const at = this.clear(entry, k, whole ? MODELED_WHOLE : before);
-    // Only a lane with modeled events has a span: the others keep zeros (snapshots check).
+    // Only a lane with modeled events has a span: the others keep zeros.
     if (whole || before === 0) return;
     this.meta[at + L_SPAN] = span;
     this.meta[at + L_SHAPE] = shape;

@@ -38,7 +38,7 @@
  * its live count falls under exactFrom / 2 as its buckets roll, and when it is evicted
  * or deleted. A hot key lives in the wide pool, whose entry points at its offsets, so
  * the slot layout is unchanged and a cold key pays one comparison per event (is its
- * lane's count at heatGate?). Snapshots (version 3) carry the offsets. On
+ * lane's count at heatGate?). On
  * bench/accuracy (limit 100, exactFrom 10) this takes wrong decisions from 0.012% to
  * 0.0003% and false bans from 3 to 0; the price is speed on hot keys (a few more cache
  * misses per event and estimate) and on that trace most requests come from hot keys.
@@ -80,7 +80,7 @@
  *
  * store.ts (the API), slot.ts (one key's ring), table.ts (open addressing), wide.ts
  * (counts past 255, hot keys), hot.ts (recorded offsets), maintenance.ts (eviction,
- * rebase), snapshot.ts and snapshot-hot.ts (format), hash.ts (fingerprints),
+ * rebase), hash.ts (fingerprints),
  * exact-log.ts (the exact reference for tests and benchmarks).
  */
 export { WindowStore, ADD_OK, ADD_LATE, ADD_CLAMPED, type AddResult } from './store.js';

@@ -16,16 +16,6 @@ export function countAt(words: Int32Array, base: number, layout: WindowLayout, w
   return (words[base + layout.countWord + (k >> 2)]! >>> ((k & 3) << 3)) & 255;
 }
 
-/** First-event offset of lane k, in units of layout.unitMs from the bucket start. */
-export function firstAt(words: Int32Array, base: number, k: number): number {
-  return words[base + W_SPAN + k]! & SPAN_MASK;
-}
-
-/** Last-event offset of lane k. */
-export function lastAt(words: Int32Array, base: number, k: number): number {
-  return (words[base + W_SPAN + k]! >>> SPAN_BITS) & SPAN_MASK;
-}
-
 /** Shape of lane k: mean distance of its events from the last one, in shapeMax-ths of the span. */
 export function shapeAt(words: Int32Array, base: number, layout: WindowLayout, k: number): number {
   const lo = layout.shapeLoBits;

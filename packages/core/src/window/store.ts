@@ -7,7 +7,6 @@ import { EPOCH_LIMIT, EPOCH_MASK, NARROW_MAX, W_EPOCH, windowLayout, type Window
 import { continuedFingerprintInto, keyFingerprintInto, fingerprintSeeds, prefixHash, type PrefixHash } from './hash.js';
 import { removeSlot, rebased, sweepIdle, type SweepCursor } from './maintenance.js';
 import { advance, hotEvent, promote, recordSpan, windowSum } from './slot.js';
-import { decodeSnapshot, encodeSnapshot } from './snapshot.js';
 import { SlotTable } from './table.js';
 import { WidePool } from './wide.js';
 
@@ -298,21 +297,6 @@ export class WindowStore {
     const l = this.layout;
     const idleBelow = Math.floor((nowMs - l.graceMs - l.windowMs + 1) / this.g) - this.origin;
     return sweepIdle(this.table, this.wide, l, this.sweep, idleBelow, maxSlots);
-  }
-
-  /** Versioned, checksummed image of the store (format in snapshot.ts). */
-  snapshot(): Uint8Array {
-    return encodeSnapshot({ layout: this.layout, origin: this.origin, table: this.table, wide: this.wide });
-  }
-
-  /** Rebuilds a store from snapshot(); a damaged image throws WINDOW_SNAPSHOT_CORRUPT. */
-  static restore(bytes: Uint8Array): WindowStore {
-    const state = decodeSnapshot(bytes);
-    const store = new WindowStore(state.config);
-    store.origin = state.origin;
-    store.table = state.table;
-    store.wide = state.wide;
-    return store;
   }
 
   private sum(h1: number, h2: number, atMs: number, upper: boolean): number {

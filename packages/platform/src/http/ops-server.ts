@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { MAX_SUBJECT_TEXT_LENGTH } from '@banstream/core';
 import type { Logger } from '../logging/logger.js';
 import type { Readiness } from '../lifecycle/readiness.js';
+import { notFoundProblem, problemErrorHandler } from './problem.js';
 
 /** What /metrics serves: a registry, or the sum of several (a supervisor's workers). */
 export type MetricsSource = Pick<Registry, 'contentType' | 'metrics'>;
@@ -31,7 +32,7 @@ export function createHttpServer(logger: Logger): FastifyInstance {
   // Requests are not logged one by one: on a hot path that is a cost and a flood. For the
   // same reason a request gets the server's logger rather than a child of its own (a pino
   // child with redaction per request, a few µs); Fastify's error lines name the request.
-  return Fastify({
+  const app = Fastify({
     loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger, forceCloseConnections: 'idle',
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: (serverLogger) => serverLogger,
@@ -41,4 +42,8 @@ export function createHttpServer(logger: Logger): FastifyInstance {
     // characters, which it answers with a bare 414: each route's schema bounds its params.
     routerOptions: { maxParamLength: MAX_SUBJECT_TEXT_LENGTH },
   });
+  // Every error answer of every service is problem+json, unless a plugin words its own (still through sendProblem).
+  app.setErrorHandler(problemErrorHandler(logger));
+  app.setNotFoundHandler(notFoundProblem);
+  return app;
 }

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { PLATFORM_LUA_DIR, readLuaScripts } from './lua-scripts.js';
+import { readLuaScripts } from './lua-scripts.js';
 
 describe('readLuaScripts', () => {
   it('takes the command and key count from the file name', () => {
-    const scripts = readLuaScripts(fileURLToPath(PLATFORM_LUA_DIR));
-    const counter = scripts.find((s) => s.command === 'counterIncr');
+    const dir = mkdtempSync(join(tmpdir(), 'lua-'));
+    writeFileSync(join(dir, 'counterIncr-1.lua'), "return redis.call('INCRBY', KEYS[1], ARGV[1])");
+    const counter = readLuaScripts(dir).find((s) => s.command === 'counterIncr');
     expect(counter?.numberOfKeys).toBe(1);
     expect(counter?.source).toContain('KEYS[1]');
   });

@@ -35,6 +35,3 @@ export function defineLuaScripts(redis: Redis, scripts: readonly LuaScript[]): v
     redis.defineCommand(s.command, s.numberOfKeys === undefined ? { lua: s.source } : { numberOfKeys: s.numberOfKeys, lua: s.source });
   }
 }
-
-/** The scripts that ship with the platform package (src/redis/lua, copied beside dist). */
-export const PLATFORM_LUA_DIR = new URL('../../lua/', import.meta.url);

@@ -40,7 +40,7 @@ describe('observe', () => {
   it('counts a subject given as key prefix and value (observeKeyed) together with the same subject whole', () => {
     const env = setup();
     send(env, 'ip:192.0.2.1', 3, T0);
-    for (let i = 0; i < 3; i++) observeKeyed(env.ctx, env.state, banPolicy, 'flood|ip:', '192.0.2.1', T0 + 10 + i, 1, env.state.advance(T0 + 10 + i), env.out);
+    for (let i = 0; i < 3; i++) observeKeyed(env.ctx, env.state, { policy: banPolicy, keyPrefix: 'flood|ip:' }, { rest: '192.0.2.1', timeMs: T0 + 10 + i, count: 1, watermark: env.state.advance(T0 + 10 + i) }, env.out);
     expect(env.out.bans).toHaveLength(1);
     expect(env.out.bans[0]!.value).toMatchObject({ subject: 'ip:192.0.2.1', evidenceCount: 6, startedAt: T0 + 12 });
     publishCounts(env.state, 'ip', T0, T0 + 12, env.out);

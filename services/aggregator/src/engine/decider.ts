@@ -17,6 +17,30 @@ export interface DeciderContext {
 export type Observation = 'counted' | 'late';
 
 /**
+ * Which policy counts a subject and the start of its counting key (`policyId|`, and a
+ * one-dimension key's scope): prepared once per policy (routing.ts's Route is one).
+ */
+export interface CountingRoute {
+  readonly policy: RequestPolicy;
+  /** Starts with countingPrefix(policy). */
+  readonly keyPrefix: string;
+}
+
+/**
+ * One sighting of a subject: the rest of its counting key after the route's prefix,
+ * `count` events at `timeMs`, judged late against `watermark` (the caller advances it).
+ * Callers fill one and reuse it: nothing is allocated per event.
+ */
+export interface Sighting {
+  rest: string;
+  timeMs: number;
+  count: number;
+  watermark: number;
+}
+
+const sighting: Sighting = { rest: '', timeMs: 0, count: 0, watermark: 0 };
+
+/**
  * Counts `count` events of `subject` at `timeMs` under `policy` in `state`, judging
  * lateness against `watermark` (the caller advances it), then
  * decides: the subject's count may become hot (published by `publishCounts`), and
@@ -26,28 +50,37 @@ export function observe(
   ctx: DeciderContext, state: PartitionState, policy: RequestPolicy, subject: string,
   timeMs: number, count: number, watermark: number, out: Outbox,
 ): Observation {
-  return observeKeyed(ctx, state, policy, countingPrefix(policy), subject, timeMs, count, watermark, out);
+  // observeKeyed is synchronous and keeps nothing of the sighting: one object serves every call.
+  sighting.rest = subject;
+  sighting.timeMs = timeMs;
+  sighting.count = count;
+  sighting.watermark = watermark;
+  return observeKeyed(ctx, state, countingRoute(policy), sighting, out);
 }
 
-const prefixes = new WeakMap<RequestPolicy, string>();
+const routes = new WeakMap<RequestPolicy, CountingRoute>();
+
+/** The route of a subject given whole: `policyId|` + subject, made once per policy. */
+function countingRoute(policy: RequestPolicy): CountingRoute {
+  let route = routes.get(policy);
+  if (route === undefined) routes.set(policy, (route = { policy, keyPrefix: `${policy.id}|` }));
+  return route;
+}
 
 /** `policyId|`, the start of every counting key of `policy`, made once per policy. */
 export function countingPrefix(policy: RequestPolicy): string {
-  let prefix = prefixes.get(policy);
-  if (prefix === undefined) prefixes.set(policy, (prefix = `${policy.id}|`));
-  return prefix;
+  return countingRoute(policy).keyPrefix;
 }
 
 /**
- * observe() for the subject whose counting key (`policyId|subject`) is `keyPrefix +
- * rest`, where keyPrefix starts with countingPrefix(policy): a one-dimension key's
- * scope can go in the prefix (`p|ip:` + the address), so that per event neither the
- * subject nor the key is made unless the subject is hot or banned.
+ * observe() for the subject whose counting key (`policyId|subject`) is `route.keyPrefix
+ * + seen.rest`: a one-dimension key's scope can go in the prefix (`p|ip:` + the
+ * address), so that per event neither the subject nor the key is made unless the
+ * subject is hot or banned.
  */
-export function observeKeyed(
-  ctx: DeciderContext, state: PartitionState, policy: RequestPolicy, keyPrefix: string, rest: string,
-  timeMs: number, count: number, watermark: number, out: Outbox,
-): Observation {
+export function observeKeyed(ctx: DeciderContext, state: PartitionState, route: CountingRoute, seen: Sighting, out: Outbox): Observation {
+  const { policy, keyPrefix } = route;
+  const { rest, timeMs, count, watermark } = seen;
   const interval = policy.threshold.intervalMs;
   const counted = state.counter.addJoined(keyPrefix, rest, interval, timeMs, count, watermark, policy.threshold.count);
   if (counted.late) return 'late';

@@ -1,7 +1,7 @@
 import { EVENT_KEY_PREFIX_BITS, eventPartitionKey, keyParts, parseCidr, parseKey, parseSubject, type KeyDimension, type RequestAttributes } from '@banstream/core';
 import { policyIntervals, type RequestPolicy } from '@banstream/platform';
 import { keyPartition } from '@banstream/kafka';
-import { countingPrefix } from './decider.js';
+import { countingPrefix, type CountingRoute } from './decider.js';
 
 /**
  * Where a subject is counted. Events are partitioned by the client's /24 (IPv4) or
@@ -20,7 +20,7 @@ function pinsNetwork(d: KeyDimension): boolean {
   return d.kind === 'prefix' && (d.v4 ?? 0) >= EVENT_KEY_PREFIX_BITS.v4 && (d.v6 ?? 0) >= EVENT_KEY_PREFIX_BITS.v6;
 }
 
-export interface Route {
+export interface Route extends CountingRoute {
   /** Counted where it arrives (true), or repartitioned by subject. */
   local: boolean;
   /** Repartitioned events are counted at this time resolution (ms). */
@@ -44,7 +44,7 @@ export function routeOf(policy: RequestPolicy): Route {
   const shortest = Math.min(...policyIntervals(policy));
   const parts = keyParts(policy.spec.key) ?? { scope: '', valueOf: policy.subjectOf };
   return {
-    local: isPartitionLocal(policy), resolutionMs: Math.min(1000, Math.max(1, Math.floor(shortest / 1000))),
+    policy, local: isPartitionLocal(policy), resolutionMs: Math.min(1000, Math.max(1, Math.floor(shortest / 1000))),
     scope: parts.scope, keyPrefix: `${countingPrefix(policy)}${parts.scope}`, valueOf: parts.valueOf,
   };
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { Registry } from '@banstream/platform';
 import type { Ban } from '@banstream/schemas';
 import { Outbox, type Drained } from '../engine/outbox.js';
+import { aggregatorMetrics } from '../metrics.js';
 import { DecisionFlusher, retryUntilDone, SerialPublications } from './decision-flusher.js';
 import { PendingPublications } from './pending-publications.js';
 
@@ -9,21 +11,24 @@ const ban = (subject: string): Ban => ({
   preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
 });
 
-/** A publisher that fails its first `failures` calls, as a producer does while Kafka is away. */
+/** A publisher whose publications fail their first `failures` attempts, as a producer does while Kafka is away. */
 function setup(failures: number) {
   const outbox = new Outbox();
+  const registry = new Registry();
   const published: string[] = [];
   const retries: number[] = [];
   let calls = 0;
   const flusher = new DecisionFlusher({
-    outbox, retryMs: 1,
-    publication: (drained: Drained) => async () => {
-      if (++calls <= failures) throw new Error('kafka away');
-      for (const b of drained.bans) published.push(`${b.key}:${b.value ? 'ban' : 'tombstone'}`);
+    outbox, retryMs: 1, metrics: aggregatorMetrics(registry),
+    publisher: {
+      decisions: (drained: Drained) => async () => {
+        if (++calls <= failures) throw new Error('kafka away');
+        for (const b of drained.bans) published.push(`${b.key}:${b.value ? 'ban' : 'tombstone'}`);
+      },
     },
     onRetry: (_e, attempt) => retries.push(attempt),
   });
-  return { outbox, flusher, published, retries };
+  return { outbox, flusher, published, retries, registry };
 }
 
 describe('DecisionFlusher', () => {
@@ -39,6 +44,14 @@ describe('DecisionFlusher', () => {
     outbox.bans.push({ key: 'ip:2', value: ban('ip:2') });
     await flusher.flush();
     expect(published.at(-1)).toBe('ip:2:ban');
+  });
+
+  it('counts what a publication put on Kafka once it is acknowledged, not once per attempt', async () => {
+    const { outbox, flusher, registry } = setup(2);
+    outbox.bans.push({ key: 'ip:1', value: ban('ip:1') }, { key: 'ip:2', value: ban('ip:2') }, { key: 'ip:1', value: null });
+    await flusher.flush();
+    const bans = await registry.getSingleMetric('banstream_aggregator_bans_emitted_total')!.get();
+    expect(bans.values.map((v) => [v.labels, v.value])).toEqual([[{ policy: 'p', preview: 'false' }, 2]]);
   });
 
   it('fails instead of retrying once stopped, so a shutdown without Kafka ends', async () => {

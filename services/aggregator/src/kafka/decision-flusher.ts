@@ -1,11 +1,14 @@
 import type { Drained, Outbox } from '../engine/outbox.js';
+import { countPublished, type AggregatorMetrics } from '../metrics.js';
 import type { PendingPublications } from './pending-publications.js';
-import type { Publication } from './publisher.js';
+import type { Publisher } from './publisher.js';
 
 export interface DecisionFlusherOptions {
   outbox: Outbox;
-  /** The publication of these records (Publisher.decisions): resolves once they are acknowledged. */
-  publication(drained: Drained): Publication;
+  /** Where the outbox's records go: its publication of them resolves once Kafka has acknowledged them. */
+  publisher: Pick<Publisher, 'decisions'>;
+  /** Counts what each publication put on Kafka, when given. */
+  metrics?: AggregatorMetrics;
   /** Told of each failed attempt before it is retried. */
   onRetry(error: unknown, attempt: number): void;
   retryMs?: number;
@@ -14,7 +17,7 @@ export interface DecisionFlusherOptions {
 }
 
 /**
- * Publishes what the outbox holds, each publication after the one before, so the
+ * Publishes what the outbox holds to the publisher, each publication after the one before, so the
  * records of one key keep their order (a ban, then its tombstone). A failed
  * publication (Kafka away) is retried until it succeeds: nothing decided is lost,
  * later flushes wait behind it (so their input offsets are not committed), and one
@@ -43,9 +46,11 @@ export class DecisionFlusher {
     return this.stopped;
   }
 
-  private publishUntilDone(drained: Drained): Promise<void> {
-    const { onRetry, retryMs, pending } = this.options;
-    return retryUntilDone(this.options.publication(drained), { onRetry, retryMs, pending, stopped: () => this.stopped });
+  private async publishUntilDone(drained: Drained): Promise<void> {
+    const { publisher, metrics, onRetry, retryMs, pending } = this.options;
+    // Encoded once; a failed attempt sends the same records again.
+    await retryUntilDone(publisher.decisions(drained), { onRetry, retryMs, pending, stopped: () => this.stopped });
+    if (metrics) countPublished(metrics, drained);
   }
 }
 

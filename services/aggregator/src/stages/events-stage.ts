@@ -2,7 +2,7 @@ import type { Consumer, EachBatchPayload, KafkaMessage } from '@banstream/kafka'
 import type { RequestAttributes } from '@banstream/core';
 import type { Trap } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
-import { observeKeyed } from '../engine/decider.js';
+import { observeKeyed, type Sighting } from '../engine/decider.js';
 import { countedEventsDecoder, readsHeaders, type CountedEvent } from '../engine/counted-event.js';
 import { countedEventsReader, type CountedEventsReader } from '../engine/counted-event-reader.js';
 import { checkEvent } from '../engine/event-check.js';
@@ -44,6 +44,8 @@ export class EventsStage {
   readonly consumer: Consumer;
   readonly assigned: AssignedPartitions<EventsPartition>;
   private readonly routes = new WeakMap<RequestPolicy, Route>();
+  /** The sighting each partition-local count fills in: one object, not one per event. */
+  private readonly sighting: Sighting = { rest: '', timeMs: 0, count: 1, watermark: 0 };
   private readonly country = new ScopedText('country');
   private readonly region = new ScopedText('region');
   private readonly decoders;
@@ -219,7 +221,11 @@ export class EventsStage {
       const value = route.valueOf(attrs);
       if (value === undefined) continue;
       if (route.local) {
-        if (observeKeyed(ctx.decider, owner.counts, policy, route.keyPrefix, value, t, 1, watermark, ctx.outbox) === 'late') ctx.metrics.late.inc();
+        const seen = this.sighting;
+        seen.rest = value;
+        seen.timeMs = t;
+        seen.watermark = watermark;
+        if (observeKeyed(ctx.decider, owner.counts, route, seen, ctx.outbox) === 'late') ctx.metrics.late.inc();
       } else if (live) {
         owner.repartition.add(policy.id, route.scope + value, t - (t % route.resolutionMs), 1);
       }

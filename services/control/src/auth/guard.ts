@@ -1,5 +1,5 @@
+import { ProblemError } from '@banstream/platform';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../http/problem.js';
 import { allows, requiredRole, type Permission } from './roles.js';
 import type { Principal, TokenBook } from './tokens.js';
 
@@ -19,7 +19,7 @@ export type Authentication = { readonly principal: Principal } | { readonly prob
 
 /** The principal of an authenticated request (routes with a permission always have one). */
 export function actorOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new ApiError('UNAUTHENTICATED', 'not authenticated');
+  if (!request.principal) throw new ProblemError('UNAUTHENTICATED', 'not authenticated');
   return request.principal;
 }
 
@@ -58,10 +58,10 @@ export function guard(app: FastifyInstance, tokens: TokenBook): void {
     const permission = request.routeOptions.config.permission;
     if (permission === undefined) return payload;
     const auth = request.authentication ?? authenticate(request.headers.authorization, tokens);
-    if (!('principal' in auth)) throw new ApiError('UNAUTHENTICATED', auth.problem);
+    if (!('principal' in auth)) throw new ProblemError('UNAUTHENTICATED', auth.problem);
     const { principal } = auth;
     if (!allows(principal.role, permission)) {
-      throw new ApiError('FORBIDDEN', `${principal.name} has the role ${principal.role}; ${request.method} ${request.routeOptions.url} needs ${requiredRole(permission)} (${permission})`);
+      throw new ProblemError('FORBIDDEN', `${principal.name} has the role ${principal.role}; ${request.method} ${request.routeOptions.url} needs ${requiredRole(permission)} (${permission})`);
     }
     request.principal = principal;
     return payload;

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Admin, Kafka } from '@banstream/kafka';
 import { Allowlist, compilePolicy, type PolicySpec } from '@banstream/core';
-import { allowlistEntry, type Logger } from '@banstream/platform';
+import { ProblemError, allowlistEntry, type Logger } from '@banstream/platform';
 import type { SchemaCatalog } from '@banstream/schemas';
 import { countedEventsDecoder } from '@banstream/aggregator/engine';
-import { ApiError } from '../http/problem.js';
 import { specOfRecord } from '../policies/records.js';
 import type { ControlState } from '../state/control-state.js';
 import { Backtest, type BacktestReport } from './backtest.js';
@@ -66,7 +65,7 @@ export class BacktestJobs {
 
   start(request: BacktestRequest): JobView {
     const running = [...this.jobs.values()].filter((j) => j.state === 'running').length;
-    if (running >= (this.options.concurrency ?? 1)) throw new ApiError('BACKTEST_BUSY', `${running} backtest(s) already running on this instance; retry when it is done`);
+    if (running >= (this.options.concurrency ?? 1)) throw new ProblemError('BACKTEST_BUSY', `${running} backtest(s) already running on this instance; retry when it is done`);
     const job: JobView = {
       id: randomUUID(), state: 'running', policyId: request.candidate.id, createdBy: request.actor, createdAt: this.options.clock(),
       from: request.from, to: request.to, progress: { records: 0, total: 0 },

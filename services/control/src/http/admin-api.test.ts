@@ -79,9 +79,9 @@ describe('guard rails on manual bans and allowlist entries', () => {
   it.each(['0.0.0.0/0', '::/0', '::ffff:0:0/96', '10.0.0.0/7', '2001:db8::/31'])('refuses a ban on %s without force, naming the field and the limit', async (subject) => {
     const { call, written } = await api();
     const res = await call('POST', '/v1/bans', { token: ALICE, body: ban(subject) });
-    expect(res.statusCode).toBe(400);
+    expect([res.statusCode, res.headers['content-type']]).toEqual([400, 'application/problem+json; charset=utf-8']);
     const body = res.json();
-    expect(body.code).toBe('NETWORK_TOO_WIDE');
+    expect([body.type, body.title, body.status, body.code]).toEqual(['about:blank', 'Bad Request', 400, 'NETWORK_TOO_WIDE']);
     expect(body.errors).toEqual([{ path: 'subject', message: expect.stringMatching(/is wider than the \/(8|32) an IPv[46] ban may cover without force \(CONTROL_MIN_PREFIX_V[46]\)$/) }]);
     expect(body.detail).toContain('send force: true');
     expect(written).toEqual([]);

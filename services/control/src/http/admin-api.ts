@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
-import type { Logger } from '@banstream/platform';
+import { ProblemError, type Logger } from '@banstream/platform';
 import { guard, rateLimitKey } from '../auth/guard.js';
 import type { TokenBook } from '../auth/tokens.js';
 import type { BacktestJobs } from '../backtest/jobs.js';
@@ -13,7 +13,7 @@ import { banRoutes } from '../routes/bans.js';
 import { policyRoutes } from '../routes/policies.js';
 import type { ChangeWriter } from '../state/change-writer.js';
 import type { ControlState } from '../state/control-state.js';
-import { ApiError, errorHandler, problemBody } from './problem.js';
+import { errorHandler } from './problem.js';
 import { Problem } from './schemas.js';
 
 export interface AdminApiOptions {
@@ -57,11 +57,11 @@ export async function adminApi(app: FastifyInstance, options: AdminApiOptions): 
     timeWindow: 60_000,
     keyGenerator: rateLimitKey,
     errorResponseBuilder: (_request, context) =>
-      Object.assign(new ApiError('RATE_LIMITED', `more than ${context.max} requests in ${context.after}: slow down`), { statusCode: 429 }),
+      Object.assign(new ProblemError('RATE_LIMITED', `more than ${context.max} requests in ${context.after}: slow down`), { statusCode: 429 }),
   });
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.permission !== undefined && !options.ready()) {
-      throw new ApiError('KAFKA_UNAVAILABLE', 'still reading the topics; retry in a moment');
+      throw new ProblemError('KAFKA_UNAVAILABLE', 'still reading the topics; retry in a moment');
     }
   });
   await app.register(policyRoutes, options);
@@ -72,7 +72,6 @@ export async function adminApi(app: FastifyInstance, options: AdminApiOptions): 
   app.addHook('onResponse', async (_request, reply) => {
     if (reply.statusCode === 401 || reply.statusCode === 403 || reply.statusCode === 429) options.onDenied?.(reply.statusCode);
   });
+  // An unknown route is answered by the server's own 404 problem (platform's createHttpServer).
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  // An unknown route under the API is a problem too, not Fastify's default body.
-  app.setNotFoundHandler((request, reply) => reply.code(404).type('application/problem+json').send(problemBody(404, 'NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)));
 }

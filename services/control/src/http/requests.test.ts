@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalSubject } from '../routes/subjects.js';
 import { parseInstant } from './instant.js';
-import { jsonPointerToPath } from './problem.js';
+import { jsonPointerToPath } from '@banstream/platform';
 
 describe('request parsing', () => {
   it('writes JSON pointers as the field paths of policy files', () => {

@@ -1,6 +1,6 @@
 import { formatPolicyError, validatePolicyDocument, type PolicySpec } from '@banstream/core';
 import type { Policy } from '@banstream/schemas';
-import type { FieldError } from '../http/problem.js';
+import type { FieldError } from '@banstream/platform';
 
 export type SpecCheck = { ok: true; spec: PolicySpec } | { ok: false; errors: FieldError[] };
 

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { canonicalAllowEntry, tryParseDuration } from '@banstream/core';
 import type { AllowEntry } from '@banstream/schemas';
+import { ProblemError } from '@banstream/platform';
 import { actorOf } from '../auth/guard.js';
 import type { MinPrefix } from '../guards/index.js';
-import { ApiError } from '../http/problem.js';
 import { AllowView, DurationText, errorResponses, ForceFlag } from '../http/schemas.js';
 import type { ChangeWriter } from '../state/change-writer.js';
 import type { ControlState } from '../state/control-state.js';
@@ -47,17 +47,17 @@ export async function allowRoutes(app: FastifyInstance, options: AllowRoutesOpti
   }, async (request, reply) => {
     const { body } = request;
     if (body.expiresAt !== undefined && body.ttl !== undefined) {
-      throw new ApiError('INVALID_REQUEST', 'give expiresAt or ttl, not both', [{ path: 'ttl', message: 'cannot be given with expiresAt' }]);
+      throw new ProblemError('INVALID_REQUEST', 'give expiresAt or ttl, not both', [{ path: 'ttl', message: 'cannot be given with expiresAt' }]);
     }
     const ttlMs = body.ttl === undefined ? undefined : tryParseDuration(body.ttl);
-    if (body.ttl !== undefined && ttlMs === undefined) throw new ApiError('INVALID_REQUEST', 'ttl: is too long', [{ path: 'ttl', message: 'is too long' }]);
+    if (body.ttl !== undefined && ttlMs === undefined) throw new ProblemError('INVALID_REQUEST', 'ttl: is too long', [{ path: 'ttl', message: 'is too long' }]);
     const entry = canonicalAllowEntry(body.entry);
     const forced = forcedOver(entry, guards.minPrefix, body.force === true, { what: 'allowlist entry', field: 'entry' });
     const actor = actorOf(request).name;
     const record = await writer.serial(async () => {
       const now = clock();
       const expiresAt = ttlMs !== undefined ? now + ttlMs : body.expiresAt !== undefined ? Date.parse(body.expiresAt) : null;
-      if (expiresAt !== null && expiresAt <= now) throw new ApiError('INVALID_REQUEST', 'expiresAt: is in the past', [{ path: 'expiresAt', message: 'is in the past' }]);
+      if (expiresAt !== null && expiresAt <= now) throw new ProblemError('INVALID_REQUEST', 'expiresAt: is in the past', [{ path: 'expiresAt', message: 'is in the past' }]);
       const value: AllowEntry = { entry, reason: body.reason, addedBy: actor, addedAt: now, expiresAt };
       await writer.write({ kind: 'allow', key: entry, value, before: state.allowlist.get(entry) }, { actor, requestId: request.id, forced });
       return value;
@@ -71,7 +71,7 @@ export async function allowRoutes(app: FastifyInstance, options: AllowRoutesOpti
   }, async (request) => writer.serial(async () => {
     const entry = canonicalAllowEntry(request.params.entry);
     const before = state.allowlist.get(entry);
-    if (!before) throw new ApiError('NOT_FOUND', `no allowlist entry ${entry}`);
+    if (!before) throw new ProblemError('NOT_FOUND', `no allowlist entry ${entry}`);
     await writer.write({ kind: 'allow', key: entry, value: null, before }, { actor: actorOf(request).name, requestId: request.id });
     return { removed: entry };
   }));

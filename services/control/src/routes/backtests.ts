@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { PolicySpec } from '@banstream/core';
+import { ProblemError } from '@banstream/platform';
 import { actorOf } from '../auth/guard.js';
 import type { BacktestJobs } from '../backtest/jobs.js';
 import { parseInstant } from '../http/instant.js';
-import { ApiError } from '../http/problem.js';
 import { errorResponses, InstantText, PolicyBody } from '../http/schemas.js';
 import { checkPolicy, describeErrors, specOfRecord } from '../policies/records.js';
 import type { ControlState } from '../state/control-state.js';
@@ -42,23 +42,23 @@ export async function backtestRoutes(app: FastifyInstance, options: BacktestRout
   }, async (request, reply) => {
     const body = request.body as Partial<Static<typeof StartBody>> | undefined;
     if (request.validationError && !request.validationError.validation?.every((v: { instancePath: string }) => v.instancePath.startsWith('/policy'))) throw request.validationError;
-    if (!body || typeof body.from !== 'string') throw new ApiError('INVALID_REQUEST', 'from: is required', [{ path: 'from', message: 'is required' }]);
+    if (!body || typeof body.from !== 'string') throw new ProblemError('INVALID_REQUEST', 'from: is required', [{ path: 'from', message: 'is required' }]);
     const now = clock();
     const from = parseInstant(body.from, now, 'from');
     const to = body.to === undefined ? now : parseInstant(body.to, now, 'to');
-    if (to <= from) throw new ApiError('INVALID_REQUEST', 'to: must be after from', [{ path: 'to', message: 'must be after from' }]);
+    if (to <= from) throw new ProblemError('INVALID_REQUEST', 'to: must be after from', [{ path: 'to', message: 'must be after from' }]);
     let candidate: PolicySpec;
     if (body.policy !== undefined === (body.policyId !== undefined)) {
-      throw new ApiError('INVALID_REQUEST', 'give either policy (a candidate) or policyId (a stored policy)', [{ path: 'policy', message: 'give policy or policyId' }]);
+      throw new ProblemError('INVALID_REQUEST', 'give either policy (a candidate) or policyId (a stored policy)', [{ path: 'policy', message: 'give policy or policyId' }]);
     }
     if (body.policyId !== undefined) {
       const record = state.policies.get(body.policyId);
       const spec = record && specOfRecord(record);
-      if (!spec) throw new ApiError('NOT_FOUND', `no valid policy ${body.policyId}`);
+      if (!spec) throw new ProblemError('NOT_FOUND', `no valid policy ${body.policyId}`);
       candidate = spec;
     } else {
       const checked = checkPolicy(body.policy, 'policy.');
-      if (!checked.ok) throw new ApiError('POLICY_INVALID', `policy is invalid: ${describeErrors(checked.errors)}`, checked.errors);
+      if (!checked.ok) throw new ProblemError('POLICY_INVALID', `policy is invalid: ${describeErrors(checked.errors)}`, checked.errors);
       candidate = checked.spec;
     }
     const job = jobs.start({ candidate, compare: body.policyId === undefined, from, to, actor: actorOf(request).name });
@@ -75,7 +75,7 @@ export async function backtestRoutes(app: FastifyInstance, options: BacktestRout
     schema: { tags, summary: 'A backtest: progress, then its report', params: IdParams, response: { 200: Job, 404: { $ref: 'Problem#' }, ...errorResponses } },
   }, async (request) => {
     const job = jobs.get(request.params.id);
-    if (!job) throw new ApiError('NOT_FOUND', `no backtest ${request.params.id} on this instance`);
+    if (!job) throw new ProblemError('NOT_FOUND', `no backtest ${request.params.id} on this instance`);
     return job;
   });
 }

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { banId, parseDuration, responseOnlyScope } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
+import { ProblemError } from '@banstream/platform';
 import { actorOf } from '../auth/guard.js';
 import { banDurationProblem, type GuardRails } from '../guards/index.js';
-import { ApiError } from '../http/problem.js';
 import { BanView, DurationText, errorResponses, ForceFlag } from '../http/schemas.js';
 import { searchBans } from '../state/ban-search.js';
 import type { ChangeWriter } from '../state/change-writer.js';
@@ -71,10 +71,10 @@ export async function banRoutes(app: FastifyInstance, options: BanRoutesOptions)
     const responseOnly = responseOnlyScope(subject);
     if (responseOnly !== undefined) {
       const message = `${responseOnly} cannot be banned: the enforcer checks a request before its response, so no request carries a ${responseOnly}`;
-      throw new ApiError('SUBJECT_INVALID', `subject: ${message}`, [{ path: 'subject', message }]);
+      throw new ProblemError('SUBJECT_INVALID', `subject: ${message}`, [{ path: 'subject', message }]);
     }
     const tooLong = banDurationProblem(body.duration, guards.maxBan);
-    if (tooLong !== undefined) throw new ApiError('BAN_TOO_LONG', `duration: ${tooLong}`, [{ path: 'duration', message: tooLong }]);
+    if (tooLong !== undefined) throw new ProblemError('BAN_TOO_LONG', `duration: ${tooLong}`, [{ path: 'duration', message: tooLong }]);
     const forced = banForcedOver(subject, guards.minPrefix, body.force === true);
     const actor = actorOf(request).name;
     const ban = await writer.serial(async () => {
@@ -102,7 +102,7 @@ export async function banRoutes(app: FastifyInstance, options: BanRoutesOptions)
 
 function held(state: ControlState, subject: string): Ban {
   const ban = state.bans.get(subject);
-  if (!ban) throw new ApiError('NOT_FOUND', `no ban on ${subject}`);
+  if (!ban) throw new ProblemError('NOT_FOUND', `no ban on ${subject}`);
   return ban;
 }
 

@@ -1,5 +1,5 @@
+import { ProblemError } from '@banstream/platform';
 import { broadSubjectReason, describeWide, wideNetwork, type MinPrefix } from '../guards/index.js';
-import { ApiError } from '../http/problem.js';
 
 /**
  * The guard a change overrides with `force`, as the audit records it, or null when
@@ -10,7 +10,7 @@ export function forcedOver(subject: string, limits: MinPrefix, force: boolean, a
   const wide = wideNetwork(subject, limits);
   if (wide === undefined) return null;
   const reason = describeWide(wide, at.what);
-  if (!force) throw new ApiError('NETWORK_TOO_WIDE', `${at.field}: ${reason}; send force: true to place it anyway`, [{ path: at.field, message: reason }]);
+  if (!force) throw new ProblemError('NETWORK_TOO_WIDE', `${at.field}: ${reason}; send force: true to place it anyway`, [{ path: at.field, message: reason }]);
   return reason;
 }
 
@@ -23,6 +23,6 @@ export function banForcedOver(subject: string, limits: MinPrefix, force: boolean
   if (wide !== null) return wide;
   const broad = broadSubjectReason(subject);
   if (broad === undefined) return null;
-  if (!force) throw new ApiError('SUBJECT_TOO_BROAD', `subject: ${broad}; send force: true to place it anyway`, [{ path: 'subject', message: broad }]);
+  if (!force) throw new ProblemError('SUBJECT_TOO_BROAD', `subject: ${broad}; send force: true to place it anyway`, [{ path: 'subject', message: broad }]);
   return broad;
 }

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { PolicySpec } from '@banstream/core';
+import { ProblemError } from '@banstream/platform';
 import { actorOf } from '../auth/guard.js';
-import { ApiError } from '../http/problem.js';
 import { errorResponses, PolicyBody, PolicyView } from '../http/schemas.js';
 import { planApply, type PlannedChange } from '../policies/plan.js';
 import { checkPolicy, describeErrors, nextRecord, policyView } from '../policies/records.js';
@@ -51,7 +51,7 @@ export async function policyRoutes(app: FastifyInstance, options: PolicyRoutesOp
     schema: { tags, summary: 'Versions of a policy seen on the policies topic, oldest first', params: IdParams, response: { 200: Type.Object({ versions: Type.Array(PolicyView) }), ...errorResponses } },
   }, async (request) => {
     const versions = state.policyVersions(request.params.id);
-    if (versions.length === 0) throw new ApiError('NOT_FOUND', `no policy ${request.params.id}`);
+    if (versions.length === 0) throw new ProblemError('NOT_FOUND', `no policy ${request.params.id}`);
     return { versions: versions.map(policyView) };
   });
 
@@ -61,7 +61,7 @@ export async function policyRoutes(app: FastifyInstance, options: PolicyRoutesOp
   }, async (request, reply) => {
     const spec = validSpec(request.body);
     const view = await writer.serial(async () => {
-      if (state.policies.has(spec.id)) throw new ApiError('CONFLICT', `policy ${spec.id} exists (version ${state.policies.get(spec.id)!.version}): PUT /v1/policies/${spec.id} changes it`);
+      if (state.policies.has(spec.id)) throw new ProblemError('CONFLICT', `policy ${spec.id} exists (version ${state.policies.get(spec.id)!.version}): PUT /v1/policies/${spec.id} changes it`);
       const record = nextRecord(spec, undefined, actorOf(request).name, clock());
       await writer.write({ kind: 'policy', key: spec.id, value: record, before: undefined }, ctx(request));
       return policyView(record);
@@ -76,10 +76,10 @@ export async function policyRoutes(app: FastifyInstance, options: PolicyRoutesOp
     if (request.validationError?.validationContext === 'params') throw request.validationError;
     const body = request.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new ApiError('POLICY_INVALID', 'the body must be one policy, as a JSON object', [{ path: '(body)', message: 'must be an object' }]);
+      throw new ProblemError('POLICY_INVALID', 'the body must be one policy, as a JSON object', [{ path: '(body)', message: 'must be an object' }]);
     }
     if (body.id !== undefined && body.id !== request.params.id) {
-      throw new ApiError('INVALID_REQUEST', `id: ${JSON.stringify(body.id)} differs from the id in the path (${request.params.id})`, [{ path: 'id', message: 'differs from the id in the path' }]);
+      throw new ProblemError('INVALID_REQUEST', `id: ${JSON.stringify(body.id)} differs from the id in the path (${request.params.id})`, [{ path: 'id', message: 'differs from the id in the path' }]);
     }
     const spec = validSpec({ ...body, id: request.params.id });
     const [change] = planApply(state.policies, [spec], false);
@@ -128,27 +128,27 @@ export async function policyRoutes(app: FastifyInstance, options: PolicyRoutesOp
 
 function held(state: ControlState, id: string) {
   const record = state.policies.get(id);
-  if (!record) throw new ApiError('NOT_FOUND', `no policy ${id}`);
+  if (!record) throw new ProblemError('NOT_FOUND', `no policy ${id}`);
   return record;
 }
 
 function validSpec(body: unknown): PolicySpec {
   const checked = checkPolicy(body);
-  if (!checked.ok) throw new ApiError('POLICY_INVALID', `policy is invalid: ${describeErrors(checked.errors)}`, checked.errors);
+  if (!checked.ok) throw new ProblemError('POLICY_INVALID', `policy is invalid: ${describeErrors(checked.errors)}`, checked.errors);
   return checked.spec;
 }
 
 /** Every policy of the set checked, every problem reported at once with `policies[i].` paths. */
 function validSet(request: FastifyRequest<{ Body: Static<typeof ApplyBody> }>): PolicySpec[] {
   const body = request.body as Partial<Static<typeof ApplyBody>> | undefined;
-  if (!body || !Array.isArray(body.policies)) throw new ApiError('INVALID_REQUEST', 'policies: expected a list of policies', [{ path: 'policies', message: 'is required' }]);
+  if (!body || !Array.isArray(body.policies)) throw new ProblemError('INVALID_REQUEST', 'policies: expected a list of policies', [{ path: 'policies', message: 'is required' }]);
   // The schema is attached, not enforced (policies get the core validator's messages): refuse unknown fields here,
   // so a whole policy file's `allowlist` is not dropped in silence while `applied: true` says otherwise.
   const unknown = Object.keys(body).filter((k) => k !== 'policies' && k !== 'prune').map((path) => ({
     path, message: path === 'allowlist' ? 'is not applied with policies: add entries with POST /v1/allowlist (banstream allow add)' : 'is not a known field',
   }));
-  if (unknown.length > 0) throw new ApiError('INVALID_REQUEST', unknown.map((e) => `${e.path}: ${e.message}`).join('; '), unknown);
-  if (body.prune !== undefined && typeof body.prune !== 'boolean') throw new ApiError('INVALID_REQUEST', 'prune: must be true or false', [{ path: 'prune', message: 'must be true or false' }]);
+  if (unknown.length > 0) throw new ProblemError('INVALID_REQUEST', unknown.map((e) => `${e.path}: ${e.message}`).join('; '), unknown);
+  if (body.prune !== undefined && typeof body.prune !== 'boolean') throw new ProblemError('INVALID_REQUEST', 'prune: must be true or false', [{ path: 'prune', message: 'must be true or false' }]);
   const specs: PolicySpec[] = [];
   const errors = [];
   const ids = new Map<string, number>();
@@ -163,6 +163,6 @@ function validSet(request: FastifyRequest<{ Body: Static<typeof ApplyBody> }>): 
     ids.set(checked.spec.id, i);
     specs.push(checked.spec);
   }
-  if (errors.length > 0) throw new ApiError('POLICY_INVALID', `policies are invalid: ${describeErrors(errors)}`, errors);
+  if (errors.length > 0) throw new ProblemError('POLICY_INVALID', `policies are invalid: ${describeErrors(errors)}`, errors);
   return specs;
 }

@@ -51,8 +51,18 @@ describe('POST /v1/check', () => {
     expect([res.statusCode, res.headers['content-type'], res.json().detail]).toEqual([400, 'application/problem+json; charset=utf-8', 'not an IP address: "x"']);
   });
 
+  it('answers a body its schema refuses with problem+json naming the field', async () => {
+    const a = await sidecar(new Error('not asked'));
+    const res = await a.inject({ method: 'POST', url: '/v1/check', payload: { ip: '203.0.113.7', method: 'GET', host: 'h', path: '/', extra: 1 } });
+    expect([res.statusCode, res.headers['content-type'], res.json()]).toEqual([400, 'application/problem+json; charset=utf-8', {
+      type: 'about:blank', title: 'Bad Request', status: 400, code: 'INVALID_REQUEST', detail: 'extra: is not a known field', errors: [{ path: 'extra', message: 'is not a known field' }],
+    }]);
+  });
+
   it('answers 500 when the enforcer itself fails: not the caller\'s error', async () => {
-    expect((await check(await sidecar(new Error('cache corrupted')))).statusCode).toBe(500);
+    const res = await check(await sidecar(new Error('cache corrupted')));
+    expect([res.statusCode, res.headers['content-type'], res.json().code]).toEqual([500, 'application/problem+json; charset=utf-8', 'INTERNAL']);
+    expect(res.body).not.toContain('cache corrupted');
   });
 });
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { BanstreamError, type Cidr } from '@banstream/core';
+import { sendProblem } from '@banstream/platform';
 import type { Decision, Enforcer } from '../enforcer.js';
 import type { AnswerBatch } from './answer-batch.js';
 import { SocketTrust } from './forwarded.js';
@@ -127,24 +128,16 @@ export async function sidecarRoutes(app: FastifyInstance, options: SidecarOption
 const MAX_PENDING_LISTINGS = 8;
 
 function listingBusy(reply: FastifyReply): FastifyReply {
-  return reply.code(503).header('retry-after', '1').type('application/problem+json').send({
-    type: 'about:blank', title: 'Service unavailable', status: 503, code: 'BANS_LISTING_BUSY',
-    detail: `GET /v1/bans builds one page at a time and ${MAX_PENDING_LISTINGS} are waiting: try again shortly`,
-  });
+  return sendProblem(reply.header('retry-after', '1'), 'BANS_LISTING_BUSY', `GET /v1/bans builds one page at a time and ${MAX_PENDING_LISTINGS} are waiting: try again shortly`);
 }
 
 function untrustedCaller(reply: FastifyReply, request: FastifyRequest): FastifyReply {
-  return reply.code(403).type('application/problem+json').send({
-    type: 'about:blank', title: 'Forbidden', status: 403, code: 'CALLER_NOT_TRUSTED',
-    detail: `${request.method} ${request.routeOptions.url ?? request.url} answers only ENFORCER_CALLERS; ${request.socket.remoteAddress ?? 'this peer'} is not one of them`,
-  });
+  return sendProblem(reply, 'CALLER_NOT_TRUSTED', `${request.method} ${request.routeOptions.url ?? request.url} answers only ENFORCER_CALLERS; ${request.socket.remoteAddress ?? 'this peer'} is not one of them`);
 }
 
 /** A request the enforcer cannot read (a bad address, say) is the caller's error: 400 naming it. Anything else is the server's. */
 function unreadable(reply: FastifyReply, error: unknown): FastifyReply {
-  if (error instanceof BanstreamError && error.code.startsWith('SUBJECT_')) {
-    return reply.code(400).type('application/problem+json').send({ type: 'about:blank', title: 'Bad request', status: 400, detail: error.message, code: error.code });
-  }
+  if (error instanceof BanstreamError && error.code.startsWith('SUBJECT_')) return sendProblem(reply, error.code, error.message);
   throw error;
 }
 

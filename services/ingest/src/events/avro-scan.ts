@@ -1,7 +1,8 @@
-import { canonicalIpv4At, eventPartitionKey, ipv4EventPartitionKey, isNormalPathBytes, normaliseHost, tryParseIp } from '@banstream/core';
+import { canonicalIpv4At, isNormalPathBytes, normaliseHost, tryParseIp } from '@banstream/core';
 import { avroLong, type EncodedEvent } from '@banstream/edge';
 import { AvroCursor, OFF_FAST_PATH, sameBytes, SINGLE_OBJECT_HEADER_LENGTH } from '@banstream/schemas';
 import type { GeoLookup, GeoOutcome } from '../geo/enrich.js';
+import { eventKey } from './event-key.js';
 import { EVENT_RULES, FORBIDDEN_HEADERS } from './event-rules.js';
 
 export interface ScannedBatch {
@@ -59,12 +60,12 @@ function scanEvent(c: AvroCursor, geo: GeoLookup | undefined, counts: Record<Geo
   const ipv4 = canonicalIpv4At(b, ipFrom, c.pos);
   let ipText: string | undefined;
   let key: string;
-  if (ipv4 >= 0) key = ipv4Key(ipv4);
+  if (ipv4 >= 0) key = eventKey(ipv4);
   else {
     ipText = b.toString('latin1', ipFrom, c.pos);
     const ip = tryParseIp(ipText);
     if (ip === undefined || ip.text !== ipText) throw OFF_FAST_PATH;
-    key = eventPartitionKey(ip);
+    key = eventKey(ip);
   }
   const countryAt = c.pos;
   const hasCountry = c.union();
@@ -154,21 +155,6 @@ function spliceSpace(size: number): Buffer {
   const out = spliceChunk.subarray(spliceAt, spliceAt + size);
   spliceAt += size;
   return out;
-}
-
-/** Keys of the client /24s seen lately: one string per network, not one per event. */
-const ipv4Keys = new Map<number, string>();
-const IPV4_KEYS = 65_536;
-
-function ipv4Key(address: number): string {
-  const network = address >>> 8;
-  let key = ipv4Keys.get(network);
-  if (key === undefined) {
-    if (ipv4Keys.size >= IPV4_KEYS) ipv4Keys.clear();
-    key = ipv4EventPartitionKey(address);
-    ipv4Keys.set(network, key);
-  }
-  return key;
 }
 
 /** A plain loop for a few dozen bytes; past that Buffer#copy's native call (about 60 ns here) is cheaper. */

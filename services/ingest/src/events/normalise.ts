@@ -1,17 +1,24 @@
 import { normaliseHost, normaliseMethod, normalisePath, parseIp, tryParseIp } from '@banstream/core';
 import type { RequestEvent } from '@banstream/schemas';
+import { eventKey } from './event-key.js';
 import { EVENT_RULES, FORBIDDEN_HEADERS, HEADER_NAME, type TimeBound } from './event-rules.js';
 
 const MAX_PATH_LENGTH = EVENT_RULES.path?.maxLength ?? Number.MAX_SAFE_INTEGER;
 
 type Report = (path: string, message: string) => void;
 
+/** An event in normal form, and its events-topic key (from the address parsed to check it). */
+export interface NormalisedEvent {
+  event: RequestEvent;
+  key: string;
+}
+
 /**
  * The semantic checks of one event whose shape the schema already accepted, and its
  * normalised copy (undefined when `report` was called). The copy has every field in
  * the schema's order, so the publisher encodes one object shape.
  */
-export function normaliseEvent(e: RequestEvent, report: Report, time: TimeBound): RequestEvent | undefined {
+export function normaliseEvent(e: RequestEvent, report: Report, time: TimeBound): NormalisedEvent | undefined {
   let ok = true;
   const fail = (path: string, message: string) => {
     ok = false;
@@ -30,7 +37,7 @@ export function normaliseEvent(e: RequestEvent, report: Report, time: TimeBound)
   else if (path.length > MAX_PATH_LENGTH) fail('/path', `is ${path.length} characters once normalised, more than ${MAX_PATH_LENGTH}`);
   const headers = normaliseHeaderNames(e.headers ?? {}, fail);
   if (!ok || ip === undefined) return undefined;
-  return {
+  const event: RequestEvent = {
     eventId: e.eventId,
     timestamp: e.timestamp,
     ip: ip.text,
@@ -48,6 +55,7 @@ export function normaliseEvent(e: RequestEvent, report: Report, time: TimeBound)
     edgeId: e.edgeId,
     latencyMs: e.latencyMs ?? null,
   };
+  return { event, key: eventKey(ip) };
 }
 
 /** Lower-case names (in a prototype-less object: a header may be called `__proto__`). */

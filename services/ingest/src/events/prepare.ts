@@ -1,17 +1,15 @@
-import { eventPartitionKey } from '@banstream/core';
 import type { EncodedEvent } from '@banstream/edge';
 import type { Codec, RequestEventBatch, SchemaVersion } from '@banstream/schemas';
 import { enrichGeo, type GeoLookup, type GeoOutcome } from '../geo/enrich.js';
-import { decodeAvroBody, decodeJsonBody } from '../http/body.js';
-import type { IngestErrorCode } from '../http/errors.js';
 import { scanBatch } from './avro-scan.js';
+import { decodeAvroBody, decodeJsonBody } from './decode-body.js';
 import type { TimeBound } from './event-rules.js';
 import type { EventProblem, EventValidator } from './validate.js';
 
 /** A request body turned into events ready for the publisher, or why not. */
 export type Prepared =
   | { ok: true; events: EncodedEvent[]; geo: Record<GeoOutcome, number> }
-  | { ok: false; code: IngestErrorCode; message: string; problems?: EventProblem[]; truncated?: boolean; received?: number };
+  | { ok: false; code: 'BAD_JSON' | 'BAD_AVRO' | 'INVALID_EVENTS'; message: string; problems?: EventProblem[]; truncated?: boolean; received?: number };
 
 export interface Preparation {
   validator: EventValidator;
@@ -48,9 +46,9 @@ export function prepareDecoded(input: readonly unknown[], p: Preparation): Prepa
   const geo: Record<GeoOutcome, number> = { kept: 0, filled: 0, unknown: 0 };
   // Encoded here, once: the events are valid, so the publisher need not check them again.
   const encoder = new EventEncoder(p.eventType);
-  const events = checked.events.map((event): EncodedEvent => {
+  const events = checked.events.map((event, i): EncodedEvent => {
     if (p.geo !== undefined) geo[enrichGeo(event, p.geo)]++;
-    return { key: eventPartitionKey(event.ip), body: encoder.encode(event) };
+    return { key: checked.keys[i]!, body: encoder.encode(event) };
   });
   return { ok: true, events, geo };
 }

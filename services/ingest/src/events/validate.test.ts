@@ -17,7 +17,7 @@ describe('EventValidator', () => {
       eventId: 'e1', timestamp: 1_700_000_000_000, ip: '203.0.113.7', country: 'FR', region: 'FR-IDF', asn: null, method: 'POST',
       host: 'shop.example', path: '/login', route: null, status: 200, userId: null, apiKeyHash: 'ab'.repeat(32),
       headers: { 'user-agent': 'curl/8' }, edgeId: 'edge-1', latencyMs: null,
-    }] });
+    }], keys: ['203.0.113.0/24'] });
   });
 
   it('publishes the path in the normal form every reader matches: escapes decoded, dot segments removed, runs of / merged', () => {
@@ -89,6 +89,6 @@ describe('EventValidator', () => {
   });
 
   it('accepts an empty batch', () => {
-    expect(validator.validate([], TIME)).toEqual({ ok: true, events: [] });
+    expect(validator.validate([], TIME)).toEqual({ ok: true, events: [], keys: [] });
   });
 });

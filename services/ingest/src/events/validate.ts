@@ -14,7 +14,7 @@ export interface EventProblem {
 }
 
 export type BatchCheck =
-  | { ok: true; events: RequestEvent[] }
+  | { ok: true; events: RequestEvent[]; /** Each event's events-topic key, in the same order. */ keys: string[] }
   | { ok: false; invalidEvents: number; problems: EventProblem[]; truncated: boolean };
 
 /**
@@ -43,14 +43,16 @@ export class EventValidator {
   /** `time`: events dated further ahead than it allows are invalid. */
   validate(input: readonly unknown[], time: TimeBound): BatchCheck {
     const events: RequestEvent[] = [];
+    const keys: string[] = [];
     const problems: EventProblem[] = [];
     let invalidEvents = 0;
     let truncated = false;
     for (let index = 0; index < input.length; index++) {
       const found: { path: string; message: string }[] = [];
-      const event = this.check.Check(input[index]) ? normaliseEvent(input[index] as RequestEvent, (path, message) => found.push({ path, message }), time) : undefined;
-      if (event !== undefined) {
-        events.push(event);
+      const normal = this.check.Check(input[index]) ? normaliseEvent(input[index] as RequestEvent, (path, message) => found.push({ path, message }), time) : undefined;
+      if (normal !== undefined) {
+        events.push(normal.event);
+        keys.push(normal.key);
         continue;
       }
       if (found.length === 0) this.schemaProblems(input[index], found);
@@ -60,7 +62,7 @@ export class EventValidator {
         else truncated = true;
       }
     }
-    return invalidEvents === 0 ? { ok: true, events } : { ok: false, invalidEvents, problems, truncated };
+    return invalidEvents === 0 ? { ok: true, events, keys } : { ok: false, invalidEvents, problems, truncated };
   }
 
   /** The first error at each path; for a nullable field, the error of its non-null branch. */

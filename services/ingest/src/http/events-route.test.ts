@@ -60,12 +60,13 @@ describe('POST /v1/events', () => {
     expect(offered[0]!.map((e) => e.ip)).toEqual(['203.0.113.7', '2001:db8::1']);
   });
 
-  it('answers 400 naming each invalid event, and accepts none of the batch', async () => {
+  it('answers 400 naming each invalid event as an RFC 9457 problem, and accepts none of the batch', async () => {
     const { offered, post } = await gateway();
     const res = await post(JSON.stringify([event, { ...event, ip: 'nope' }]), 'application/json');
     expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.json()).toEqual({
-      statusCode: 400, code: 'INVALID_EVENTS', message: '1 of 2 events are invalid; none of the batch was accepted',
+      type: 'about:blank', title: 'Bad Request', status: 400, code: 'INVALID_EVENTS', detail: '1 of 2 events are invalid; none of the batch was accepted',
       errors: [{ index: 1, path: '/ip', message: 'not an IP address: "nope" (unexpected "n" at position 0)' }],
     });
     expect(offered).toEqual([]);
@@ -76,7 +77,7 @@ describe('POST /v1/events', () => {
     const early = { ...event, eventId: 'e2', timestamp: NOW + 5_000 }; // a fast edge clock, at the bound
     const ahead = { ...event, eventId: 'e3', timestamp: NOW + 55_000 };
     const refused = {
-      statusCode: 400, code: 'INVALID_EVENTS', message: '1 of 3 events are invalid; none of the batch was accepted',
+      type: 'about:blank', title: 'Bad Request', status: 400, code: 'INVALID_EVENTS', detail: '1 of 3 events are invalid; none of the batch was accepted',
       errors: [{ index: 2, path: '/timestamp', message: 'is 55000 ms ahead of the gateway clock (at most 5000 ms ahead is accepted)' }],
     };
     const json = await post(JSON.stringify([event, early, ahead]), 'application/json');
@@ -94,23 +95,23 @@ describe('POST /v1/events', () => {
     const { post } = await gateway();
     const notJson = await post('[{', 'application/json');
     expect([notJson.statusCode, notJson.json().code]).toEqual([400, 'BAD_JSON']);
-    expect(notJson.json().message).toMatch(/^the body is not JSON: /);
+    expect(notJson.json().detail).toMatch(/^the body is not JSON: /);
     const notArray = await post('{"events":[]}', 'application/json');
-    expect(notArray.json()).toMatchObject({ statusCode: 400, code: 'BAD_JSON', message: 'the body must be a JSON array of events, not object' });
+    expect(notArray.json()).toMatchObject({ status: 400, code: 'BAD_JSON', detail: 'the body must be a JSON array of events, not object' });
     const notAvro = await post(Buffer.from('not avro'), 'application/avro');
-    expect(notAvro.json()).toMatchObject({ statusCode: 400, code: 'BAD_AVRO' });
-    expect(notAvro.json().message).toContain('SCHEMA_BAD_MAGIC');
+    expect(notAvro.json()).toMatchObject({ status: 400, code: 'BAD_AVRO' });
+    expect(notAvro.json().detail).toContain('SCHEMA_BAD_MAGIC');
     const truncated = await post(batchCodec.encode({ events: [full(event)] }).subarray(0, 20), 'application/avro');
-    expect(truncated.json().message).toContain('SCHEMA_TRUNCATED');
+    expect(truncated.json().detail).toContain('SCHEMA_TRUNCATED');
   });
 
   it('answers 413 over the body limit and 415 for other content types', async () => {
     const { post } = await gateway({ bodyLimit: 1024 });
     const large = await post(JSON.stringify(Array.from({ length: 20 }, () => event)), 'application/json');
-    expect(large.json()).toEqual({ statusCode: 413, code: 'BODY_TOO_LARGE', message: 'the body is larger than the limit of 1024 bytes (INGEST_BODY_LIMIT_BYTES): send smaller batches' });
+    expect(large.json()).toEqual({ type: 'about:blank', title: 'Content Too Large', status: 413, code: 'BODY_TOO_LARGE', detail: 'the body is larger than the limit of 1024 bytes (INGEST_BODY_LIMIT_BYTES): send smaller batches' });
     const text = await post('hello', 'text/plain');
     expect([text.statusCode, text.json().code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
-    expect(text.json().message).toContain('application/json');
+    expect(text.json().detail).toContain('application/json');
     const none = await post('[]');
     expect(none.statusCode).toBe(415);
   });
@@ -133,7 +134,7 @@ describe('POST /v1/events', () => {
     await app!.close();
     const stopping = await gateway({ unavailable: () => 'the gateway is shutting down' });
     const res2 = await stopping.post(JSON.stringify([event]), 'application/json');
-    expect([res2.statusCode, res2.json().code, res2.json().message, res2.headers['retry-after']]).toEqual([503, 'UNAVAILABLE', 'the gateway is shutting down', '2']);
+    expect([res2.statusCode, res2.json().code, res2.json().detail, res2.headers['retry-after']]).toEqual([503, 'UNAVAILABLE', 'the gateway is shutting down', '2']);
   });
 
   it('answers 500 INTERNAL, not a 400 that would tell the edge to drop the batch, when the gateway itself fails', async () => {

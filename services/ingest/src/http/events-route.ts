@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { systemClock, type Clock } from '@banstream/core';
+import { sendProblem } from '@banstream/platform';
 import type { EdgePublisher } from '@banstream/edge';
 import type { Codec, RequestEventBatch, SchemaVersion } from '@banstream/schemas';
 import type { GeoLookup, GeoOutcome } from '../geo/enrich.js';
@@ -7,7 +8,7 @@ import { prepareAvro, prepareJson } from '../events/prepare.js';
 import type { EventValidator } from '../events/validate.js';
 import type { IngestMetrics } from '../metrics.js';
 import type { EdgeTokens } from './edge-auth.js';
-import { fromFastifyError, sendError, UNSUPPORTED_MEDIA_TYPE } from './errors.js';
+import { fromFastifyError, UNSUPPORTED_MEDIA_TYPE } from './errors.js';
 
 export interface EventsRouteOptions {
   publisher: Pick<EdgePublisher, 'offer'>;
@@ -50,14 +51,14 @@ export async function eventsRoute(app: FastifyInstance, options: EventsRouteOpti
   app.setErrorHandler((error: { code?: string; statusCode?: number; message: string }, _req, reply) => {
     const mapped = fromFastifyError(error, bodyLimit);
     if (mapped.code === 'INTERNAL') app.log.error({ err: error }, 'ingest request failed');
-    return sendError(reply, mapped.code, mapped.message);
+    return sendProblem(reply, mapped.code, mapped.message);
   });
 
   app.addHook('onRequest', async (request, reply) => {
     const reason = options.unavailable();
-    if (reason !== undefined) return sendError(reply.header('retry-after', retryAfter), 'UNAVAILABLE', reason);
+    if (reason !== undefined) return sendProblem(reply.header('retry-after', retryAfter), 'UNAVAILABLE', reason);
     if (tokens !== undefined && !tokens.allows(request.headers.authorization)) {
-      return sendError(reply.header('www-authenticate', 'Bearer realm="banstream-ingest"'), 'UNAUTHORIZED', 'a valid edge token is required: Authorization: Bearer <token>');
+      return sendProblem(reply.header('www-authenticate', 'Bearer realm="banstream-ingest"'), 'UNAUTHORIZED', 'a valid edge token is required: Authorization: Bearer <token>');
     }
     return undefined;
   });
@@ -69,21 +70,21 @@ export async function eventsRoute(app: FastifyInstance, options: EventsRouteOpti
   app.get('/v1/events/schema', async () => validator.schema);
 
   app.post('/v1/events', { bodyLimit }, async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!Buffer.isBuffer(request.body)) return sendError(reply, 'UNSUPPORTED_MEDIA_TYPE', UNSUPPORTED_MEDIA_TYPE);
+    if (!Buffer.isBuffer(request.body)) return sendProblem(reply, 'UNSUPPORTED_MEDIA_TYPE', UNSUPPORTED_MEDIA_TYPE);
     const format = formatOf(request);
     const preparation = { validator, batchCodec, eventType, geo: options.geo(), time: { nowMs: clock.now(), maxFutureMs } };
     const prepared = format === 'avro' ? prepareAvro(request.body, preparation) : prepareJson(request.body, preparation);
     if (!prepared.ok) {
       // A batch refused for invalid events counts whole: none of it was accepted.
       if (prepared.received !== undefined) metrics.events.inc({ format, outcome: 'invalid' }, prepared.received);
-      const extra = prepared.problems ? { errors: prepared.problems, ...(prepared.truncated ? { truncated: true } : {}) } : {};
-      return sendError(reply, prepared.code, prepared.message, extra);
+      const extensions = prepared.problems ? { errors: prepared.problems, ...(prepared.truncated ? { truncated: true } : {}) } : undefined;
+      return sendProblem(reply, prepared.code, prepared.message, extensions);
     }
     const { events, geo } = prepared;
     for (const result of Object.keys(geo) as GeoOutcome[]) if (geo[result] > 0) metrics.geo.inc({ result }, geo[result]);
     if (!publisher.offer(events)) {
       metrics.events.inc({ format, outcome: 'refused' }, events.length);
-      return sendError(reply.header('retry-after', retryAfter), 'BUFFER_FULL', `the gateway's buffer is full (Kafka slow or unreachable); nothing of this batch was accepted: retry after ${retryAfter} s`);
+      return sendProblem(reply.header('retry-after', retryAfter), 'BUFFER_FULL', `the gateway's buffer is full (Kafka slow or unreachable); nothing of this batch was accepted: retry after ${retryAfter} s`);
     }
     metrics.events.inc({ format, outcome: 'accepted' }, events.length);
     return reply.code(202).send({ accepted: events.length });

@@ -1,9 +1,8 @@
 import { isBanstreamError } from '@banstream/core';
 import type { Codec, RequestEventBatch } from '@banstream/schemas';
-import type { IngestErrorCode } from './errors.js';
 import { CHUNKED_FROM_BYTES, parseJsonArrayInChunks } from './json-array.js';
 
-export type DecodedBody = { ok: true; events: unknown[] } | { ok: false; code: IngestErrorCode; message: string };
+export type DecodedBody = { ok: true; events: unknown[] } | { ok: false; code: 'BAD_JSON' | 'BAD_AVRO'; message: string };
 
 /** A JSON array of events. */
 export function decodeJsonBody(body: Buffer): DecodedBody {
