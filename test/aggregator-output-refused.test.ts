@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigResourceTypes, type Admin } from 'kafkajs';
-import { eventPartitionKey } from '@banstream/core';
-import { ensureTopics, keyPartition, topicFullName, topicSpecs, type TopicName } from '@banstream/platform';
+import { eventPartitionKey, keyPartition } from '@banstream/core';
+import { ensureTopics, topicFullName, topicSpecs, type TopicName } from '@banstream/platform';
 import { SCHEMA_NAMES, type Ban, type DlqRecord, type SubjectCountBatch, type WindowCount } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';

@@ -1,8 +1,8 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { CompressionTypes } from 'kafkajs';
-import { eventPartitionKey } from '@banstream/core';
-import { keyPartition, withDeadline } from '@banstream/platform';
+import { eventPartitionKey, keyPartition } from '@banstream/core';
+import { withDeadline } from '@banstream/platform';
 import { SCHEMA_NAMES, type WindowCount } from '@banstream/schemas';
 import { waitUntil } from './support/infra.js';
 import { catalog, decodeCount, event, TopicTail } from './support/aggregator.js';

@@ -15,7 +15,7 @@ export { fixKafkajsEncoder } from './kafka/encoder-fix.js';
 export { fixKafkajsIdleTimerLoop } from './kafka/idle-timer-fix.js';
 export { fixKafkajsProduceRequest, produceRequestEncodings } from './kafka/produce-request-fix.js';
 export { fixKafkajsGrouping, kafkajsGroupingFixed } from './kafka/grouping-fix.js';
-export { KeyPartitioner, keyPartition, murmur2 } from './kafka/key-partitioner.js';
+export { KeyPartitioner } from './kafka/key-partitioner.js';
 export { topicSpecs, topicFullName, TOPIC_NAMES, type TopicName, type TopicSpec, type TopicLayoutOptions } from './kafka/topics.js';
 export { ensureTopics, type EnsureTopicsResult } from './kafka/topic-admin.js';
 export { createRedis, type Redis, type RedisClientOptions } from './redis/client.js';
@@ -23,9 +23,7 @@ export { readLuaScripts, defineLuaScripts, PLATFORM_LUA_DIR, type LuaScript } fr
 export { kafkaEnv, kafkaFromConfig, ensureTopicsFromConfig, kafkaReachable, type KafkaConfig } from './kafka/from-config.js';
 export { redisEnv, redisFromConfig, redisReachable } from './redis/from-config.js';
 export { loadPolicyFiles } from './policy/policy-files.js';
-export { PolicyBook, policyIntervals, type PolicyChange, type RequestPolicy } from './policy/policy-book.js';
 export { CompactedFeed, type CompactedFeedOptions, type FeedRecord } from './kafka/compacted-feed.js';
-export { allowlistEntry } from './policy/allow-entry.js';
 export { deadLetterRecord, deadLetterSink, reasonOfError, refusedRecord, DLQ_REASON, DLQ_MAX_KEY_BYTES, DLQ_MAX_VALUE_BYTES, type DeadLetterReason, type DeadLetterSink, type DeadLetterSinkOptions, type SourceRecord } from './kafka/dead-letter.js';
 export { cappedPublication, inSends, kafkaRefusal, producerStateLost, KAFKA_MAX_SEND_BYTES, type CappedPublicationOptions, type KafkaRefusal, type SizedMessage } from './kafka/capped-sends.js';
 export { RenewableProducer } from './kafka/renewable-producer.js';

@@ -1,7 +1,7 @@
-import { Allowlist } from '@banstream/core';
-import { allowlistEntry, CompactedFeed, DLQ_REASON, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, PolicyBook, RenewableProducer, topicFullName, unwatched } from '@banstream/platform';
+import { Allowlist, PolicyBook } from '@banstream/core';
+import { CompactedFeed, DLQ_REASON, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, RenewableProducer, topicFullName, unwatched } from '@banstream/platform';
 import type { RunServiceDeps, Service } from '@banstream/platform';
-import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
+import { allowlistEntry, loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, stateDirOf, type AggregatorConfig } from './config.js';
 import { BanLedger } from './engine/ban-ledger.js';
 import { Outbox, type Drained } from './engine/outbox.js';

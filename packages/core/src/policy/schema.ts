@@ -121,7 +121,8 @@ export const Escalation = Type.Object(
   { additionalProperties: false },
 );
 
-export const Policy = Type.Object(
+/** A policy as written, one entry of a PolicyDocument; validated, it is a PolicySpec (record.ts lists the other forms). */
+export const PolicySchema = Type.Object(
   {
     id: Id,
     description: Type.Optional(Type.String({ maxLength: 1000 })),
@@ -158,14 +159,14 @@ export const AllowEntry = Type.Object(
 /** A policy file: a list of policies and, optionally, allowlist entries. */
 export const PolicyDocument = Type.Object(
   {
-    policies: Type.Array(Policy),
+    policies: Type.Array(PolicySchema),
     allowlist: Type.Optional(Type.Array(AllowEntry)),
   },
   { additionalProperties: false },
 );
 
 export type Duration = Static<typeof Duration>;
-export type PolicySpec = Static<typeof Policy>;
+export type PolicySpec = Static<typeof PolicySchema>;
 export type MatchSpec = Static<typeof Match>;
 export type ThresholdSpec = Static<typeof Threshold>;
 export type ActionSpec = Static<typeof Action>;

@@ -1,11 +1,10 @@
-import { evaluateBan, type Allowlist, type BanDecision } from '@banstream/core';
+import { evaluateBan, type Allowlist, type BanDecision, type CompiledPolicy } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { subjectAllowlisted } from './allowlisted.js';
 import type { BanLedger } from './ban-ledger.js';
 import { toWindowCount, type HotEntry } from './hot-subjects.js';
 import type { Outbox } from './outbox.js';
 import type { PartitionState } from './partition-state.js';
-import type { RequestPolicy } from '@banstream/platform';
 
 export interface DeciderContext {
   ledger: BanLedger;
@@ -23,16 +22,16 @@ export type Observation = 'counted' | 'late';
  * a ban policy may ban it, at once, in `out`.
  */
 export function observe(
-  ctx: DeciderContext, state: PartitionState, policy: RequestPolicy, subject: string,
+  ctx: DeciderContext, state: PartitionState, policy: CompiledPolicy, subject: string,
   timeMs: number, count: number, watermark: number, out: Outbox,
 ): Observation {
   return observeKeyed(ctx, state, policy, countingPrefix(policy), subject, timeMs, count, watermark, out);
 }
 
-const prefixes = new WeakMap<RequestPolicy, string>();
+const prefixes = new WeakMap<CompiledPolicy, string>();
 
 /** `policyId|`, the start of every counting key of `policy`, made once per policy. */
-export function countingPrefix(policy: RequestPolicy): string {
+export function countingPrefix(policy: CompiledPolicy): string {
   let prefix = prefixes.get(policy);
   if (prefix === undefined) prefixes.set(policy, (prefix = `${policy.id}|`));
   return prefix;
@@ -45,7 +44,7 @@ export function countingPrefix(policy: RequestPolicy): string {
  * subject nor the key is made unless the subject is hot or banned.
  */
 export function observeKeyed(
-  ctx: DeciderContext, state: PartitionState, policy: RequestPolicy, keyPrefix: string, rest: string,
+  ctx: DeciderContext, state: PartitionState, policy: CompiledPolicy, keyPrefix: string, rest: string,
   timeMs: number, count: number, watermark: number, out: Outbox,
 ): Observation {
   const interval = policy.threshold.intervalMs;
@@ -75,7 +74,7 @@ export function observeKeyed(
   return 'counted';
 }
 
-function subjectOfKey(key: string, policy: RequestPolicy): string {
+function subjectOfKey(key: string, policy: CompiledPolicy): string {
   return key.slice(policy.id.length + 1);
 }
 

@@ -6,7 +6,7 @@ import type { AggregatorConfig } from '../config.js';
 import type { DeciderContext } from '../engine/decider.js';
 import type { GeoWatchDeps, GeoWatchReport } from '../engine/geo-watch.js';
 import type { Outbox } from '../engine/outbox.js';
-import type { PolicyBook } from '@banstream/platform';
+import type { PolicyBook } from '@banstream/core';
 import type { AggregatorTopics, Publisher } from '../kafka/publisher.js';
 import type { AggregatorMetrics } from '../metrics.js';
 

@@ -10,7 +10,7 @@ import { eventsAlone, type EventsAloneCodecs } from '../engine/events-alone.js';
 import { GEO_POLICY_ID } from '../engine/geo-counts.js';
 import { receivedAt } from '../engine/event-time.js';
 import { LATE, PartitionState } from '../engine/partition-state.js';
-import type { RequestPolicy } from '@banstream/platform';
+import type { CompiledPolicy } from '@banstream/core';
 import { RepartitionBuffer } from '../engine/repartition.js';
 import { routeOf, type Route } from '../engine/routing.js';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
@@ -43,7 +43,7 @@ export interface EventsPartition {
 export class EventsStage {
   readonly consumer: Consumer;
   readonly assigned: AssignedPartitions<EventsPartition>;
-  private readonly routes = new WeakMap<RequestPolicy, Route>();
+  private readonly routes = new WeakMap<CompiledPolicy, Route>();
   private readonly country = new ScopedText('country');
   private readonly region = new ScopedText('region');
   private readonly decoders;
@@ -52,7 +52,7 @@ export class EventsStage {
   /** Dead letters of replayed records: sent when the record was live, by this owner or an earlier one. */
   private readonly replayDead: DlqRecord[] = [];
   /** The decoder for the policies in force (the book's array changes identity when they change). */
-  private decoding: { policies: readonly RequestPolicy[]; decoder: EventsDecoder } | undefined;
+  private decoding: { policies: readonly CompiledPolicy[]; decoder: EventsDecoder } | undefined;
 
   constructor(private readonly ctx: StageContext) {
     const { config } = ctx;
@@ -239,7 +239,7 @@ export class EventsStage {
     return this.decoding.decoder;
   }
 
-  private route(policy: RequestPolicy): Route {
+  private route(policy: CompiledPolicy): Route {
     let route = this.routes.get(policy);
     if (!route) this.routes.set(policy, (route = routeOf(policy)));
     return route;

@@ -1,13 +1,12 @@
-import type { Allowlist } from '@banstream/core';
-import type { RequestPolicy } from '@banstream/platform';
+import type { Allowlist, CompiledPolicy } from '@banstream/core';
 import { checkEvent, type CountedEvent } from '@banstream/aggregator/engine';
 import { PolicyReplay, type OverThreshold } from './policy-replay.js';
 import { top } from './tally.js';
 
 export interface BacktestInput {
-  candidate: RequestPolicy;
+  candidate: CompiledPolicy;
   /** The version of the same policy on the policies topic, replayed alongside for comparison. */
-  active?: { policy: RequestPolicy; version: number };
+  active?: { policy: CompiledPolicy; version: number };
   graceMs: number;
   maxFutureMs: number;
   subjectPartitions: number;
@@ -82,7 +81,7 @@ export class Backtest {
   private readonly replays: PolicyReplay[];
 
   constructor(private readonly input: BacktestInput) {
-    const replay = (policy: RequestPolicy) => new PolicyReplay({ policy, graceMs: input.graceMs, subjectPartitions: input.subjectPartitions, allowlist: input.allowlist });
+    const replay = (policy: CompiledPolicy) => new PolicyReplay({ policy, graceMs: input.graceMs, subjectPartitions: input.subjectPartitions, allowlist: input.allowlist });
     this.replays = [replay(input.candidate), ...(input.active ? [replay(input.active.policy)] : [])];
   }
 

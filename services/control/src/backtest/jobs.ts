@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Admin, Kafka } from 'kafkajs';
 import { Allowlist, compilePolicy, type PolicySpec } from '@banstream/core';
-import { allowlistEntry, type Logger } from '@banstream/platform';
-import type { SchemaCatalog } from '@banstream/schemas';
+import type { Logger } from '@banstream/platform';
+import { allowlistEntry, type SchemaCatalog } from '@banstream/schemas';
 import { countedEventsDecoder } from '@banstream/aggregator/engine';
 import { ApiError } from '../http/problem.js';
 import { specOfRecord } from '../policies/records.js';

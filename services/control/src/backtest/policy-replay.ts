@@ -1,5 +1,4 @@
-import type { Allowlist, RequestAttributes } from '@banstream/core';
-import type { RequestPolicy } from '@banstream/platform';
+import type { Allowlist, CompiledPolicy, RequestAttributes } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import {
   BanLedger, LATE, observe, Outbox, partitionFor, PartitionState, RepartitionBuffer, routeOf, type DeciderContext, type Route,
@@ -7,7 +6,7 @@ import {
 import { Tally } from './tally.js';
 
 export interface ReplayOptions {
-  policy: RequestPolicy;
+  policy: CompiledPolicy;
   graceMs: number;
   /** Partitions of the aggregator's subjects topic: repartitioned subjects are counted per owner partition, as there. */
   subjectPartitions: number;
@@ -43,7 +42,7 @@ interface Pending {
  * what the aggregator does not: which requests a ban or throttle would have refused.
  */
 export class PolicyReplay {
-  readonly policy: RequestPolicy;
+  readonly policy: CompiledPolicy;
   readonly bans: Ban[] = [];
   readonly over = new Map<string, OverThreshold>();
   readonly affected = new Tally();

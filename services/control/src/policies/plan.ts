@@ -1,7 +1,7 @@
 import type { PolicySpec } from '@banstream/core';
-import type { Policy } from '@banstream/schemas';
 import { diffJson, jsonEqual, type FieldChange } from './diff.js';
 import { specOfRecord } from './records.js';
+import type { PolicyRecord } from '@banstream/schemas';
 
 export type PlannedChange =
   | { id: string; action: 'create'; after: PolicySpec }
@@ -15,7 +15,7 @@ export type PlannedChange =
  * equal ones left alone. With `prune`, policies absent from the set are deleted,
  * so a folder of files can be the whole truth.
  */
-export function planApply(current: ReadonlyMap<string, Policy>, wanted: readonly PolicySpec[], prune: boolean): PlannedChange[] {
+export function planApply(current: ReadonlyMap<string, PolicyRecord>, wanted: readonly PolicySpec[], prune: boolean): PlannedChange[] {
   const plan: PlannedChange[] = [];
   const wantedIds = new Set(wanted.map((s) => s.id));
   for (const spec of wanted) {
