@@ -1,6 +1,6 @@
 // First, before anything loads kafkajs: a fix kafkajs takes at load time (see grouping-fix.ts).
 import './kafka/grouping-fix.js';
-export { env, httpPort, type EnvName } from './config/env.js';
+export { countingEnv, env, httpPort, type EnvName } from './config/env.js';
 export { loadConfig, type ConfigOf, type EnvSource } from './config/load.js';
 export { createLogger, type Logger, type LoggerOptions } from './logging/logger.js';
 export { createMetricsRegistry, counter, gauge, histogram, Registry, tallyCounter, type TallyCounter } from './metrics/registry.js';

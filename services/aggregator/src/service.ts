@@ -3,8 +3,7 @@ import { CompactedFeed, DLQ_REASON, ensureTopicsFromConfig, kafkaFromConfig, kaf
 import type { RunServiceDeps, Service } from '@banstream/platform';
 import { allowlistEntry, loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, stateDirOf, type AggregatorConfig } from './config.js';
-import { BanLedger } from './engine/ban-ledger.js';
-import { Outbox, type Drained } from './engine/outbox.js';
+import { BanLedger, Outbox, type Drained } from '@banstream/engine';
 import { DecisionFlusher, SerialPublications } from './kafka/decision-flusher.js';
 import { PendingPublications } from './kafka/pending-publications.js';
 import { Publisher, type AggregatorTopics, type Refused } from './kafka/publisher.js';

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { aggregatorEnv } from '@banstream/aggregator';
-import { baseEnv, httpPort, kafkaEnv, type ConfigOf } from '@banstream/platform';
+import { baseEnv, countingEnv, httpPort, kafkaEnv, type ConfigOf } from '@banstream/platform';
 import { DEFAULT_MAX_BAN_DURATION, DEFAULT_MIN_PREFIX } from './guards/index.js';
 
 /** Every variable the control service reads; README "Configuration" lists them. */
@@ -24,7 +23,6 @@ export const controlEnv = {
   CONTROL_MAX_BAN_DURATION: Type.String({ pattern: '^[1-9][0-9]{0,5}(ms|s|m|h|d)$', default: DEFAULT_MAX_BAN_DURATION, expected: 'a duration such as 30d or 12h: the longest manual ban' }),
   CONTROL_ALERTS_KEPT: Type.Integer({ minimum: 10, maximum: 1_000_000, default: 1_000, expected: 'how many recent alerts the service keeps in memory' }),
   /** A backtest counts as the aggregator does: same grace and future bound. */
-  AGGREGATOR_GRACE_MS: aggregatorEnv.AGGREGATOR_GRACE_MS,
-  AGGREGATOR_MAX_FUTURE_MS: aggregatorEnv.AGGREGATOR_MAX_FUTURE_MS,
+  ...countingEnv,
 };
 export type ControlConfig = ConfigOf<typeof controlEnv>;

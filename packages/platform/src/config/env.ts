@@ -41,3 +41,14 @@ export const env = {
 } as const;
 
 export type EnvName = keyof typeof env;
+
+/**
+ * How events count in time: read by the aggregator and by the control plane's
+ * backtest, which must count as the aggregator does.
+ */
+export const countingEnv = {
+  AGGREGATOR_GRACE_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 5_000, expected: 'milliseconds from 0 to 3600000 (how late an event may arrive and still count)' }),
+  AGGREGATOR_MAX_FUTURE_MS: Type.Integer({
+    minimum: 0, maximum: 86_400_000, default: 5_000, expected: 'milliseconds from 0 to 86400000 (events dated further ahead of the time their record was received go to the DLQ)',
+  }),
+};

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Ban } from '@banstream/schemas';
-import { Outbox, type Drained } from '../engine/outbox.js';
+import { Outbox, type Drained } from '@banstream/engine';
 import { DecisionFlusher, retryUntilDone, SerialPublications } from './decision-flusher.js';
 import { PendingPublications } from './pending-publications.js';
 

@@ -1,7 +1,7 @@
 import type { Producer, Message } from 'kafkajs';
 import { cappedPublication, refusedRecord, type KafkaRefusal, type RenewableProducer } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord, type SchemaCatalog, type SubjectCountBatch } from '@banstream/schemas';
-import type { Drained, Keyed } from '../engine/outbox.js';
+import type { Drained, Keyed } from '@banstream/engine';
 
 export interface AggregatorTopics {
   events: string;

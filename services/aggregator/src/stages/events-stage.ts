@@ -2,17 +2,8 @@ import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { RequestAttributes } from '@banstream/core';
 import type { Trap } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
-import { observeKeyed } from '../engine/decider.js';
-import { countedEventsDecoder, readsHeaders, type CountedEvent } from '../engine/counted-event.js';
-import { countedEventsReader, type CountedEventsReader } from '../engine/counted-event-reader.js';
-import { checkEvent } from '../engine/event-check.js';
-import { eventsAlone, type EventsAloneCodecs } from '../engine/events-alone.js';
-import { GEO_POLICY_ID } from '../engine/geo-counts.js';
-import { receivedAt } from '../engine/event-time.js';
-import { LATE, PartitionState } from '../engine/partition-state.js';
+import { checkEvent, countedEventsDecoder, countedEventsReader, eventsAlone, GEO_POLICY_ID, LATE, observeKeyed, PartitionState, readsHeaders, receivedAt, RepartitionBuffer, routeOf, type CountedEvent, type CountedEventsReader, type EventsAloneCodecs, type Route } from '@banstream/engine';
 import type { CompiledPolicy } from '@banstream/core';
-import { RepartitionBuffer } from '../engine/repartition.js';
-import { routeOf, type Route } from '../engine/routing.js';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
 import { bansWaiting, commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
 import { RecordGuard } from './record-guard.js';
@@ -181,7 +172,7 @@ export class EventsStage {
     }
     owner.repartition.begin(Number(m.offset));
     const state = owner.counts;
-    // Event times are weighed against the record's, never moving a clock past it (engine/event-time.ts).
+    // Event times are weighed against the record's, never moving a clock past it (@banstream/engine, event-time.ts).
     const received = receivedAt(m.timestamp, now);
     let counted = 0;
     /** Made at the first event that goes to the DLQ alone: the record is decoded in full once, not once per event. */

@@ -1,5 +1,5 @@
 import type { Allowlist, CompiledPolicy } from '@banstream/core';
-import { checkEvent, type CountedEvent } from '@banstream/aggregator/engine';
+import { checkEvent, type CountedEvent } from '@banstream/engine';
 import { PolicyReplay, type OverThreshold } from './policy-replay.js';
 import { top } from './tally.js';
 

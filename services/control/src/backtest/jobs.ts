@@ -3,7 +3,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import { Allowlist, compilePolicy, type PolicySpec } from '@banstream/core';
 import type { Logger } from '@banstream/platform';
 import { allowlistEntry, type SchemaCatalog } from '@banstream/schemas';
-import { countedEventsDecoder } from '@banstream/aggregator/engine';
+import { countedEventsDecoder } from '@banstream/engine';
 import { ApiError } from '../http/problem.js';
 import { specOfRecord } from '../policies/records.js';
 import type { ControlState } from '../state/control-state.js';

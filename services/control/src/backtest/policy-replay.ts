@@ -2,7 +2,7 @@ import type { Allowlist, CompiledPolicy, RequestAttributes } from '@banstream/co
 import type { Ban } from '@banstream/schemas';
 import {
   BanLedger, LATE, observe, Outbox, partitionFor, PartitionState, RepartitionBuffer, routeOf, type DeciderContext, type Route,
-} from '@banstream/aggregator/engine';
+} from '@banstream/engine';
 import { Tally } from './tally.js';
 
 export interface ReplayOptions {
