@@ -1,2 +1,3 @@
 export { run, usage, COMMANDS } from './cli.js';
 export { EXIT, type ExitCode } from './exit-codes.js';
+export { loadPolicyFiles } from './policy-files.js';

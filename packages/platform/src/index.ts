@@ -22,7 +22,6 @@ export { createRedis, type Redis, type RedisClientOptions } from './redis/client
 export { readLuaScripts, defineLuaScripts, PLATFORM_LUA_DIR, type LuaScript } from './redis/lua-scripts.js';
 export { kafkaEnv, kafkaFromConfig, ensureTopicsFromConfig, kafkaReachable, type KafkaConfig } from './kafka/from-config.js';
 export { redisEnv, redisFromConfig, redisReachable } from './redis/from-config.js';
-export { loadPolicyFiles } from './policy/policy-files.js';
 export { CompactedFeed, type CompactedFeedOptions, type FeedRecord } from './kafka/compacted-feed.js';
 export { deadLetterRecord, deadLetterSink, reasonOfError, refusedRecord, DLQ_REASON, DLQ_MAX_KEY_BYTES, DLQ_MAX_VALUE_BYTES, type DeadLetterReason, type DeadLetterSink, type DeadLetterSinkOptions, type SourceRecord } from './kafka/dead-letter.js';
 export { cappedPublication, inSends, kafkaRefusal, producerStateLost, KAFKA_MAX_SEND_BYTES, type CappedPublicationOptions, type KafkaRefusal, type SizedMessage } from './kafka/capped-sends.js';

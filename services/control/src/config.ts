@@ -1,6 +1,9 @@
 import { Type } from '@sinclair/typebox';
+import { ROLES, ROLES_TEXT } from '@banstream/api';
 import { baseEnv, countingEnv, httpPort, kafkaEnv, type ConfigOf } from '@banstream/platform';
 import { DEFAULT_MAX_BAN_DURATION, DEFAULT_MIN_PREFIX } from './guards/index.js';
+
+const TOKEN_ENTRY = `[A-Za-z0-9._@-]+:(${ROLES.join('|')}):[0-9a-f]{64}`;
 
 /** Every variable the control service reads; README "Configuration" lists them. */
 export const controlEnv = {
@@ -9,8 +12,8 @@ export const controlEnv = {
   HTTP_PORT: httpPort(8083),
   /** Token hashes inline: `name:role:sha256hex`, comma-separated. Never the tokens themselves. */
   CONTROL_TOKENS: Type.Optional(Type.String({
-    pattern: '^([A-Za-z0-9._@-]+:(viewer|operator|admin):[0-9a-f]{64})(,[A-Za-z0-9._@-]+:(viewer|operator|admin):[0-9a-f]{64})*$',
-    expected: 'comma-separated name:role:sha256hex entries (role viewer, operator or admin; `banstream token new` prints one)',
+    pattern: `^(${TOKEN_ENTRY})(,${TOKEN_ENTRY})*$`,
+    expected: `comma-separated name:role:sha256hex entries (role ${ROLES_TEXT}; \`banstream token new\` prints one)`,
   })),
   /** The same entries in a file, one per line; # starts a comment. */
   CONTROL_TOKENS_FILE: Type.Optional(Type.String({ minLength: 1, expected: 'the path of a file of name:role:sha256hex lines' })),

@@ -1,6 +1,7 @@
+import type { BacktestReport, PolicyOutcome } from '@banstream/api';
 import type { Allowlist, CompiledPolicy } from '@banstream/core';
 import { checkEvent, type CountedEvent } from '@banstream/engine';
-import { PolicyReplay, type OverThreshold } from './policy-replay.js';
+import { PolicyReplay } from './policy-replay.js';
 import { top } from './tally.js';
 
 export interface BacktestInput {
@@ -13,53 +14,6 @@ export interface BacktestInput {
   allowlist: Allowlist;
   /** Most subjects listed per section (all are counted). */
   listLimit?: number;
-}
-
-export interface BanOutcome {
-  subject: string;
-  startedAt: number;
-  expiresAt: number;
-  evidenceCount: number;
-  escalationLevel: number;
-  preview: boolean;
-  /** Requests from the subject the ban would have refused. */
-  refused: number;
-}
-
-export interface PolicyOutcome {
-  policyId: string;
-  version?: number;
-  mode: string;
-  action: string;
-  /** Requests the policy applies to (match, schedule, subjects). */
-  matched: number;
-  late: number;
-  bans: { total: number; subjects: number; list: BanOutcome[] };
-  /** Subjects over the threshold: throttled (throttle), alerted (alert), or over the rate while not banned (ban). */
-  overThreshold: { total: number; list: OverThreshold[] };
-  affected: { requests: number; requestShare: number; clients: number; clientShare: number };
-  topCountries: { name: string; requests: number }[];
-  topPrefixes: { name: string; requests: number }[];
-}
-
-export interface BacktestReport {
-  range: { from: number; to: number };
-  records: number;
-  events: number;
-  invalidEvents: number;
-  undecodableRecords: number;
-  clients: number;
-  candidate: PolicyOutcome;
-  active?: PolicyOutcome;
-  comparison?: {
-    bannedOnlyByCandidate: string[];
-    bannedOnlyByActive: string[];
-    bannedByBoth: number;
-    overOnlyByCandidate: string[];
-    overOnlyByActive: string[];
-    /** Candidate minus active. */
-    affectedRequestsDelta: number;
-  };
 }
 
 const SWEEP_EVERY_RECORDS = 2_000;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Admin, Kafka } from 'kafkajs';
+import type { BacktestReport } from '@banstream/api';
 import { Allowlist, compilePolicy, type PolicySpec } from '@banstream/core';
 import type { Logger } from '@banstream/platform';
 import { allowlistEntry, type SchemaCatalog } from '@banstream/schemas';
@@ -7,7 +8,7 @@ import { countedEventsDecoder } from '@banstream/engine';
 import { ApiError } from '../http/problem.js';
 import { specOfRecord } from '../policies/records.js';
 import type { ControlState } from '../state/control-state.js';
-import { Backtest, type BacktestReport } from './backtest.js';
+import { Backtest } from './backtest.js';
 import { readRange } from './range-reader.js';
 
 export interface BacktestJobsOptions {

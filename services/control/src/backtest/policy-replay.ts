@@ -1,3 +1,4 @@
+import type { OverThreshold } from '@banstream/api';
 import type { Allowlist, CompiledPolicy, RequestAttributes } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import {
@@ -11,18 +12,6 @@ export interface ReplayOptions {
   /** Partitions of the aggregator's subjects topic: repartitioned subjects are counted per owner partition, as there. */
   subjectPartitions: number;
   allowlist: Allowlist;
-}
-
-/** A subject that went over the policy's threshold. */
-export interface OverThreshold {
-  subject: string;
-  firstAt: number;
-  lastAt: number;
-  peakCount: number;
-  /** Requests sent while over the threshold. */
-  requestsOver: number;
-  /** Throttle only: requests an enforcer would have refused (the excess share, 1 - threshold/count, summed). */
-  refused: number;
 }
 
 const SWEEP_SLOTS = 65_536;

@@ -1,13 +1,8 @@
+import type { PlannedChange } from '@banstream/api';
 import type { PolicySpec } from '@banstream/core';
-import { diffJson, jsonEqual, type FieldChange } from './diff.js';
+import { diffJson, jsonEqual } from './diff.js';
 import { specOfRecord } from './records.js';
 import type { PolicyRecord } from '@banstream/schemas';
-
-export type PlannedChange =
-  | { id: string; action: 'create'; after: PolicySpec }
-  | { id: string; action: 'update'; version: number; fields: FieldChange[]; after: PolicySpec }
-  | { id: string; action: 'unchanged'; version: number }
-  | { id: string; action: 'delete'; version: number };
 
 /**
  * What applying a set of validated policies would change, policy by policy, in id
