@@ -99,14 +99,14 @@ describe('snapshot', () => {
     }
   });
 
-  it('round-trips the exact offsets of hot keys', () => {
+  it('round-trips the exact offsets of exact keys', () => {
     const s = new WindowStore({ ...config, exactFrom: 10 });
     for (let i = 0; i < 400; i++) s.add(`k${i % 20}`, T0 + i * 97, 1, T0 + i * 97);
-    s.add('hot', T0 + 20_000, 5_000, T0 + 20_000); // hot, its lane modeled whole (past the cap)
+    s.add('hot', T0 + 20_000, 5_000, T0 + 20_000); // exact, its lane modeled whole (past the cap)
     const copy = WindowStore.restore(s.snapshot());
     expect(copy.layout).toEqual(s.layout);
-    expect([copy.hotKeys, copy.wideKeys]).toEqual([s.hotKeys, s.wideKeys]);
-    expect(s.hotKeys).toBe(21);
+    expect([copy.exactKeys, copy.wideKeys]).toEqual([s.exactKeys, s.wideKeys]);
+    expect(s.exactKeys).toBe(21);
     for (let at = T0 + 38_800; at < T0 + 110_000; at += 333) {
       for (const key of ['hot', 'k0', 'k7', 'k19']) expect(copy.estimate(key, at)).toBe(s.estimate(key, at));
     }
@@ -115,7 +115,7 @@ describe('snapshot', () => {
 
   it('restores a version 2 image as a store without exactFrom', () => {
     const v3 = populated().snapshot();
-    const v2 = new Uint8Array(v3.length - 8 - 4); // no exactFrom, no (empty) hot section
+    const v2 = new Uint8Array(v3.length - 8 - 4); // no exactFrom, no (empty) exact section
     v2.set(v3.subarray(0, 64));
     v2.set(v3.subarray(72, v3.length - 4), 64);
     new DataView(v2.buffer).setUint16(4, 2, true);
@@ -125,15 +125,15 @@ describe('snapshot', () => {
     expect(copy.estimate('k150', T0 + 20_000)).toBe(populated().estimate('k150', T0 + 20_000));
   });
 
-  it('checks the hot section against the counts', () => {
+  it('checks the exact section against the counts', () => {
     const s = new WindowStore({ ...config, exactFrom: 3 });
     for (let i = 0; i < 5; i++) s.add('k', T0 + i, 1, T0 + i);
     const bytes = s.snapshot();
     const view = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, b.byteLength);
-    const hotAt = 72 + 40 + 5 * 8; // one slot, one wide entry
-    expect(view(bytes).getUint32(hotAt, true)).toBe(1);
+    const exactAt = 72 + 40 + 5 * 8; // one slot, one wide entry
+    expect(view(bytes).getUint32(exactAt, true)).toBe(1);
     // Lanes follow H and the wide index; find the one holding the five events.
-    let lane0 = hotAt + 8;
+    let lane0 = exactAt + 8;
     while (view(bytes).getUint32(lane0 + 12, true) === 0) lane0 += 16;
     expect(view(bytes).getInt32(lane0, true) + view(bytes).getUint32(lane0 + 12, true)).toBe(5);
     expect(view(bytes).getInt32(lane0, true)).toBe(3);
@@ -142,9 +142,9 @@ describe('snapshot', () => {
       ['span', (b) => view(b).setInt32(lane0 + 4, 3, true)],
       ['shape', (b) => view(b).setInt32(lane0 + 8, 255, true)],
       ['offset past the bucket', (b) => view(b).setUint16(lane0 + 16, 15_000, true)],
-      ['wide index', (b) => view(b).setUint32(hotAt + 4, 1, true)],
+      ['wide index', (b) => view(b).setUint32(exactAt + 4, 1, true)],
       ['no exactFrom', (b) => view(b).setFloat64(64, Infinity, true)],
-      ['hot entries', (b) => view(b).setUint32(hotAt, 2, true)],
+      ['exact entries', (b) => view(b).setUint32(exactAt, 2, true)],
     ];
     for (const [what, edit] of edits) {
       const copy = bytes.slice();

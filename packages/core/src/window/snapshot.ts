@@ -1,14 +1,14 @@
 import { BanstreamError, isBanstreamError } from '../errors.js';
 import { EPOCH_LIMIT, EPOCH_MASK, W_EPOCH, W_H1, W_H2, windowLayout, type WindowLayout, type WindowConfig } from './config.js';
 import { countAt, firstAt, lastAt } from './slot.js';
-import { decodeHotSection, encodeHotSection, hotSectionBytes } from './snapshot-hot.js';
+import { decodeExactSection, encodeExactSection, exactSectionBytes } from './snapshot-exact.js';
 import { SlotTable } from './table.js';
 import { WidePool } from './wide.js';
 
 /**
  * Snapshot format, version 3, all little-endian. The body holds only the live slots, as
  * their words (slot layout in index.ts), then the wide entries those slots point to,
- * then the hot keys' exact offsets (snapshot-hot.ts).
+ * then the exact keys' exact offsets (snapshot-exact.ts).
  *
  * | offset | size | field |
  * |---|---|---|
@@ -29,12 +29,12 @@ import { WidePool } from './wide.js';
  * | 64 | 8 | exactFrom (f64; Infinity when off) |
  * | 72 | S × stride × 4 | slot words; a wide slot's entry word is its index among the E entries |
  * | …  | E × R × 8 | wide counts (f64) |
- * | …  | … | hot section (snapshot-hot.ts) |
+ * | …  | … | exact section (snapshot-exact.ts) |
  *
- * Version 2 (no exactFrom, no hot section, a 64-byte header) still restores, as a store
+ * Version 2 (no exactFrom, no exact section, a 64-byte header) still restores, as a store
  * without exactFrom: it is version 3 without the new parts. Version 1 (16-bit spans, no
  * shapes) is rejected. Restore checks everything it can (checksum, lengths, config,
- * epochs, spans, wide references, duplicate fingerprints, hot lanes against their
+ * epochs, spans, wide references, duplicate fingerprints, exact lanes against their
  * counts), so a damaged image is a BanstreamError, not a store that silently miscounts.
  */
 
@@ -77,15 +77,15 @@ export function encodeSnapshot(state: StoreState): Uint8Array {
   const stride = layout.strideWords;
   const ring = layout.ring;
   const wideAt = HEADER + table.size * stride * 4;
-  const hotAt = wideAt + wide.size * ring * 8;
+  const exactAt = wideAt + wide.size * ring * 8;
   // The pool entry of each wide slot, in the order they are written.
   const wideOrder = new Int32Array(wide.size);
   for (let i = 0, e = 0; i < table.capacity; i++) {
     if (table.words[i * stride + W_EPOCH]! < 0) wideOrder[e++] = table.words[i * stride + layout.countWord]!;
   }
-  const out = new Uint8Array(hotAt + hotSectionBytes(wide, wideOrder));
+  const out = new Uint8Array(exactAt + exactSectionBytes(wide, wideOrder));
   const view = new DataView(out.buffer);
-  encodeHotSection(view, hotAt, wide, wideOrder);
+  encodeExactSection(view, exactAt, wide, wideOrder);
   let n = 0;
   let e = 0;
   for (let i = 0; i < table.capacity; i++) {
@@ -153,8 +153,8 @@ export function decodeSnapshot(bytes: Uint8Array): RestoredState {
   const origin = view.getFloat64(40, true);
   if (view.getUint16(6, true) !== stride) throw corrupt('slot stride does not match the config');
   const wideAt = header + size * stride * 4;
-  const hotAt = wideAt + wideCount * ring * 8;
-  if (header === 64 ? bytes.length !== hotAt : bytes.length < hotAt + 4) throw corrupt('length does not match the header');
+  const exactAt = wideAt + wideCount * ring * 8;
+  if (header === 64 ? bytes.length !== exactAt : bytes.length < exactAt + 4) throw corrupt('length does not match the header');
   if (size > 0 ? !Number.isInteger(origin) : !(Number.isNaN(origin) || Number.isInteger(origin))) throw corrupt('bad origin');
   if (wideCount > size) throw corrupt('more wide entries than slots');
   const table = new SlotTable(stride, Math.max(layout.initialCapacity, Math.ceil(size / 0.65) + 1));
@@ -191,6 +191,6 @@ export function decodeSnapshot(bytes: Uint8Array): RestoredState {
     }
   }
   if (seen.includes(0)) throw corrupt('wide entries no slot points at');
-  if (header > 64 && decodeHotSection(view, hotAt, layout, wide, entries, corrupt) !== bytes.length) throw corrupt('length does not match the header');
+  if (header > 64 && decodeExactSection(view, exactAt, layout, wide, entries, corrupt) !== bytes.length) throw corrupt('length does not match the header');
   return { config, origin, table, wide };
 }
