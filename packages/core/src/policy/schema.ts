@@ -144,7 +144,8 @@ export const PolicySchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const AllowEntry = Type.Object(
+/** An allowlist entry as written in a policy document; validated, an AllowEntrySpec (the allowlist topic's record is schemas' AllowEntry). */
+export const AllowEntrySchema = Type.Object(
   {
     /** An IP, a CIDR, or a subject such as `user:42` or `apikey:<hash>`. */
     entry: Type.String({ minLength: 1, maxLength: 512 }),
@@ -160,7 +161,7 @@ export const AllowEntry = Type.Object(
 export const PolicyDocument = Type.Object(
   {
     policies: Type.Array(PolicySchema),
-    allowlist: Type.Optional(Type.Array(AllowEntry)),
+    allowlist: Type.Optional(Type.Array(AllowEntrySchema)),
   },
   { additionalProperties: false },
 );
@@ -172,5 +173,5 @@ export type ThresholdSpec = Static<typeof Threshold>;
 export type ActionSpec = Static<typeof Action>;
 export type ScheduleSpec = Static<typeof Schedule>;
 export type EscalationSpec = Static<typeof Escalation>;
-export type AllowEntrySpec = Static<typeof AllowEntry>;
+export type AllowEntrySpec = Static<typeof AllowEntrySchema>;
 export type PolicyDocumentSpec = Static<typeof PolicyDocument>;
