@@ -27,7 +27,7 @@ import { CLASSES, generateTrace, type SourceClass } from './trace.js';
 
 const SEED = benchSeed(7_031_989);
 const LIMIT = 100;
-/** A tenth of the limit: the events a key counts before it turns hot are few enough that modeling them rarely moves a decision. */
+/** A tenth of the limit: the events a key counts before it turns exact are few enough that modeling them rarely moves a decision. */
 const EXACT_FROM = LIMIT / 10;
 const WINDOW_MS = 60_000;
 const BUCKETS = 4;
@@ -48,15 +48,15 @@ interface Decisions {
 }
 
 interface EngineDecisions extends Decisions {
-  /** Most hot keys and most typed-array bytes seen at the eviction checkpoints. */
-  peakHotKeys: number;
+  /** Most exact keys and most typed-array bytes seen at the eviction checkpoints. */
+  peakExactKeys: number;
   peakBytes: number;
 }
 
 /** `exactFrom` null: the store without it (span and shape model only). */
 function engineDecisions(times: Float64Array, sources: Uint32Array, h1: Uint32Array, h2: Uint32Array, upper = false, exactFrom: number | null = EXACT_FROM): EngineDecisions {
   const store = new WindowStore({ windowMs: WINDOW_MS, buckets: BUCKETS, graceMs: GRACE_MS, ...(exactFrom === null ? {} : { exactFrom }) });
-  let peakHotKeys = 0;
+  let peakExactKeys = 0;
   let peakBytes = 0;
   const allowed = new Uint8Array(times.length);
   const started = performance.now();
@@ -68,11 +68,11 @@ function engineDecisions(times: Float64Array, sources: Uint32Array, h1: Uint32Ar
     allowed[i] = count <= LIMIT ? 1 : 0;
     if ((i & 0xffff) === 0) {
       store.evictIdle(t, 4096); // as an aggregator would, a slice at a time
-      peakHotKeys = Math.max(peakHotKeys, store.hotKeys);
+      peakExactKeys = Math.max(peakExactKeys, store.exactKeys);
       peakBytes = Math.max(peakBytes, store.byteLength);
     }
   }
-  return { allowed, ms: performance.now() - started, peakHotKeys, peakBytes };
+  return { allowed, ms: performance.now() - started, peakExactKeys, peakBytes };
 }
 
 function exactDecisions(times: Float64Array, sources: Uint32Array, keys: string[]): Decisions {
@@ -224,7 +224,7 @@ function main(): void {
     engine_requests_per_s: Math.round(engineRate),
     exact_requests_per_s: Math.round(exactRate),
     engine_to_exact_speed_ratio: sig(engineRate / exactRate, 3),
-    engine_peak_hot_keys: engine!.peakHotKeys,
+    engine_peak_hot_keys: engine!.peakExactKeys,
     engine_peak_bytes: engine!.peakBytes,
     wrong_decision_pct_without_span_decoy: sig((100 * (c.wrong - c.wrongByClass[decoy]!)) / (times.length - requestsByClass[decoy]!), 4),
     upper_bound_wrong_decision_pct: sig((100 * upper.wrong) / times.length, 4),

@@ -6,7 +6,7 @@
  * doing the same job (same buckets, same first/last offsets; it must keep the key strings).
  * The same with 1% of the keys hot (bytes_per_key_with_hot_1pct): a store with exactFrom
  * a tenth of a 100/min limit, where every 100th key sends 100 events in the minute (at
- * the limit), so it records their exact offsets (hot.ts) on top of its slot.
+ * the limit), so it records their exact offsets (exact-pool.ts) on top of its slot.
  * Speed: window updates per second on one core at 1,000,000 keys, random keys, time
  * moving forward, against a bare typed-array increment over the same random index
  * sequence (the ceiling). Every speed figure is the median of RUNS interleaved runs.
@@ -40,7 +40,7 @@ const HOT_EVERY = 100;
 const HOT_LIMIT = 100;
 
 /** 1M keys, one event each, and every HOT_EVERY-th key at HOT_LIMIT events a minute, spread over the minute. */
-function measureHotMemory(): { bytesPerKey: number; hotKeys: number; tableBytesPerKey: number } {
+function measureExactMemory(): { bytesPerKey: number; exactKeys: number; tableBytesPerKey: number } {
   const before = heapBytes();
   const store = new WindowStore({ ...CONFIG, exactFrom: HOT_LIMIT / 10 });
   const step = CONFIG.windowMs / HOT_LIMIT;
@@ -52,7 +52,7 @@ function measureHotMemory(): { bytesPerKey: number; hotKeys: number; tableBytesP
   for (let i = 0; i < KEYS; i++) if (i % HOT_EVERY !== 0) store.add(keyOf(i), last, 1, last);
   const after = heapBytes();
   if (store.size !== KEYS) throw new Error(`hot store lost keys: ${store.size}`);
-  return { bytesPerKey: (after - before) / KEYS, hotKeys: store.hotKeys, tableBytesPerKey: store.byteLength / KEYS };
+  return { bytesPerKey: (after - before) / KEYS, exactKeys: store.exactKeys, tableBytesPerKey: store.byteLength / KEYS };
 }
 
 /** What a straightforward implementation would keep: the key, its epoch, R counts and R first/last offsets. */
@@ -175,7 +175,7 @@ function main(): void {
   if (store.size !== KEYS) throw new Error(`store lost keys: ${store.size}`);
   // After the timed runs, so neither this store nor the baseline's garbage can disturb them.
   note('memory: store with 1M keys, 1% hot');
-  const hot = measureHotMemory();
+  const hot = measureExactMemory();
   note('memory: Map baseline with 1M keys');
   const baselineBytesPerKey = measureMapMemory(store.layout.ring);
 
@@ -195,7 +195,7 @@ function main(): void {
     table_bytes_per_key: sig(store.byteLength / store.size),
     bytes_per_key_with_hot_1pct: sig(hot.bytesPerKey),
     table_bytes_per_key_with_hot_1pct: sig(hot.tableBytesPerKey),
-    hot_keys_with_hot_1pct: hot.hotKeys,
+    hot_keys_with_hot_1pct: hot.exactKeys,
     load_factor: sig(store.size / store.capacity, 3),
     baseline_map_bytes_per_key: sig(baselineBytesPerKey),
     baseline_to_store_bytes_ratio: sig(baselineBytesPerKey / bytesPerKey, 3),

@@ -3,8 +3,7 @@
  * Pure: times come in as arguments and randomness from a seeded generator, so the
  * same calls give the same requests.
  */
-import { eventPartitionKey } from '@banstream/core';
-import { keyPartition } from '@banstream/kafka';
+import { eventPartitionKey, keyPartition } from '@banstream/core';
 import type { RequestEvent } from '@banstream/schemas';
 
 export type TrafficClass = 'legit' | 'flood' | 'botnet' | 'spike';

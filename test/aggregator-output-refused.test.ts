@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigResourceTypes, ensureTopics, keyPartition, topicFullName, topicSpecs, type Admin, type TopicName } from '@banstream/kafka';
-import { eventPartitionKey } from '@banstream/core';
+import { ConfigResourceTypes, ensureTopics, topicFullName, topicSpecs, type Admin, type TopicName } from '@banstream/kafka';
+import { eventPartitionKey, keyPartition } from '@banstream/core';
 import { SCHEMA_NAMES, type Ban, type DlqRecord, type SubjectCountBatch, type WindowCount } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';

@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { CompressionTypes, keyPartition } from '@banstream/kafka';
-import { eventPartitionKey } from '@banstream/core';
+import { CompressionTypes } from '@banstream/kafka';
+import { eventPartitionKey, keyPartition } from '@banstream/core';
 import { withDeadline } from '@banstream/platform';
 import { SCHEMA_NAMES, type WindowCount } from '@banstream/schemas';
 import { waitUntil } from './support/infra.js';

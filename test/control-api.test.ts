@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCHEMA_NAMES, type AuditRecord, type Ban, type Policy } from '@banstream/schemas';
+import { SCHEMA_NAMES, type AuditRecord, type Ban, type PolicyRecord } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { produceOrFail } from './support/kafka.js';
 import { catalog, decodeBan, TopicTail } from './support/aggregator.js';
@@ -13,7 +13,7 @@ describe('control API', () => {
   let broker: TestBroker;
   let control: Control;
   let audit: TopicTail<AuditRecord>;
-  let policies: TopicTail<Policy>;
+  let policies: TopicTail<PolicyRecord>;
   let bans: TopicTail<Ban>;
   /** Every change the tests make, to find its audit record at the end. */
   const changes: { action: string; target: string; actor: string }[] = [];
@@ -59,9 +59,9 @@ describe('control API', () => {
       const got = await control.call('GET', '/v1/policies/login-rate', as('viewer'));
       expect(got.body).toMatchObject({ version: 2, spec: { threshold: { count: 30 } } });
       const versions = await control.call('GET', '/v1/policies/login-rate/versions', as('viewer'));
-      expect(versions.body.versions.map((v: Policy) => [v.version, v.mode, v.updatedBy])).toEqual([[1, 'preview', 'admin-user'], [2, 'enforce', 'admin-user']]);
+      expect(versions.body.versions.map((v: PolicyRecord) => [v.version, v.mode, v.updatedBy])).toEqual([[1, 'preview', 'admin-user'], [2, 'enforce', 'admin-user']]);
       const list = await control.call('GET', '/v1/policies', as('viewer'));
-      expect(list.body.policies.map((p: Policy) => p.id)).toEqual(['login-rate']);
+      expect(list.body.policies.map((p: PolicyRecord) => p.id)).toEqual(['login-rate']);
     });
 
     it('answers 400 with the path of every invalid field', async () => {
@@ -270,7 +270,7 @@ describe('control API', () => {
       const fresh = await startControl(env());
       try {
         const [p, b, a] = await Promise.all(['/v1/policies', '/v1/bans', '/v1/allowlist'].map((path) => fresh.call('GET', path, as('viewer'))));
-        expect(p!.body.policies.map((x: Policy) => `${x.id} v${x.version}`)).toEqual(['login-rate v3']);
+        expect(p!.body.policies.map((x: PolicyRecord) => `${x.id} v${x.version}`)).toEqual(['login-rate v3']);
         expect(b!.body.bans.map((x: Ban) => x.subject)).toEqual(['cidr:198.51.100.0/24', 'ip:192.0.2.9', 'ip:203.0.113.7']);
         expect(a!.body.entries.map((x: { entry: string }) => x.entry)).toEqual(['cidr:10.0.0.0/8']);
       } finally {

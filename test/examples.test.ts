@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { compilePolicy } from '@banstream/core';
-import { loadPolicyFiles } from '@banstream/platform';
+import { loadPolicyFiles } from '@banstream/cli';
 
 // The README points newcomers at these files: they must stay valid.
 describe('example policies', () => {

@@ -8,7 +8,7 @@ import type * as Kafkajs from 'kafkajs';
 import type { Admin, Kafka, LogEntry, Message } from 'kafkajs';
 import { validatePolicyDocument, type PolicySpec } from '@banstream/core';
 import { ensureTopics, installKafkaPatches, topicFullName, topicSpecs, type TopicName } from '@banstream/kafka';
-import { SCHEMA_NAMES, type Codec, type Policy, type RequestEventBatch, type SchemaCatalog } from '@banstream/schemas';
+import { SCHEMA_NAMES, type Codec, type PolicyRecord, type RequestEventBatch, type SchemaCatalog } from '@banstream/schemas';
 import { note } from '../lib.js';
 import type { EventSet } from './events.js';
 
@@ -170,7 +170,7 @@ export async function publishPolicies(kafka: Kafka, prefix: string, catalog: Sch
   const codec = catalog.codec(SCHEMA_NAMES.policy);
   const now = Date.now();
   const messages = specs.map((spec): Message => {
-    const record: Policy = {
+    const record: PolicyRecord = {
       id: spec.id,
       version: 1,
       description: spec.description ?? '',

@@ -15,9 +15,8 @@
  * loop is timed after an untimed warm-up of its own, as a process checking without
  * pause would be. The enforcer code is the compiled build (dist), as services run it.
  */
-import { Allowlist, attributesFromRequest, compilePolicy } from '@banstream/core';
-import { PolicyBook } from '@banstream/platform';
-import type { Ban, Policy } from '@banstream/schemas';
+import { Allowlist, attributesFromRequest, compilePolicy, PolicyBook } from '@banstream/core';
+import type { Ban, PolicyRecord } from '@banstream/schemas';
 import { BanCache } from '../../services/enforcer/dist/cache/ban-cache.js';
 import { Int32Table } from '../../services/enforcer/dist/cache/int32-table.js';
 import { CountCache } from '../../services/enforcer/dist/cache/count-cache.js';
@@ -31,7 +30,7 @@ const RUNS = 5;
 
 const ipOf = (i: number) => `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`;
 
-function policy(id: string, spec: Record<string, unknown>): Policy {
+function policy(id: string, spec: Record<string, unknown>): PolicyRecord {
   return { id, version: 1, description: '', owner: 'bench', mode: 'enforce', enabled: true, definition: JSON.stringify(spec), updatedBy: 'bench', updatedAt: 0 };
 }
 

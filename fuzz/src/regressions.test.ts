@@ -1,8 +1,8 @@
 import { isBanstreamError } from '@banstream/core';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { describe, expect, it } from 'vitest';
-import { countedEventsDecoder } from '../../services/aggregator/dist/engine/counted-event.js';
-import { countedEventsReader } from '../../services/aggregator/dist/engine/counted-event-reader.js';
+import { countedEventsDecoder } from '../../packages/engine/dist/counted-event.js';
+import { countedEventsReader } from '../../packages/engine/dist/counted-event-reader.js';
 import { scanBatch } from '../../services/ingest/dist/events/avro-scan.js';
 import { runFuzz } from './runner.js';
 import { varint } from './writer.js';

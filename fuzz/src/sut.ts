@@ -1,7 +1,7 @@
 import { formatIpv4 } from '@banstream/core';
 import { loadSchemaCatalog, SCHEMA_NAMES, SINGLE_OBJECT_MAGIC, type Codec, type RequestEventBatch, type SchemaCatalog, type SchemaVersion } from '@banstream/schemas';
-import { countedEventsDecoder, type CountedEvent } from '../../services/aggregator/dist/engine/counted-event.js';
-import { countedEventsReader, type CountedEventsReader } from '../../services/aggregator/dist/engine/counted-event-reader.js';
+import { countedEventsDecoder, type CountedEvent } from '../../packages/engine/dist/counted-event.js';
+import { countedEventsReader, type CountedEventsReader } from '../../packages/engine/dist/counted-event-reader.js';
 import type { GeoLookup } from '../../services/ingest/dist/geo/enrich.js';
 import { EVENT_RULES } from '../../services/ingest/dist/events/event-rules.js';
 import type { Preparation } from '../../services/ingest/dist/events/prepare.js';

@@ -22,3 +22,4 @@ export { DEFAULT_SCHEMA_DIR, loadSchemaCatalog, readSchemaSources } from './cata
 export { checkCompatibility, findCompatibilityProblems } from './compatibility.js';
 export type { Compatibility, CompatibilityProblem } from './compatibility.js';
 export * from './types.js';
+export { allowlistEntry } from './allow-entry.js';

@@ -13,6 +13,7 @@
  * - Fields that are strings on purpose (open sets) list their known values as
  *   constants below, but readers must accept values they do not know.
  */
+import type { PolicyMode, PolicyRecord } from '@banstream/core';
 
 /** Catalog names: the folder of each record under schemas/avro. */
 export const SCHEMA_NAMES = {
@@ -127,21 +128,8 @@ export interface GeoBaseline {
   updatedAt: number;
 }
 
-/** An Avro enum; unknown future modes decode as 'preview'. */
-export type PolicyMode = 'enforce' | 'preview';
-
-export interface Policy {
-  id: string;
-  version: number;
-  description: string;
-  owner: string;
-  mode: PolicyMode;
-  enabled: boolean;
-  /** The policy as JSON text in the banstream policy language. */
-  definition: string;
-  updatedBy: string;
-  updatedAt: number;
-}
+/** The policies topic's record is a domain type: core owns it, beside a policy's other forms. */
+export type { PolicyMode, PolicyRecord };
 
 export interface AllowEntry {
   entry: string;
@@ -199,7 +187,7 @@ export interface SchemaTypes {
   'window-count': WindowCount;
   'geo-alert': GeoAlert;
   'geo-baseline': GeoBaseline;
-  policy: Policy;
+  policy: PolicyRecord;
   'allow-entry': AllowEntry;
   'audit-record': AuditRecord;
   'dlq-record': DlqRecord;

@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { eventPartitionKey } from '@banstream/core';
-import { keyPartition } from '@banstream/kafka';
+import { eventPartitionKey, keyPartition } from '@banstream/core';
 import type { RequestEvent } from '@banstream/schemas';
 import { event } from './aggregator.js';
 

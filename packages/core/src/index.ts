@@ -7,3 +7,4 @@ export * from './decision/index.js';
 export * from './allowlist/index.js';
 export * from './window/index.js';
 export * from './geo/index.js';
+export * from './partition/index.js';

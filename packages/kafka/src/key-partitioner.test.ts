@@ -1,6 +1,7 @@
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { KeyPartitioner, keyPartition, murmur2 } from './key-partitioner.js';
+import { keyPartition, murmur2 } from '@banstream/core';
+import { KeyPartitioner } from './key-partitioner.js';
 
 const metadata = (n: number): PartitionMetadata[] =>
   Array.from({ length: n }, (_, partitionId) => ({ partitionId, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));

@@ -37,7 +37,7 @@ export function topicSpecs(options: TopicLayoutOptions): TopicSpec[] {
   // Tombstones (unbans, deleted policies) must outlive the slowest enforcer rebuild.
   const compactWithTombstones = { ...compact, 'delete.retention.ms': String(DAY) };
   const deleteAfter = (ms: number) => ({ 'cleanup.policy': 'delete', 'retention.ms': String(ms) });
-  // The aggregator weighs event times against the record's (aggregator engine/event-time.ts): the broker's clock, not a producer's.
+  // The aggregator weighs event times against the record's (packages/engine event-time.ts): the broker's clock, not a producer's.
   const appendTime = { 'message.timestamp.type': 'LogAppendTime' };
   const eventsRetention = Math.max(DAY, 2 * (options.longestWindowMs ?? 0));
   const minIsr = String(Math.min(2, options.replicationFactor));

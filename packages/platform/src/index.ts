@@ -1,4 +1,4 @@
-export { env, httpPort } from './config/env.js';
+export { countingEnv, env, httpPort, type EnvName } from './config/env.js';
 export { loadConfig, type ConfigOf, type EnvSource } from './config/load.js';
 export { createLogger, type Logger, type LoggerOptions } from './logging/logger.js';
 export { createMetricsRegistry, counter, gauge, histogram, Registry, tallyCounter, type TallyCounter } from './metrics/registry.js';
@@ -13,9 +13,6 @@ export { supervisorMetrics } from './service/workers/metrics.js';
 export { createRedis, type Redis, type RedisClientOptions } from './redis/client.js';
 export { readLuaScripts, defineLuaScripts, type LuaScript } from './redis/lua-scripts.js';
 export { redisEnv, redisFromConfig, redisReachable } from './redis/from-config.js';
-export { loadPolicyFiles } from './policy/policy-files.js';
-export { PolicyBook, policyIntervals, type PolicyChange, type RequestPolicy } from './policy/policy-book.js';
-export { allowlistEntry } from './policy/allow-entry.js';
 export { startWatchdog, unwatched, type RecordWatch, type Watchdog, type WatchdogSettings } from './service/watchdog/watchdog.js';
 export { TrapStore, type Trap, type StallNote } from './service/watchdog/traps.js';
 export type { RunServiceDeps } from './service/run-service.js';

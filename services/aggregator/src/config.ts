@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { baseEnv, httpPort, type ConfigOf } from '@banstream/platform';
+import { baseEnv, countingEnv, httpPort, type ConfigOf } from '@banstream/platform';
 import { kafkaEnv } from '@banstream/kafka';
 
 const ms = (min: number, max: number, fallback: number, what: string, description: string) =>
@@ -40,8 +40,7 @@ export const aggregatorEnv = {
   HTTP_PORT: httpPort(8081),
   /** Instances with the same group share the events topic. */
   AGGREGATOR_GROUP_ID: Type.String({ pattern: '^[A-Za-z0-9._-]+$', default: 'banstream-aggregator', expected: 'letters, digits, dot, dash or underscore', description: 'instances with the same group share the events (the second stage uses `<group>.subjects`)' }),
-  AGGREGATOR_GRACE_MS: ms(0, 3_600_000, 5_000, 'how late an event may arrive and still count', 'how late an event may be, behind its partition\'s newest, and still count (control reads it too, so backtests count alike)'),
-  AGGREGATOR_MAX_FUTURE_MS: ms(0, 86_400_000, 5_000, 'events dated further ahead of the time their record was received go to the DLQ', 'events dated further ahead of the time their record was received go to the DLQ without moving any clock (a backtest skips them); keep it at least `INGEST_MAX_FUTURE_MS`'),
+  ...countingEnv,
   AGGREGATOR_HOT_SHARE: Type.Number({ minimum: 0, maximum: 1, default: 0.5, expected: 'a share from 0 to 1 of a policy threshold; counts at or above it are published', description: 'share of a threshold from which a subject\'s count is published (0: every subject)' }),
   AGGREGATOR_COUNT_INTERVAL_MS: ms(10, 60_000, 250, 'least time between two publications of one subject count', 'least time between two publications of one subject\'s count'),
   AGGREGATOR_TICK_MS: ms(5, 10_000, 50, 'how often counts, cool-downs and ban expiries are published', 'how often counts, cool-downs and ban expiries are published'),

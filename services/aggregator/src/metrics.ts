@@ -1,5 +1,5 @@
 import { counter, gauge, histogram, type Registry } from '@banstream/platform';
-import type { Drained } from './engine/outbox.js';
+import type { Drained } from '@banstream/engine';
 
 export type AggregatorMetrics = ReturnType<typeof aggregatorMetrics>;
 

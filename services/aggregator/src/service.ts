@@ -1,11 +1,10 @@
-import { Allowlist } from '@banstream/core';
-import { allowlistEntry, PolicyBook, unwatched } from '@banstream/platform';
+import { Allowlist, PolicyBook } from '@banstream/core';
+import { unwatched } from '@banstream/platform';
 import { CompactedFeed, DLQ_REASON, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, RenewableProducer, topicFullName } from '@banstream/kafka';
 import type { RunServiceDeps, Service } from '@banstream/platform';
-import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
+import { allowlistEntry, loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, stateDirOf, type AggregatorConfig } from './config.js';
-import { BanLedger } from './engine/ban-ledger.js';
-import { Outbox } from './engine/outbox.js';
+import { BanLedger, Outbox } from '@banstream/engine';
 import { DecisionFlusher, SerialPublications } from './kafka/decision-flusher.js';
 import { PendingPublications } from './kafka/pending-publications.js';
 import { Publisher, type AggregatorTopics, type Refused } from './kafka/publisher.js';

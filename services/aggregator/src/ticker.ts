@@ -1,10 +1,6 @@
 import type { Allowlist } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
-import type { BanLedger } from './engine/ban-ledger.js';
-import { publishCounts } from './engine/decider.js';
-import { eventKeyOfSubject, isPartitionLocal, partitionFor } from './engine/routing.js';
-import { emptyReport } from './engine/geo-watch.js';
-import { nearestThreshold, type HotEntry } from './engine/hot-subjects.js';
+import { emptyReport, eventKeyOfSubject, isPartitionLocal, nearestThreshold, partitionFor, publishCounts, type BanLedger, type HotEntry } from '@banstream/engine';
 import { recordHottest, TOP_SUBJECTS } from './metrics.js';
 import type { StageContext } from './stages/context.js';
 import type { EventsStage } from './stages/events-stage.js';

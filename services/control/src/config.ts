@@ -1,8 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { aggregatorEnv } from '@banstream/aggregator';
-import { baseEnv, httpPort, type ConfigOf } from '@banstream/platform';
+import { ROLES, ROLES_TEXT } from '@banstream/api';
+import { baseEnv, countingEnv, httpPort, type ConfigOf } from '@banstream/platform';
 import { kafkaEnv } from '@banstream/kafka';
 import { DEFAULT_MAX_BAN_DURATION, DEFAULT_MIN_PREFIX } from './guards/index.js';
+
+const TOKEN_ENTRY = `[A-Za-z0-9._@-]+:(${ROLES.join('|')}):[0-9a-f]{64}`;
 
 /** Every variable the control service reads; README "Configuration" lists them. */
 export const controlEnv = {
@@ -11,8 +13,8 @@ export const controlEnv = {
   HTTP_PORT: httpPort(8083),
   /** Token hashes inline: `name:role:sha256hex`, comma-separated. Never the tokens themselves. */
   CONTROL_TOKENS: Type.Optional(Type.String({
-    pattern: '^([A-Za-z0-9._@-]+:(viewer|operator|admin):[0-9a-f]{64})(,[A-Za-z0-9._@-]+:(viewer|operator|admin):[0-9a-f]{64})*$',
-    expected: 'comma-separated name:role:sha256hex entries (role viewer, operator or admin; `banstream token new` prints one)',
+    pattern: `^(${TOKEN_ENTRY})(,${TOKEN_ENTRY})*$`,
+    expected: `comma-separated name:role:sha256hex entries (role ${ROLES_TEXT}; \`banstream token new\` prints one)`,
     description: 'API tokens of the control service as `name:role:sha256hex[,…]`, hashes only (`banstream token new` prints an entry)',
   })),
   /** The same entries in a file, one per line; # starts a comment. */
@@ -26,7 +28,6 @@ export const controlEnv = {
   CONTROL_MAX_BAN_DURATION: Type.String({ pattern: '^[1-9][0-9]{0,5}(ms|s|m|h|d)$', default: DEFAULT_MAX_BAN_DURATION, expected: 'a duration such as 30d or 12h: the longest manual ban', description: 'the longest manual ban (`ms`, `s`, `m`, `h`, `d`); `force` does not lift it' }),
   CONTROL_ALERTS_KEPT: Type.Integer({ minimum: 10, maximum: 1_000_000, default: 1_000, expected: 'how many recent alerts the service keeps in memory', description: 'recent alerts the control service keeps in memory for `GET /v1/alerts`' }),
   /** A backtest counts as the aggregator does: same grace and future bound. */
-  AGGREGATOR_GRACE_MS: aggregatorEnv.AGGREGATOR_GRACE_MS,
-  AGGREGATOR_MAX_FUTURE_MS: aggregatorEnv.AGGREGATOR_MAX_FUTURE_MS,
+  ...countingEnv,
 };
 export type ControlConfig = ConfigOf<typeof controlEnv>;

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
-import { Allowlist, attributesFromRequest, canonicalSubject, resolveVerdict } from '@banstream/core';
-import { PolicyBook } from '@banstream/platform';
-import type { Ban, Policy } from '@banstream/schemas';
+import { Allowlist, attributesFromRequest, canonicalSubject, PolicyBook, resolveVerdict } from '@banstream/core';
+import type { Ban, PolicyRecord } from '@banstream/schemas';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
 import { decideLocally, type LocalState } from './decide.js';
@@ -27,7 +26,7 @@ function manualBan(subject: string): Ban {
   };
 }
 
-function policyRecord(id: string, definition: Record<string, unknown>): Policy {
+function policyRecord(id: string, definition: Record<string, unknown>): PolicyRecord {
   return { id, version: 1, description: 'd', owner: 'o', mode: 'enforce', enabled: true, definition: JSON.stringify(definition), updatedBy: 't', updatedAt: 0 };
 }
 

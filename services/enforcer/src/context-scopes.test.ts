@@ -1,9 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatSubject, parseSubject, type SubjectPart } from '@banstream/core';
-import { PolicyBook } from '@banstream/platform';
-import type { Policy } from '@banstream/schemas';
+import { formatSubject, parseSubject, PolicyBook, type SubjectPart } from '@banstream/core';
 import { CONTEXT_SCOPES, scopesIn, scopesOfPolicy, scopesOfSubject } from './context-scopes.js';
+import type { PolicyRecord } from '@banstream/schemas';
 
 /** Text that tries to look like a scope inside a value: separators, colons, escapes, scope names. */
 const hostileText = fc.oneof(
@@ -49,7 +48,7 @@ describe('scopesOfSubject', () => {
 describe('scopesOfPolicy', () => {
   const book = new PolicyBook();
   const policy = (id: string, spec: Record<string, unknown>) => {
-    const record: Policy = { id, version: 1, description: '', owner: 't', mode: 'enforce', enabled: true, definition: JSON.stringify(spec), updatedBy: 't', updatedAt: 0 };
+    const record: PolicyRecord = { id, version: 1, description: '', owner: 't', mode: 'enforce', enabled: true, definition: JSON.stringify(spec), updatedBy: 't', updatedAt: 0 };
     expect(book.apply(id, record).kind).toBe('applied');
     return book.get(id)!;
   };

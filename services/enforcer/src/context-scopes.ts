@@ -1,5 +1,4 @@
-import { SUBJECT_SEPARATOR } from '@banstream/core';
-import type { RequestPolicy } from '@banstream/platform';
+import { SUBJECT_SEPARATOR, type CompiledPolicy } from '@banstream/core';
 
 /**
  * Attributes of a request that only its caller can tell: the library and POST
@@ -39,7 +38,7 @@ export function scopesOfSubject(subject: string): ScopeSet {
 }
 
 /** The context scopes a policy needs to apply: its key's dimensions, and match.countries or regions. */
-export function scopesOfPolicy(policy: RequestPolicy): ScopeSet {
+export function scopesOfPolicy(policy: CompiledPolicy): ScopeSet {
   let set = 0;
   for (const dimension of policy.spec.key) {
     const i = (CONTEXT_SCOPES as readonly string[]).indexOf(dimension);

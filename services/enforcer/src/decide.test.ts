@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { Allowlist, attributesFromRequest, type RequestInput } from '@banstream/core';
-import { PolicyBook } from '@banstream/platform';
-import type { Ban, Policy } from '@banstream/schemas';
+import { Allowlist, attributesFromRequest, PolicyBook, type RequestInput } from '@banstream/core';
+import type { Ban, PolicyRecord } from '@banstream/schemas';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
 import { decideLocally, type LocalState } from './decide.js';
 
 const NOW = 1_000_000;
 
-function policy(id: string, spec: Record<string, unknown>): Policy {
+function policy(id: string, spec: Record<string, unknown>): PolicyRecord {
   return { id, version: 1, description: '', owner: 'test', mode: 'enforce', enabled: true, definition: JSON.stringify(spec), updatedBy: 'test', updatedAt: 0 };
 }
 

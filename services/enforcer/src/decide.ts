@@ -1,7 +1,6 @@
 import {
-  apiKeySubjectOf, ipSubjectOf, throttleDenyRatio, throttleRetryAfterSeconds, userSubjectOf, type Allowlist, type AllowlistEntry, type Candidate, type ExceedStatus, type RequestAttributes,
+  apiKeySubjectOf, ipSubjectOf, throttleDenyRatio, throttleRetryAfterSeconds, userSubjectOf, type Allowlist, type AllowlistEntry, type Candidate, type CompiledPolicy, type ExceedStatus, type PolicyBook, type RequestAttributes,
 } from '@banstream/core';
-import type { PolicyBook, RequestPolicy } from '@banstream/platform';
 import type { Ban } from '@banstream/schemas';
 import type { BanCache } from './cache/ban-cache.js';
 import type { CountCache } from './cache/count-cache.js';
@@ -15,7 +14,7 @@ export interface LocalState {
 
 /** A hard policy to check in Redis for this request. */
 export interface HardCheck {
-  policy: RequestPolicy;
+  policy: CompiledPolicy;
   subject: string;
 }
 
@@ -111,13 +110,13 @@ function found(bans: Ban[] | undefined, ban: Ban | undefined): Ban[] | undefined
  * A ban policy keyed on the address alone bans `ip:…`, already looked up; alerts and
  * logs are the aggregator's.
  */
-function localUse(policy: RequestPolicy): 'hard' | 'ban' | 'throttle' | undefined {
+function localUse(policy: CompiledPolicy): 'hard' | 'ban' | 'throttle' | undefined {
   if (policy.enforcement.type === 'hard') return 'hard';
   if (policy.action.type === 'ban') return keyedOnAddressAlone(policy) ? undefined : 'ban';
   return policy.action.type === 'throttle' ? 'throttle' : undefined;
 }
 
-function keyedOnAddressAlone(policy: RequestPolicy): boolean {
+function keyedOnAddressAlone(policy: CompiledPolicy): boolean {
   const key = policy.spec.key;
   return key.length === 1 && key[0] === 'ip';
 }
@@ -129,7 +128,7 @@ function banReason(ban: Ban): string {
 }
 
 function throttle(
-  state: LocalState, policy: RequestPolicy, status: ExceedStatus, subject: string, nowMs: number, uniform: () => number, decision: LocalDecision,
+  state: LocalState, policy: CompiledPolicy, status: ExceedStatus, subject: string, nowMs: number, uniform: () => number, decision: LocalDecision,
 ): void {
   const limit = policy.threshold.count;
   const windowSeconds = Math.round(policy.threshold.intervalMs / 1000);

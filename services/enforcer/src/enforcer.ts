@@ -1,9 +1,9 @@
 import { CompactedFeed, topicFullName, type Admin, type Kafka } from '@banstream/kafka';
 import {
-  Allowlist, attributesFromRequest, resolveVerdict, type Candidate, type RequestInput, type Verdict,
+  Allowlist, attributesFromRequest, PolicyBook, resolveVerdict, type Candidate, type RequestInput, type Verdict,
 } from '@banstream/core';
-import { allowlistEntry, PolicyBook, type Logger, type Registry } from '@banstream/platform';
-import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
+import { type Logger, type Registry } from '@banstream/platform';
+import { allowlistEntry, loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
 import { decideLocally, type HardCheck, type LocalDecision, type LocalState, type Quota } from './decide.js';

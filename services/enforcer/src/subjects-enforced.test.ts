@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Allowlist, attributesFromRequest, canonicalAllowEntry, canonicalSubject, compileKey, resolveVerdict, type SubjectFn } from '@banstream/core';
-import { PolicyBook } from '@banstream/platform';
+import { Allowlist, attributesFromRequest, canonicalAllowEntry, canonicalSubject, compileKey, PolicyBook, resolveVerdict, type SubjectFn } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { ALLOWLIST_KINDS, subjectCases, type Carrier } from '../../../test/support/subjects.js';
 import { BanCache } from './cache/ban-cache.js';

@@ -1,5 +1,4 @@
-import type { Candidate, RequestAttributes } from '@banstream/core';
-import type { PolicyBook, RequestPolicy } from '@banstream/platform';
+import type { Candidate, CompiledPolicy, PolicyBook, RequestAttributes } from '@banstream/core';
 import type { Decision } from './enforcer.js';
 import type { LocalDecision } from './decide.js';
 import { LocalLimiter } from './hard/local-limiter.js';
@@ -30,7 +29,7 @@ const WARMING_RETRY_AFTER_SECONDS = 1;
 export class WarmUp {
   private readonly local: LocalLimiter;
   private readonly modeDenial: Candidate | undefined;
-  private readonly reasons = new WeakMap<RequestPolicy, string>();
+  private readonly reasons = new WeakMap<CompiledPolicy, string>();
 
   constructor(mode: WarmUpMode, localMaxEntries: number) {
     this.local = new LocalLimiter(localMaxEntries);
@@ -69,7 +68,7 @@ export class WarmUp {
   }
 
   private byFailureMode(
-    policy: RequestPolicy, status: 403 | 429, mode: 'open' | 'closed' | 'local', attrs: RequestAttributes, nowMs: number,
+    policy: CompiledPolicy, status: 403 | 429, mode: 'open' | 'closed' | 'local', attrs: RequestAttributes, nowMs: number,
   ): Candidate | undefined {
     if (mode === 'open') return undefined;
     const preview = policy.mode === 'preview';
@@ -88,7 +87,7 @@ export class WarmUp {
     };
   }
 
-  private closedReason(policy: RequestPolicy): string {
+  private closedReason(policy: CompiledPolicy): string {
     let reason = this.reasons.get(policy);
     if (reason === undefined) this.reasons.set(policy, (reason = `the enforcer is still loading its caches: refused by failure mode closed (policy ${policy.id})`));
     return reason;

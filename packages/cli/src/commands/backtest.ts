@@ -1,4 +1,4 @@
-import type { BacktestReport, PolicyOutcome } from '@banstream/control';
+import type { BacktestReport, PolicyOutcome } from '@banstream/api';
 import type { Command } from '../command.js';
 import { text } from '../command.js';
 import { CliError, EXIT } from '../exit-codes.js';

@@ -1,11 +1,11 @@
-import { loadPolicyFiles } from '@banstream/platform';
+import { DEFAULT_MIN_PREFIX, describeWide, wideNetwork } from '@banstream/api';
 import { canonicalAllowEntry, isBanstreamError, type PolicySpec } from '@banstream/core';
-import { DEFAULT_MIN_PREFIX, describeWide, wideNetwork } from '@banstream/control';
 import type { Command } from '../command.js';
 import { listCommand, text } from '../command.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { renderPlan, type PlannedChange } from '../format/plan.js';
 import { isoSeconds } from '../format/table.js';
+import { loadPolicyFiles } from '../policy-files.js';
 
 interface PolicyView {
   id: string;

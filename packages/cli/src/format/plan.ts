@@ -1,4 +1,4 @@
-import type { PlannedChange } from '@banstream/control';
+import type { PlannedChange } from '@banstream/api';
 
 export type { PlannedChange };
 

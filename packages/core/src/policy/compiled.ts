@@ -2,6 +2,7 @@
  * A policy as the engines use it: defaults applied, durations in milliseconds,
  * key dimensions parsed, match predicates and schedule compiled once at load.
  */
+import type { RequestAttributes } from '../subjects/index.js';
 import type { PolicySpec } from './schema.js';
 
 export type PolicyMode = 'enforce' | 'preview';
@@ -28,7 +29,8 @@ export interface CompiledEscalation {
   decayAfterMs: number;
 }
 
-export interface CompiledPolicy<Attrs = unknown> {
+/** Attrs is generic for unit tests of the resolution rules; the engines match RequestAttributes. */
+export interface CompiledPolicy<Attrs = RequestAttributes> {
   id: string;
   mode: PolicyMode;
   enabled: boolean;

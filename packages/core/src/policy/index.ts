@@ -1,5 +1,7 @@
 export * from './schema.js';
 export type * from './compiled.js';
+export type { PolicyRecord } from './record.js';
+export { PolicyBook, policyIntervals, type PolicyChange } from './book.js';
 export { parseDuration, tryParseDuration, formatDuration } from './duration.js';
 export { validatePolicyDocument, formatPolicyError, policyDocumentIssues, type PolicyError, type PolicyValidation } from './validate.js';
 export { parsePolicyText, MAX_POLICY_TEXT_BYTES, type PolicyTextFormat } from './load.js';

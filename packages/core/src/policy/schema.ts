@@ -121,7 +121,8 @@ export const Escalation = Type.Object(
   { additionalProperties: false },
 );
 
-export const Policy = Type.Object(
+/** A policy as written, one entry of a PolicyDocument; validated, it is a PolicySpec (record.ts lists the other forms). */
+export const PolicySchema = Type.Object(
   {
     id: Id,
     description: Type.Optional(Type.String({ maxLength: 1000 })),
@@ -143,7 +144,8 @@ export const Policy = Type.Object(
   { additionalProperties: false },
 );
 
-export const AllowEntry = Type.Object(
+/** An allowlist entry as written in a policy document; validated, an AllowEntrySpec (the allowlist topic's record is schemas' AllowEntry). */
+export const AllowEntrySchema = Type.Object(
   {
     /** An IP, a CIDR, or a subject such as `user:42` or `apikey:<hash>`. */
     entry: Type.String({ minLength: 1, maxLength: 512 }),
@@ -158,18 +160,18 @@ export const AllowEntry = Type.Object(
 /** A policy file: a list of policies and, optionally, allowlist entries. */
 export const PolicyDocument = Type.Object(
   {
-    policies: Type.Array(Policy),
-    allowlist: Type.Optional(Type.Array(AllowEntry)),
+    policies: Type.Array(PolicySchema),
+    allowlist: Type.Optional(Type.Array(AllowEntrySchema)),
   },
   { additionalProperties: false },
 );
 
 export type Duration = Static<typeof Duration>;
-export type PolicySpec = Static<typeof Policy>;
+export type PolicySpec = Static<typeof PolicySchema>;
 export type MatchSpec = Static<typeof Match>;
 export type ThresholdSpec = Static<typeof Threshold>;
 export type ActionSpec = Static<typeof Action>;
 export type ScheduleSpec = Static<typeof Schedule>;
 export type EscalationSpec = Static<typeof Escalation>;
-export type AllowEntrySpec = Static<typeof AllowEntry>;
+export type AllowEntrySpec = Static<typeof AllowEntrySchema>;
 export type PolicyDocumentSpec = Static<typeof PolicyDocument>;

@@ -16,14 +16,14 @@ export interface WindowConfig {
   readonly initialCapacity?: number;
   /**
    * A key whose live count (events in its ring) reaches this many starts recording the
-   * exact ms of its events (hot.ts), so its partly expired bucket is counted exactly
+   * exact ms of its events (exact-pool.ts), so its partly expired bucket is counted exactly
    * rather than modeled. Set it from the limits checked against this store: a tenth of
-   * the smallest limit. Only the events a key counted before it turned hot are still
+   * the smallest limit. Only the events a key counted before it turned exact are still
    * modeled, and at a tenth of the limit they are too few to move a decision often (on
    * bench/accuracy's traces a fifth left one or two false bans, a tenth none). Default:
    * off (undefined): a store that does not know its limits cannot pick a threshold that
-   * is neither useless (above them) nor costly (far below them, most keys are hot: each
-   * hot key takes a few hundred bytes beside its slot, up to R × exactLaneCap offsets).
+   * is neither useless (above them) nor costly (far below them, most keys are exact: each
+   * exact key takes a few hundred bytes beside its slot, up to R × exactLaneCap offsets).
    */
   readonly exactFrom?: number;
 }
@@ -56,17 +56,17 @@ export interface WindowLayout {
   /** WindowConfig.exactFrom; Infinity when off. */
   readonly exactFrom: number;
   /**
-   * A hot key's lane records at most this many offsets (16 × exactFrom, in [256, 8192]);
+   * An exact key's lane records at most this many offsets (16 × exactFrom, in [256, 8192]);
    * one more and the lane goes back to the span model. With exactFrom a tenth of the
    * smallest limit, a lane that full holds 1.6 limits' worth in one bucket: the key is
-   * far over that limit, with nothing near it left to decide. It bounds a hot key's
+   * far over that limit, with nothing near it left to decide. It bounds an exact key's
    * memory (R × 2 bytes × the cap) and the scan that counts a lane.
    */
   readonly exactLaneCap: number;
   /** Recorded offsets are Uint16 in units of this many ms (1 whenever G ≤ 65 536 ms). */
   readonly exactUnitMs: number;
   /**
-   * A narrow key's live count is summed (to see whether it is hot) only once the lane
+   * A narrow key's live count is summed (to see whether it is exact) only once the lane
    * taking the event holds this many: cold keys pay one comparison. 2^30 when off.
    */
   readonly heatGate: number;

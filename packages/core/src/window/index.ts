@@ -20,31 +20,31 @@
  * even; where that matters, `upperBound` counts everything that may still be inside and
  * is never below the exact count, at the price of denying some clients near the limit early.
  *
- * ## Exact when hot
+ * ## Exact keys
  *
  * The model's errors all come from the partly expired oldest bucket, and they only move
  * a decision for a key whose count is near a limit. So a key whose live count (all R
  * buckets) reaches WindowConfig.exactFrom (callers: a tenth of their smallest limit;
- * off by default) turns hot and records the ms offset of each of its events from then
- * on, per lane, as sorted Uint16s in a pooled segment (hot.ts). Its oldest bucket then
+ * off by default) turns exact and records the ms offset of each of its events from then
+ * on, per lane, as sorted Uint16s in a pooled segment (exact-pool.ts). Its oldest bucket then
  * counts exactly: recorded offsets at or after the window start (a binary search), plus
- * the events counted before the key turned hot, modeled by the span and shape they had
- * at that moment (frozen). Every bucket that starts while the key is hot is recorded
+ * the events counted before the key turned exact, modeled by the span and shape they had
+ * at that moment (frozen). Every bucket that starts while the key is exact is recorded
  * from its start, so the model is left with the events a key counted in the minute
- * before it turned hot: about exactFrom of them, too few to be off by much. A lane past
+ * before it turned exact: about exactFrom of them, too few to be off by much. A lane past
  * exactLaneCap offsets (16 × exactFrom: a key far over any limit) drops them and is
- * modeled whole again; the slot keeps its span and shape current for every event, hot
+ * modeled whole again; the slot keeps its span and shape current for every event, exact
  * or not, for exactly that. A key cools (frees its offsets, back to Uint8 lanes) when
  * its live count falls under exactFrom / 2 as its buckets roll, and when it is evicted
- * or deleted. A hot key lives in the wide pool, whose entry points at its offsets, so
+ * or deleted. An exact key lives in the wide pool, whose entry points at its offsets, so
  * the slot layout is unchanged and a cold key pays one comparison per event (is its
  * lane's count at heatGate?). On
  * bench/accuracy (limit 100, exactFrom 10) this takes wrong decisions from 0.012% to
- * 0.0003% and false bans from 3 to 0; the price is speed on hot keys (a few more cache
- * misses per event and estimate) and on that trace most requests come from hot keys.
+ * 0.0003% and false bans from 3 to 0; the price is speed on exact keys (a few more cache
+ * misses per event and estimate) and on that trace most requests come from exact keys.
  *
  * Keys are 64-bit fingerprints, never strings (collision odds in hash.ts): callers keep
- * subject text only for their few hot keys. Events count in the bucket of their own
+ * subject text only for their few exact keys. Events count in the bucket of their own
  * time (addHashed says what is late). Pure: no I/O, no clock; times are passed in.
  *
  * ## Slot layout: 4 × (3 + R + ⌈R/4⌉) bytes; 40 bytes for the default N = 4 (R = 5)
@@ -71,15 +71,15 @@
  * 40 / 0.85 = 47 to 40 × 1.3 / 0.85 = 61 bytes per key at any size, slack included.
  * That is why N = 4 (15 s buckets for a minute): N = 5 needs a 44-byte slot, 67 bytes
  * per key just after a growth. N is a config value; more buckets cost 5 bytes each.
- * A hot key adds its wide entry (44 bytes), 120 bytes of lane words and 2 bytes per
+ * An exact key adds its wide entry (44 bytes), 120 bytes of lane words and 2 bytes per
  * recorded event in segments of 8 · 2^c: about 450 bytes for a key at 100 events a minute,
- * more while the pools' arrays (grown by doubling) have room to spare, so 1% hot keys
+ * more while the pools' arrays (grown by doubling) have room to spare, so 1% exact keys
  * add about 7 bytes per key (bench/window: bytes_per_key_with_hot_1pct).
  *
  * ## Files
  *
  * store.ts (the API), slot.ts (one key's ring), table.ts (open addressing), wide.ts
- * (counts past 255, hot keys), hot.ts (recorded offsets), maintenance.ts (eviction,
+ * (counts past 255, exact keys), exact-pool.ts (recorded offsets), maintenance.ts (eviction,
  * rebase), hash.ts (fingerprints),
  * exact-log.ts (the exact reference for tests and benchmarks).
  */

@@ -1,13 +1,13 @@
 import { EPOCH_MASK, NARROW_MAX, SHAPE_SHIFT, SPAN_BITS, SPAN_MASK, W_EPOCH, W_SPAN, WIDE_BIT, type WindowLayout } from './config.js';
-import { MODELED_WHOLE } from './hot.js';
+import { MODELED_WHOLE } from './exact-pool.js';
 import type { WidePool } from './wide.js';
 
 /**
  * Operations on one key's bucket ring inside its slot (`base` = first word of the slot).
  * Bucket number e (a relative epoch) lives in lane e % R. A narrow slot keeps its counts
  * as Uint8 lanes packed four to a word; a wide slot (bit 31 of the epoch word) keeps
- * them in the wide pool and the first count word holds the pool entry. A hot key is
- * always wide: its wide entry leads to its recorded offsets (hot.ts).
+ * them in the wide pool and the first count word holds the pool entry. An exact key is
+ * always wide: its wide entry leads to its recorded offsets (exact-pool.ts).
  */
 
 /** Count in lane k. */
@@ -69,9 +69,9 @@ function clearLane(words: Int32Array, base: number, layout: WindowLayout, wide: 
 
 /**
  * Makes `rel` the newest bucket: the lanes of the buckets it passes over start from zero
- * (and, for a hot key, record from their start). A hot key whose live count has fallen
+ * (and, for an exact key, record from their start). An exact key whose live count has fallen
  * below half of exactFrom stops recording (the gap stops a key near the threshold from
- * turning hot and cold at every bucket) and goes back to Uint8 lanes if they hold it.
+ * turning exact and cold at every bucket) and goes back to Uint8 lanes if they hold it.
  */
 export function advance(words: Int32Array, base: number, layout: WindowLayout, wide: WidePool, rel: number): void {
   const ew = words[base + W_EPOCH]!;
@@ -81,10 +81,10 @@ export function advance(words: Int32Array, base: number, layout: WindowLayout, w
     // Common for quiet keys: every lane is stale, zero the count words at once.
     for (let w = layout.countWord; w < layout.strideWords; w++) words[base + w] = 0;
   } else {
-    const h = ew < 0 ? wide.hotOf[words[base + layout.countWord]!]! - 1 : -1;
+    const h = ew < 0 ? wide.exactOf[words[base + layout.countWord]!]! - 1 : -1;
     for (let e = Math.max(ep + 1, rel - r + 1); e <= rel; e++) {
       clearLane(words, base, layout, wide, e % r);
-      if (h >= 0) wide.hot.resetLane(h, e % r);
+      if (h >= 0) wide.exact.resetLane(h, e % r);
     }
     words[base + W_EPOCH] = rel | (ew & WIDE_BIT);
     if (h >= 0 && 2 * liveCount(words, base, layout, wide) < layout.exactFrom) demote(words, base, layout, wide);
@@ -101,7 +101,7 @@ export function liveCount(words: Int32Array, base: number, layout: WindowLayout,
 }
 
 /**
- * Turns the key hot: it moves to the wide pool (if not there yet) and starts recording
+ * Makes the key exact: it moves to the wide pool (if not there yet) and starts recording
  * its events' offsets; what each lane holds so far stays modeled by its span and shape
  * as they are now.
  */
@@ -110,7 +110,7 @@ export function heat(words: Int32Array, base: number, layout: WindowLayout, wide
   const h = wide.heat(entry);
   for (let k = 0; k < layout.ring; k++) {
     const span = words[base + W_SPAN + k]! & ((1 << SHAPE_SHIFT) - 1);
-    wide.hot.freeze(h, k, countAt(words, base, layout, wide, k), span, shapeAt(words, base, layout, k));
+    wide.exact.freeze(h, k, countAt(words, base, layout, wide, k), span, shapeAt(words, base, layout, k));
   }
 }
 
@@ -129,12 +129,12 @@ export function promote(words: Int32Array, base: number, layout: WindowLayout, w
 
 /**
  * After an event of `count` at `offset` ms in lane k (now holding laneCount) of a wide
- * key or a busy lane: records it if the key is hot, else turns the key hot once its
+ * key or a busy lane: records it if the key is exact, else makes the key exact once its
  * live count reaches exactFrom.
  */
-export function hotEvent(words: Int32Array, base: number, layout: WindowLayout, wide: WidePool, k: number, offset: number, count: number, laneCount: number): void {
-  const h = words[base + W_EPOCH]! < 0 ? wide.hotOf[words[base + layout.countWord]!]! - 1 : -1;
-  if (h >= 0) wide.hot.record(h, k, layout.exactUnitMs === 1 ? offset : Math.floor(offset / layout.exactUnitMs), count);
+export function exactEvent(words: Int32Array, base: number, layout: WindowLayout, wide: WidePool, k: number, offset: number, count: number, laneCount: number): void {
+  const h = words[base + W_EPOCH]! < 0 ? wide.exactOf[words[base + layout.countWord]!]! - 1 : -1;
+  if (h >= 0) wide.exact.record(h, k, layout.exactUnitMs === 1 ? offset : Math.floor(offset / layout.exactUnitMs), count);
   else if (laneCount >= layout.heatGate && liveCount(words, base, layout, wide) >= layout.exactFrom) heat(words, base, layout, wide);
 }
 
@@ -161,7 +161,7 @@ export function releaseWide(words: Int32Array, base: number, layout: WindowLayou
  * Events of the slot in the window (at - W, at], where c is at's relative bucket and
  * `start` is the window's first ms as an offset from the start of bucket c - N. The N
  * buckets fully inside count whole; the partly expired oldest one counts by the share
- * of its occupied span [first, last] at or after `start` (modelPart). For a hot key the
+ * of its occupied span [first, last] at or after `start` (modelPart). For an exact key the
  * oldest bucket's recorded offsets count exactly and only the events before recording
  * began are modeled, by the span and shape they had then.
  */
@@ -177,8 +177,8 @@ export function windowSum(words: Int32Array, base: number, layout: WindowLayout,
   if (o < 1 || o < ep - n || o > ep) return sum;
   const k = o % r;
   const b = countAt(words, base, layout, wide, k);
-  const h = ew < 0 ? wide.hotOf[words[base + layout.countWord]!]! - 1 : -1;
-  const before = h >= 0 ? wide.hot.before(h, k) : MODELED_WHOLE;
+  const h = ew < 0 ? wide.exactOf[words[base + layout.countWord]!]! - 1 : -1;
+  const before = h >= 0 ? wide.exact.before(h, k) : MODELED_WHOLE;
   const span = words[base + W_SPAN + k]!;
   if (before === MODELED_WHOLE) return sum + modelPart(b, span, shapeAt(words, base, layout, k), start, layout, upper);
   // Outside the span of all the lane's events the answer needs no offsets.
@@ -187,8 +187,8 @@ export function windowSum(words: Int32Array, base: number, layout: WindowLayout,
   if (start > ((span >>> SPAN_BITS) & SPAN_MASK) * unit + unit - 1) return sum;
   // Recorded offsets are whole exactUnitMs: the upper bound counts one whose unit reaches start.
   const eu = layout.exactUnitMs;
-  const exact = wide.hot.countFrom(h, k, upper ? start - eu + 1 : start - (eu >> 1), eu);
-  return sum + exact + modelPart(before, wide.hot.spanWord(h, k), wide.hot.shape(h, k), start, layout, upper);
+  const exact = wide.exact.countFrom(h, k, upper ? start - eu + 1 : start - (eu >> 1), eu);
+  return sum + exact + modelPart(before, wide.exact.spanWord(h, k), wide.exact.shape(h, k), start, layout, upper);
 }
 
 /**

@@ -4,7 +4,7 @@ import { ADD_CLAMPED, ADD_LATE, ADD_OK, ExactSlidingLog, WindowStore, type AddRe
 
 /**
  * Small windows and short times, so sequences hit bucket edges, grace limits and ring
- * limits often. Half the configs make keys hot (exactFrom), at thresholds the ops reach,
+ * limits often. Half the configs make keys exact (exactFrom), at thresholds the ops reach,
  * so every property below also holds for recorded offsets, their caps and cooling.
  */
 const configArb = fc
@@ -169,7 +169,7 @@ describe('window store properties', () => {
     );
   });
 
-  it('is exact for keys hot from their first event (exactFrom = 1) while no lane passes its cap', () => {
+  it('is exact for keys exact from their first event (exactFrom = 1) while no lane passes its cap', () => {
     const smallOps = fc.array(opArb.map((op) => ({ ...op, count: Math.min(op.count, 3) })), { maxLength: 60 });
     fc.assert(
       fc.property(configArb, smallOps, (config, ops) => {
@@ -189,7 +189,7 @@ describe('window store properties', () => {
     );
   });
 
-  it('is exact for a hot key whose events come in any order', () => {
+  it('is exact for an exact key whose events come in any order', () => {
     const eventsArb = fc.array(fc.record({ at: fc.nat(), count: fc.integer({ min: 1, max: 3 }) }), { minLength: 1, maxLength: 80 });
     fc.assert(
       fc.property(configArb, eventsArb, fc.array(fc.nat(), { minLength: 1, maxLength: 10 }), (config, events, probes) => {

@@ -6,7 +6,7 @@ import { BanstreamError } from '../errors.js';
 import { EPOCH_LIMIT, EPOCH_MASK, NARROW_MAX, W_EPOCH, windowLayout, type WindowLayout, type WindowConfig } from './config.js';
 import { continuedFingerprintInto, keyFingerprintInto, fingerprintSeeds, prefixHash, type PrefixHash } from './hash.js';
 import { removeSlot, rebased, sweepIdle, type SweepCursor } from './maintenance.js';
-import { advance, hotEvent, promote, recordSpan, windowSum } from './slot.js';
+import { advance, exactEvent, promote, recordSpan, windowSum } from './slot.js';
 import { SlotTable } from './table.js';
 import { WidePool } from './wide.js';
 
@@ -77,14 +77,14 @@ export class WindowStore {
     return this.table.capacity;
   }
 
-  /** Keys whose counts live in the wide pool: they outgrew Uint8 lanes, or are hot. */
+  /** Keys whose counts live in the wide pool: they outgrew Uint8 lanes, or are exact. */
   get wideKeys(): number {
     return this.wide.size;
   }
 
   /** Keys recording exact event offsets (WindowConfig.exactFrom). */
-  get hotKeys(): number {
-    return this.wide.hot.size;
+  get exactKeys(): number {
+    return this.wide.exact.size;
   }
 
   /** Bytes of typed-array storage held. */
@@ -189,7 +189,7 @@ export class WindowStore {
     const at = this.unit === 1 ? offset : Math.floor(offset / this.unit);
     recordSpan(words, base, this.layout, k, previous, count, at);
     // Cold keys stop at this comparison: only wide keys and busy lanes look further.
-    if (wide || previous + count >= this.heatGate) hotEvent(words, base, this.layout, this.wide, k, offset, count, previous + count);
+    if (wide || previous + count >= this.heatGate) exactEvent(words, base, this.layout, this.wide, k, offset, count, previous + count);
     return ADD_OK;
   }
 

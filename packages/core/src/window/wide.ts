@@ -1,27 +1,27 @@
-import { HotPool } from './hot.js';
+import { ExactPool } from './exact-pool.js';
 
 /**
- * Counts for the few keys whose bucket count outgrows a Uint8 lane (hot subjects,
- * floods, pre-aggregated counts), and for hot keys (WindowConfig.exactFrom), which move
+ * Counts for the few keys whose bucket count outgrows a Uint8 lane (busy subjects,
+ * floods, pre-aggregated counts), and for exact keys (WindowConfig.exactFrom), which move
  * here so their slot's count words can point at this entry. A wide entry is R Float64
  * counts: exact up to 2^53, so saturation is a non-issue in practice, and no count
  * information is lost on promotion. Entries are recycled through a free list when their
- * key is removed. A hot key's entry also points at its exact offsets in `hot` (hot.ts).
+ * key is removed. An exact key's entry also points at its exact offsets in `exact` (exact-pool.ts).
  */
 export class WidePool {
   readonly ring: number;
   counts: Float64Array;
-  /** Per entry: 1 + its HotPool entry, or 0 for a key that records no offsets. */
-  hotOf: Int32Array;
-  readonly hot: HotPool;
+  /** Per entry: 1 + its ExactPool entry, or 0 for a key that records no offsets. */
+  exactOf: Int32Array;
+  readonly exact: ExactPool;
   private readonly free: number[] = [];
   private highWater = 0;
 
   constructor(ring: number, laneCap: number, initialEntries = 16) {
     this.ring = ring;
     this.counts = new Float64Array(ring * initialEntries);
-    this.hotOf = new Int32Array(initialEntries);
-    this.hot = new HotPool(ring, laneCap);
+    this.exactOf = new Int32Array(initialEntries);
+    this.exact = new ExactPool(ring, laneCap);
   }
 
   /** Entries in use. */
@@ -30,7 +30,7 @@ export class WidePool {
   }
 
   get byteLength(): number {
-    return this.counts.byteLength + this.hotOf.byteLength + this.hot.byteLength;
+    return this.counts.byteLength + this.exactOf.byteLength + this.exact.byteLength;
   }
 
   /** Index of a zeroed entry, with no offsets. */
@@ -42,9 +42,9 @@ export class WidePool {
       const grown = new Float64Array(this.counts.length * 2);
       grown.set(this.counts);
       this.counts = grown;
-      const hotOf = new Int32Array(this.hotOf.length * 2);
-      hotOf.set(this.hotOf);
-      this.hotOf = hotOf;
+      const exactOf = new Int32Array(this.exactOf.length * 2);
+      exactOf.set(this.exactOf);
+      this.exactOf = exactOf;
     }
     return index;
   }
@@ -55,18 +55,18 @@ export class WidePool {
     this.free.push(index);
   }
 
-  /** Starts recording offsets for entry `index`; returns its HotPool entry. */
+  /** Starts recording offsets for entry `index`; returns its ExactPool entry. */
   heat(index: number): number {
-    const h = this.hot.alloc();
-    this.hotOf[index] = h + 1;
+    const h = this.exact.alloc();
+    this.exactOf[index] = h + 1;
     return h;
   }
 
   /** Stops recording offsets for entry `index` and frees them. */
   cool(index: number): void {
-    const h = this.hotOf[index]!;
+    const h = this.exactOf[index]!;
     if (h === 0) return;
-    this.hot.release(h - 1);
-    this.hotOf[index] = 0;
+    this.exact.release(h - 1);
+    this.exactOf[index] = 0;
   }
 }

@@ -51,3 +51,18 @@ export const env = {
 } as const;
 
 export type EnvName = keyof typeof env;
+
+/**
+ * How events count in time: read by the aggregator and by the control plane's
+ * backtest, which must count as the aggregator does.
+ */
+export const countingEnv = {
+  AGGREGATOR_GRACE_MS: Type.Integer({
+    minimum: 0, maximum: 3_600_000, default: 5_000, expected: 'milliseconds from 0 to 3600000 (how late an event may arrive and still count)',
+    description: "how late an event may be, behind its partition's newest, and still count (control reads it too, so backtests count alike)",
+  }),
+  AGGREGATOR_MAX_FUTURE_MS: Type.Integer({
+    minimum: 0, maximum: 86_400_000, default: 5_000, expected: 'milliseconds from 0 to 86400000 (events dated further ahead of the time their record was received go to the DLQ)',
+    description: 'events dated further ahead of the time their record was received go to the DLQ without moving any clock (a backtest skips them); keep it at least `INGEST_MAX_FUTURE_MS`',
+  }),
+};

@@ -2,7 +2,7 @@ import { CompactedFeed, type Admin, type Kafka } from '@banstream/kafka';
 import type { Logger } from '@banstream/platform';
 import { SCHEMA_NAMES, type SchemaCatalog } from '@banstream/schemas';
 import type { DetectorSnapshot } from '@banstream/core';
-import { snapshotOf } from '../engine/geo-watch.js';
+import { snapshotOf } from '@banstream/engine';
 
 export interface BaselineFeedOptions {
   kafka: Kafka;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from '@banstream/platform';
 import type { Ban } from '@banstream/schemas';
-import { Outbox, type Drained } from '../engine/outbox.js';
+import { Outbox, type Drained } from '@banstream/engine';
 import { aggregatorMetrics } from '../metrics.js';
 import { DecisionFlusher, retryUntilDone, SerialPublications } from './decision-flusher.js';
 import { PendingPublications } from './pending-publications.js';

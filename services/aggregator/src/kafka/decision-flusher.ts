@@ -1,4 +1,4 @@
-import type { Drained, Outbox } from '../engine/outbox.js';
+import type { Drained, Outbox } from '@banstream/engine';
 import { countPublished, type AggregatorMetrics } from '../metrics.js';
 import type { PendingPublications } from './pending-publications.js';
 import type { Publisher } from './publisher.js';

@@ -1,6 +1,6 @@
 import { cappedPublication, refusedRecord, type Producer, type Message, type KafkaRefusal, type RenewableProducer } from '@banstream/kafka';
 import { SCHEMA_NAMES, type DlqRecord, type SchemaCatalog, type SubjectCountBatch } from '@banstream/schemas';
-import type { Drained, Keyed } from '../engine/outbox.js';
+import type { Drained, Keyed } from '@banstream/engine';
 
 export interface AggregatorTopics {
   events: string;

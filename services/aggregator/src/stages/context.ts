@@ -3,10 +3,8 @@ import type { Logger, RecordWatch, Trap } from '@banstream/platform';
 import type { DlqRecord, SchemaCatalog } from '@banstream/schemas';
 import { BanstreamError } from '@banstream/core';
 import type { AggregatorConfig } from '../config.js';
-import type { DeciderContext } from '../engine/decider.js';
-import type { GeoWatchDeps, GeoWatchReport } from '../engine/geo-watch.js';
-import type { Outbox } from '../engine/outbox.js';
-import type { PolicyBook } from '@banstream/platform';
+import type { DeciderContext, GeoWatchDeps, GeoWatchReport, Outbox } from '@banstream/engine';
+import type { PolicyBook } from '@banstream/core';
 import type { AggregatorTopics, Publisher } from '../kafka/publisher.js';
 import type { AggregatorMetrics } from '../metrics.js';
 

@@ -2,17 +2,8 @@ import type { Consumer, EachBatchPayload, KafkaMessage } from '@banstream/kafka'
 import type { RequestAttributes } from '@banstream/core';
 import type { Trap } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
-import { observeKeyed, type Sighting } from '../engine/decider.js';
-import { countedEventsDecoder, readsHeaders, type CountedEvent } from '../engine/counted-event.js';
-import { countedEventsReader, type CountedEventsReader } from '../engine/counted-event-reader.js';
-import { checkEvent } from '../engine/event-check.js';
-import { eventsAlone, type EventsAloneCodecs } from '../engine/events-alone.js';
-import { GEO_POLICY_ID } from '../engine/geo-counts.js';
-import { receivedAt } from '../engine/event-time.js';
-import { LATE, PartitionState } from '../engine/partition-state.js';
-import type { RequestPolicy } from '@banstream/platform';
-import { RepartitionBuffer } from '../engine/repartition.js';
-import { routeOf, type Route } from '../engine/routing.js';
+import { checkEvent, countedEventsDecoder, countedEventsReader, eventsAlone, GEO_POLICY_ID, LATE, observeKeyed, PartitionState, readsHeaders, receivedAt, RepartitionBuffer, routeOf, type CountedEvent, type CountedEventsReader, type EventsAloneCodecs, type Route, type Sighting } from '@banstream/engine';
+import type { CompiledPolicy } from '@banstream/core';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
 import { bansWaiting, commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
 import { RecordGuard } from './record-guard.js';
@@ -43,7 +34,7 @@ export interface EventsPartition {
 export class EventsStage {
   readonly consumer: Consumer;
   readonly assigned: AssignedPartitions<EventsPartition>;
-  private readonly routes = new WeakMap<RequestPolicy, Route>();
+  private readonly routes = new WeakMap<CompiledPolicy, Route>();
   /** The sighting each partition-local count fills in: one object, not one per event. */
   private readonly sighting: Sighting = { rest: '', timeMs: 0, count: 1, watermark: 0 };
   private readonly country = new ScopedText('country');
@@ -54,7 +45,7 @@ export class EventsStage {
   /** Dead letters of replayed records: sent when the record was live, by this owner or an earlier one. */
   private readonly replayDead: DlqRecord[] = [];
   /** The decoder for the policies in force (the book's array changes identity when they change). */
-  private decoding: { policies: readonly RequestPolicy[]; decoder: EventsDecoder } | undefined;
+  private decoding: { policies: readonly CompiledPolicy[]; decoder: EventsDecoder } | undefined;
 
   constructor(private readonly ctx: StageContext) {
     const { config } = ctx;
@@ -183,7 +174,7 @@ export class EventsStage {
     }
     owner.repartition.begin(Number(m.offset));
     const state = owner.counts;
-    // Event times are weighed against the record's, never moving a clock past it (engine/event-time.ts).
+    // Event times are weighed against the record's, never moving a clock past it (@banstream/engine, event-time.ts).
     const received = receivedAt(m.timestamp, now);
     let counted = 0;
     /** Made at the first event that goes to the DLQ alone: the record is decoded in full once, not once per event. */
@@ -245,7 +236,7 @@ export class EventsStage {
     return this.decoding.decoder;
   }
 
-  private route(policy: RequestPolicy): Route {
+  private route(policy: CompiledPolicy): Route {
     let route = this.routes.get(policy);
     if (!route) this.routes.set(policy, (route = routeOf(policy)));
     return route;

@@ -1,12 +1,7 @@
 import type { Consumer, EachBatchPayload, KafkaMessage } from '@banstream/kafka';
 import type { Trap } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord, type SubjectCountBatch, type SubjectCountEntry } from '@banstream/schemas';
-import { observe } from '../engine/decider.js';
-import { GEO_POLICY_ID, GeoCounts } from '../engine/geo-counts.js';
-import { countedAt, receivedAt } from '../engine/event-time.js';
-import { emptyReport, GeoWatch, type GeoWatchReport } from '../engine/geo-watch.js';
-import { PartitionState } from '../engine/partition-state.js';
-import { AppliedOffsets } from '../engine/repartition.js';
+import { AppliedOffsets, countedAt, emptyReport, GEO_POLICY_ID, GeoCounts, GeoWatch, observe, PartitionState, receivedAt, type GeoWatchReport } from '@banstream/engine';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
 import { bansWaiting, commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
 import { RecordGuard } from './record-guard.js';
@@ -142,7 +137,7 @@ export class SubjectsStage {
     const fresh = owner.applied.fresh(decoded);
     const skipped = entries.length - fresh.length;
     if (skipped > 0) ctx.metrics.entriesDuplicate.inc(skipped);
-    // An entry dated past its record moves no clock here either (engine/event-time.ts).
+    // An entry dated past its record moves no clock here either (@banstream/engine, event-time.ts).
     const receivedMs = receivedAt(m.timestamp, now);
     // The loop resumes after an entry that threw: no cost per entry.
     for (let k = 0; k < fresh.length; k++) {
@@ -160,7 +155,7 @@ export class SubjectsStage {
     const { ctx } = this;
     const state = owner.counts;
     // Lateness was judged in stage one, against the events partition's own clock;
-    // an entry dated past its record moves no clock here either (engine/event-time.ts).
+    // an entry dated past its record moves no clock here either (@banstream/engine, event-time.ts).
     const t = countedAt(e.timestamp, receivedMs);
     state.advance(t);
     if (e.policyId === GEO_POLICY_ID) {

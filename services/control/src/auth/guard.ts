@@ -1,6 +1,6 @@
 import { ProblemError } from '@banstream/platform';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { allows, requiredRole, type Permission } from './roles.js';
+import { allows, requiredRole, type Permission } from '@banstream/api';
 import type { Principal, TokenBook } from './tokens.js';
 
 declare module 'fastify' {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { allows, ROLES, type Permission } from './roles.js';
-import { hashToken, newToken, tokenEntryLine, TokenBook } from './tokens.js';
+import { allows, hashToken, newToken, ROLES, tokenEntryLine, type Permission } from '@banstream/api';
+import { TokenBook } from './tokens.js';
 
 describe('TokenBook', () => {
   const alice = newToken();

@@ -1,6 +1,6 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { isRole, ROLES_TEXT, type Role } from '@banstream/api';
 import { BanstreamError } from '@banstream/core';
-import { isRole, type Role } from './roles.js';
 
 /** Who a token belongs to; the token itself is never kept, only its SHA-256. */
 export interface Principal {
@@ -10,20 +10,6 @@ export interface Principal {
 
 interface Entry extends Principal {
   hash: Buffer;
-}
-
-/** Tokens are 32 random bytes: a SHA-256 of them cannot be reversed or guessed. */
-export function newToken(): string {
-  return `bst_${randomBytes(32).toString('base64url')}`;
-}
-
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-/** One `name:role:sha256hex` entry, as CONTROL_TOKENS and CONTROL_TOKENS_FILE hold them. */
-export function tokenEntryLine(name: string, role: Role, token: string): string {
-  return `${name}:${role}:${hashToken(token)}`;
 }
 
 /**
@@ -61,7 +47,7 @@ function parseEntries(text: string, source: string): Entry[] {
     const [name, role, hash, extra] = item.split(':');
     const where = `${source}: entry ${i + 1}`;
     if (extra !== undefined || !name || !/^[A-Za-z0-9._@-]+$/.test(name)) throw invalid(`${where}: expected name:role:sha256hex`);
-    if (!role || !isRole(role)) throw invalid(`${where} (${name}): role must be viewer, operator or admin`);
+    if (!role || !isRole(role)) throw invalid(`${where} (${name}): role must be ${ROLES_TEXT}`);
     // Only the hash may be given: a clear token here would be a secret in configuration.
     if (!hash || !/^[0-9a-f]{64}$/.test(hash)) throw invalid(`${where} (${name}): expected the token's SHA-256 as 64 lower-case hex digits`);
     if (names.has(name)) throw invalid(`${where}: the name ${name} is given twice`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Allowlist, compilePolicy } from '@banstream/core';
-import type { CountedEvent } from '@banstream/aggregator/engine';
+import type { CountedEvent } from '@banstream/engine';
 import { checkPolicy } from '../policies/records.js';
 import { Backtest, type BacktestInput } from './backtest.js';
 

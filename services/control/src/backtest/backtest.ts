@@ -1,66 +1,19 @@
-import type { Allowlist } from '@banstream/core';
-import type { RequestPolicy } from '@banstream/platform';
-import { checkEvent, type CountedEvent } from '@banstream/aggregator/engine';
-import { PolicyReplay, type OverThreshold } from './policy-replay.js';
+import type { BacktestReport, PolicyOutcome } from '@banstream/api';
+import type { Allowlist, CompiledPolicy } from '@banstream/core';
+import { checkEvent, type CountedEvent } from '@banstream/engine';
+import { PolicyReplay } from './policy-replay.js';
 import { top } from './tally.js';
 
 export interface BacktestInput {
-  candidate: RequestPolicy;
+  candidate: CompiledPolicy;
   /** The version of the same policy on the policies topic, replayed alongside for comparison. */
-  active?: { policy: RequestPolicy; version: number };
+  active?: { policy: CompiledPolicy; version: number };
   graceMs: number;
   maxFutureMs: number;
   subjectPartitions: number;
   allowlist: Allowlist;
   /** Most subjects listed per section (all are counted). */
   listLimit?: number;
-}
-
-export interface BanOutcome {
-  subject: string;
-  startedAt: number;
-  expiresAt: number;
-  evidenceCount: number;
-  escalationLevel: number;
-  preview: boolean;
-  /** Requests from the subject the ban would have refused. */
-  refused: number;
-}
-
-export interface PolicyOutcome {
-  policyId: string;
-  version?: number;
-  mode: string;
-  action: string;
-  /** Requests the policy applies to (match, schedule, subjects). */
-  matched: number;
-  late: number;
-  bans: { total: number; subjects: number; list: BanOutcome[] };
-  /** Subjects over the threshold: throttled (throttle), alerted (alert), or over the rate while not banned (ban). */
-  overThreshold: { total: number; list: OverThreshold[] };
-  affected: { requests: number; requestShare: number; clients: number; clientShare: number };
-  topCountries: { name: string; requests: number }[];
-  topPrefixes: { name: string; requests: number }[];
-}
-
-export interface BacktestReport {
-  range: { from: number; to: number };
-  records: number;
-  events: number;
-  invalidEvents: number;
-  undecodableRecords: number;
-  clients: number;
-  candidate: PolicyOutcome;
-  active?: PolicyOutcome;
-  comparison?: {
-    bannedOnlyByCandidate: string[];
-    bannedOnlyByActive: string[];
-    bannedByBoth: number;
-    overOnlyByCandidate: string[];
-    overOnlyByActive: string[];
-    /** Candidate minus active. */
-    affectedRequestsDelta: number;
-  };
 }
 
 const SWEEP_EVERY_RECORDS = 2_000;
@@ -82,7 +35,7 @@ export class Backtest {
   private readonly replays: PolicyReplay[];
 
   constructor(private readonly input: BacktestInput) {
-    const replay = (policy: RequestPolicy) => new PolicyReplay({ policy, graceMs: input.graceMs, subjectPartitions: input.subjectPartitions, allowlist: input.allowlist });
+    const replay = (policy: CompiledPolicy) => new PolicyReplay({ policy, graceMs: input.graceMs, subjectPartitions: input.subjectPartitions, allowlist: input.allowlist });
     this.replays = [replay(input.candidate), ...(input.active ? [replay(input.active.policy)] : [])];
   }
 

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Admin, Kafka } from '@banstream/kafka';
+import type { BacktestReport } from '@banstream/api';
 import { Allowlist, compilePolicy, type PolicySpec } from '@banstream/core';
-import { ProblemError, allowlistEntry, type Logger } from '@banstream/platform';
-import type { SchemaCatalog } from '@banstream/schemas';
-import { countedEventsDecoder } from '@banstream/aggregator/engine';
+import { ProblemError, type Logger } from '@banstream/platform';
+import { allowlistEntry, type SchemaCatalog } from '@banstream/schemas';
+import { countedEventsDecoder } from '@banstream/engine';
 import { specOfRecord } from '../policies/records.js';
 import type { ControlState } from '../state/control-state.js';
-import { Backtest, type BacktestReport } from './backtest.js';
+import { Backtest } from './backtest.js';
 import { readRange } from './range-reader.js';
 
 export interface BacktestJobsOptions {

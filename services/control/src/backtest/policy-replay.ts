@@ -1,29 +1,17 @@
-import type { Allowlist, RequestAttributes } from '@banstream/core';
-import type { RequestPolicy } from '@banstream/platform';
+import type { OverThreshold } from '@banstream/api';
+import type { Allowlist, CompiledPolicy, RequestAttributes } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import {
   BanLedger, LATE, observe, Outbox, partitionFor, PartitionState, RepartitionBuffer, routeOf, type DeciderContext, type Route,
-} from '@banstream/aggregator/engine';
+} from '@banstream/engine';
 import { Tally } from './tally.js';
 
 export interface ReplayOptions {
-  policy: RequestPolicy;
+  policy: CompiledPolicy;
   graceMs: number;
   /** Partitions of the aggregator's subjects topic: repartitioned subjects are counted per owner partition, as there. */
   subjectPartitions: number;
   allowlist: Allowlist;
-}
-
-/** A subject that went over the policy's threshold. */
-export interface OverThreshold {
-  subject: string;
-  firstAt: number;
-  lastAt: number;
-  peakCount: number;
-  /** Requests sent while over the threshold. */
-  requestsOver: number;
-  /** Throttle only: requests an enforcer would have refused (the excess share, 1 - threshold/count, summed). */
-  refused: number;
 }
 
 const SWEEP_SLOTS = 65_536;
@@ -43,7 +31,7 @@ interface Pending {
  * what the aggregator does not: which requests a ban or throttle would have refused.
  */
 export class PolicyReplay {
-  readonly policy: RequestPolicy;
+  readonly policy: CompiledPolicy;
   readonly bans: Ban[] = [];
   readonly over = new Map<string, OverThreshold>();
   readonly affected = new Tally();

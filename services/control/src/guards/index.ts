@@ -1,7 +1,7 @@
 import type { BanDurationCap } from './ban-duration.js';
-import type { MinPrefix } from './network-width.js';
+import type { MinPrefix } from '@banstream/api';
 
-export { DEFAULT_MIN_PREFIX, describeWide, MIN_PREFIX_VARIABLE, wideNetwork, type MinPrefix, type WideNetwork } from './network-width.js';
+export { DEFAULT_MIN_PREFIX, describeWide, MIN_PREFIX_VARIABLE, wideNetwork, type MinPrefix, type WideNetwork } from '@banstream/api';
 export { banDurationProblem, DEFAULT_MAX_BAN_DURATION, type BanDurationCap } from './ban-duration.js';
 export { broadSubjectReason } from './broad-subject.js';
 

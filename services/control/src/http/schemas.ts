@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Policy as PolicySchema } from '@banstream/core';
+import { PolicySchema } from '@banstream/core';
 
 /** Schemas of the admin API: they validate requests and make up the OpenAPI document. */
 

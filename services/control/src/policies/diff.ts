@@ -1,11 +1,4 @@
-/** One changed leaf between two JSON values: `threshold.count: 20 → 30`. */
-export interface FieldChange {
-  path: string;
-  /** undefined: the field was added. */
-  before?: unknown;
-  /** undefined: the field was removed. */
-  after?: unknown;
-}
+import type { FieldChange } from '@banstream/api';
 
 /**
  * The leaves that differ between two JSON values, in a stable order (keys sorted).

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Policy } from '@banstream/schemas';
 import { diffJson } from './diff.js';
 import { planApply } from './plan.js';
 import { checkPolicy, nextRecord, specOfRecord } from './records.js';
+import type { PolicyRecord } from '@banstream/schemas';
 
 const spec = (over: Record<string, unknown> = {}) => {
   const checked = checkPolicy({ id: 'login', key: ['ip'], threshold: { count: 20, interval: '1m' }, action: { type: 'ban', banDuration: '1h' }, ...over });
@@ -35,7 +35,7 @@ describe('records', () => {
 });
 
 describe('planApply', () => {
-  const current = new Map<string, Policy>([
+  const current = new Map<string, PolicyRecord>([
     ['login', nextRecord(spec(), undefined, 'a', 1)],
     ['old', nextRecord(spec({ id: 'old' }), undefined, 'a', 1)],
   ]);

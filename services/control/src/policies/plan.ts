@@ -1,13 +1,8 @@
+import type { PlannedChange } from '@banstream/api';
 import type { PolicySpec } from '@banstream/core';
-import type { Policy } from '@banstream/schemas';
-import { diffJson, jsonEqual, type FieldChange } from './diff.js';
+import { diffJson, jsonEqual } from './diff.js';
 import { specOfRecord } from './records.js';
-
-export type PlannedChange =
-  | { id: string; action: 'create'; after: PolicySpec }
-  | { id: string; action: 'update'; version: number; fields: FieldChange[]; after: PolicySpec }
-  | { id: string; action: 'unchanged'; version: number }
-  | { id: string; action: 'delete'; version: number };
+import type { PolicyRecord } from '@banstream/schemas';
 
 /**
  * What applying a set of validated policies would change, policy by policy, in id
@@ -15,7 +10,7 @@ export type PlannedChange =
  * equal ones left alone. With `prune`, policies absent from the set are deleted,
  * so a folder of files can be the whole truth.
  */
-export function planApply(current: ReadonlyMap<string, Policy>, wanted: readonly PolicySpec[], prune: boolean): PlannedChange[] {
+export function planApply(current: ReadonlyMap<string, PolicyRecord>, wanted: readonly PolicySpec[], prune: boolean): PlannedChange[] {
   const plan: PlannedChange[] = [];
   const wantedIds = new Set(wanted.map((s) => s.id));
   for (const spec of wanted) {

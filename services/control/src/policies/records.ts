@@ -1,5 +1,5 @@
 import { formatPolicyError, validatePolicyDocument, type PolicySpec } from '@banstream/core';
-import type { Policy } from '@banstream/schemas';
+import type { PolicyRecord } from '@banstream/schemas';
 import type { FieldError } from '@banstream/platform';
 
 export type SpecCheck = { ok: true; spec: PolicySpec } | { ok: false; errors: FieldError[] };
@@ -32,7 +32,7 @@ export function describeErrors(errors: readonly FieldError[]): string {
  * enabled, description, owner), as PolicyBook reads it. Empty description or owner
  * are absent, so a file that gives none compares equal.
  */
-export function specOfRecord(record: Policy): PolicySpec | undefined {
+export function specOfRecord(record: PolicyRecord): PolicySpec | undefined {
   let definition: unknown;
   try {
     definition = JSON.parse(record.definition);
@@ -50,7 +50,7 @@ export function specOfRecord(record: Policy): PolicySpec | undefined {
 }
 
 /** The next record for `spec`: version one more than the current one, stamped with who and when. */
-export function nextRecord(spec: PolicySpec, current: Policy | undefined, actor: string, nowMs: number): Policy {
+export function nextRecord(spec: PolicySpec, current: PolicyRecord | undefined, actor: string, nowMs: number): PolicyRecord {
   return {
     id: spec.id,
     version: (current?.version ?? 0) + 1,
@@ -65,7 +65,7 @@ export function nextRecord(spec: PolicySpec, current: Policy | undefined, actor:
 }
 
 /** What the API shows of a policy record. */
-export function policyView(record: Policy) {
+export function policyView(record: PolicyRecord) {
   const spec = specOfRecord(record);
   return {
     id: record.id, version: record.version, mode: record.mode, enabled: record.enabled, description: record.description, owner: record.owner,

@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
+import type { PlannedChange } from '@banstream/api';
 import type { PolicySpec } from '@banstream/core';
 import { ProblemError } from '@banstream/platform';
 import { actorOf } from '../auth/guard.js';
 import { errorResponses, PolicyBody, PolicyView } from '../http/schemas.js';
-import { planApply, type PlannedChange } from '../policies/plan.js';
+import { planApply } from '../policies/plan.js';
 import { checkPolicy, describeErrors, nextRecord, policyView } from '../policies/records.js';
 import type { ChangeWriter } from '../state/change-writer.js';
 import type { ControlState } from '../state/control-state.js';

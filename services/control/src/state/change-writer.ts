@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Producer } from '@banstream/kafka';
-import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type Policy, type SchemaCatalog } from '@banstream/schemas';
+import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type PolicyRecord, type SchemaCatalog } from '@banstream/schemas';
 import { withDeadline } from '@banstream/platform';
 import type { ControlState } from './control-state.js';
 import type { ProducerSlot } from './producer-slot.js';
@@ -23,7 +23,7 @@ export interface ChangeContext {
 }
 
 type Change =
-  | { kind: 'policy'; key: string; value: Policy | null; before: Policy | undefined }
+  | { kind: 'policy'; key: string; value: PolicyRecord | null; before: PolicyRecord | undefined }
   | { kind: 'ban'; key: string; value: Ban | null; before: Ban | undefined }
   | { kind: 'allow'; key: string; value: AllowEntry | null; before: AllowEntry | undefined };
 

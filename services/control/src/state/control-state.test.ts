@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { GeoAlert, Policy } from '@banstream/schemas';
+import type { GeoAlert, PolicyRecord } from '@banstream/schemas';
 import { ControlState } from './control-state.js';
 
-const policy = (version: number, at = version): Policy => ({
+const policy = (version: number, at = version): PolicyRecord => ({
   id: 'p', version, description: '', owner: '', mode: 'preview', enabled: true, definition: '{}', updatedBy: 'a', updatedAt: at,
 });
 const alert = (code: string, at: number, state: 'fired' | 'resolved' = 'fired'): GeoAlert => ({

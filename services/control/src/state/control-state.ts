@@ -1,4 +1,4 @@
-import type { AllowEntry, Ban, GeoAlert, Policy } from '@banstream/schemas';
+import type { AllowEntry, Ban, GeoAlert, PolicyRecord } from '@banstream/schemas';
 
 /**
  * What the compacted topics say, as this instance has read them: the latest
@@ -8,15 +8,15 @@ import type { AllowEntry, Ban, GeoAlert, Policy } from '@banstream/schemas';
  * (applying a record twice is harmless).
  */
 export class ControlState {
-  readonly policies = new Map<string, Policy>();
+  readonly policies = new Map<string, PolicyRecord>();
   readonly bans = new Map<string, Ban>();
   readonly allowlist = new Map<string, AllowEntry>();
-  private readonly versions = new Map<string, Policy[]>();
+  private readonly versions = new Map<string, PolicyRecord[]>();
   private alertRing: GeoAlert[] = [];
 
   constructor(private readonly alertsKept: number) {}
 
-  applyPolicy(id: string, record: Policy | null): void {
+  applyPolicy(id: string, record: PolicyRecord | null): void {
     if (record === null) {
       this.policies.delete(id);
       return;
@@ -30,7 +30,7 @@ export class ControlState {
   }
 
   /** Versions of a policy seen on the topic, oldest first; deleted policies keep theirs. */
-  policyVersions(id: string): readonly Policy[] {
+  policyVersions(id: string): readonly PolicyRecord[] {
     return this.versions.get(id) ?? [];
   }
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
-import { Allowlist, attributesFromRequest, resolveVerdict } from '@banstream/core';
-import { PolicyBook } from '@banstream/platform';
+import { Allowlist, attributesFromRequest, PolicyBook, resolveVerdict } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { BanCache } from '../cache/ban-cache.js';
 import { CountCache } from '../cache/count-cache.js';

@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Allowlist, attributesFromRequest, normaliseSubject, resolveVerdict } from '@banstream/core';
-import { PolicyBook } from '@banstream/platform';
-import type { Ban, Policy } from '@banstream/schemas';
+import { Allowlist, attributesFromRequest, normaliseSubject, PolicyBook, resolveVerdict } from '@banstream/core';
+import type { Ban, PolicyRecord } from '@banstream/schemas';
 import { BanCache } from '../cache/ban-cache.js';
 import { CountCache } from '../cache/count-cache.js';
 import { decideLocally, type LocalState } from '../decide.js';
@@ -28,7 +27,7 @@ function state(): LocalState {
     s.bans.observe(subject, ban(subject, 'manual'));
   }
   const spec = { key: ['country'], threshold: { count: 100, interval: '1m' }, action: { type: 'ban', banDuration: '1h' } };
-  const policy: Policy = { id: 'by-country', version: 1, description: '', owner: 't', mode: 'enforce', enabled: true, definition: JSON.stringify(spec), updatedBy: 't', updatedAt: 0 };
+  const policy: PolicyRecord = { id: 'by-country', version: 1, description: '', owner: 't', mode: 'enforce', enabled: true, definition: JSON.stringify(spec), updatedBy: 't', updatedAt: 0 };
   expect(s.policies.apply('by-country', policy).kind).toBe('applied');
   s.bans.observe('country:KP', ban('country:KP', 'aggregator', 'by-country'));
   return s;

@@ -1,16 +1,16 @@
-import {
-  applicablePolicies, compilePolicy, formatPolicyError, validatePolicyDocument, type CompiledPolicy, type RequestAttributes,
-} from '@banstream/core';
-import type { Policy } from '@banstream/schemas';
-
-export type RequestPolicy = CompiledPolicy<RequestAttributes>;
+import type { RequestAttributes } from '../subjects/index.js';
+import { compilePolicy } from './compile.js';
+import type { CompiledPolicy } from './compiled.js';
+import type { PolicyRecord } from './record.js';
+import { applicablePolicies } from './resolve.js';
+import { formatPolicyError, validatePolicyDocument } from './validate.js';
 
 /**
  * What applicable returns when no policy applies: shared, so read-only by its type. Not
  * frozen, nor are the lists of one policy: V8 iterates a frozen array with for-of
  * through an iterator object and a result object per element (88 bytes for an empty one).
  */
-const NONE: readonly RequestPolicy[] = [];
+const NONE: readonly CompiledPolicy[] = [];
 
 export type PolicyChange =
   | { kind: 'applied'; id: string; version: number }
@@ -25,17 +25,17 @@ export type PolicyChange =
  * policies the service uses (the aggregator counts `async` ones only).
  */
 export class PolicyBook {
-  private readonly held = new Map<string, { version: number; policy: RequestPolicy }>();
-  private counted: RequestPolicy[] = [];
+  private readonly held = new Map<string, { version: number; policy: CompiledPolicy }>();
+  private counted: CompiledPolicy[] = [];
   /** Each counted policy in a list of its own, for applicable (shared, like NONE). */
-  private alone: (readonly RequestPolicy[])[] = [];
+  private alone: (readonly CompiledPolicy[])[] = [];
   /** No two counted policies compete (same group) and none is an override: no ranking needed. */
   private uncontested = true;
 
-  constructor(private readonly wanted: (policy: RequestPolicy) => boolean = () => true) {}
+  constructor(private readonly wanted: (policy: CompiledPolicy) => boolean = () => true) {}
 
   /** Enabled wanted policies, in id order so every instance iterates them alike. */
-  get policies(): readonly RequestPolicy[] {
+  get policies(): readonly CompiledPolicy[] {
     return this.counted;
   }
 
@@ -44,7 +44,7 @@ export class PolicyBook {
    * schedule, overrides, priority within a group), without its per-request
    * allocations when no two policies compete. The aggregator's question.
    */
-  applicable(attrs: RequestAttributes): readonly RequestPolicy[] {
+  applicable(attrs: RequestAttributes): readonly CompiledPolicy[] {
     return this.select(attrs, false);
   }
 
@@ -53,11 +53,11 @@ export class PolicyBook {
    * matched without their status conditions (matchesAtCheck), so a ban earned by
    * failed logins denies the subject's next request whatever its status. The enforcer's question.
    */
-  applicableAtCheck(attrs: RequestAttributes): readonly RequestPolicy[] {
+  applicableAtCheck(attrs: RequestAttributes): readonly CompiledPolicy[] {
     return this.select(attrs, true);
   }
 
-  private select(attrs: RequestAttributes, atCheck: boolean): readonly RequestPolicy[] {
+  private select(attrs: RequestAttributes, atCheck: boolean): readonly CompiledPolicy[] {
     if (!this.uncontested) return applicablePolicies(this.counted, attrs, atCheck);
     const all = this.counted;
     let i = 0;
@@ -75,7 +75,7 @@ export class PolicyBook {
     return some ?? (only < 0 ? NONE : this.alone[only]!);
   }
 
-  get(id: string): RequestPolicy | undefined {
+  get(id: string): CompiledPolicy | undefined {
     return this.held.get(id)?.policy;
   }
 
@@ -87,7 +87,7 @@ export class PolicyBook {
   }
 
   /** Applies one record of the policies topic; `record` null is a tombstone. */
-  apply(key: string, record: Policy | null): PolicyChange {
+  apply(key: string, record: PolicyRecord | null): PolicyChange {
     if (record === null) {
       this.held.delete(key);
       this.rebuild();
@@ -114,7 +114,7 @@ export class PolicyBook {
 }
 
 /** The intervals a policy's windows are counted over, without duplicates. */
-export function policyIntervals(policy: RequestPolicy): number[] {
+export function policyIntervals(policy: CompiledPolicy): number[] {
   const intervals = [policy.threshold.intervalMs];
   if (policy.action.type === 'ban' && policy.action.banThreshold.intervalMs !== policy.threshold.intervalMs) {
     intervals.push(policy.action.banThreshold.intervalMs);
@@ -126,7 +126,7 @@ export function policyIntervals(policy: RequestPolicy): number[] {
  * The record's envelope (id, mode, enabled, description, owner) wins over the same
  * fields in `definition`, except that a definition naming another id is an error.
  */
-function compileRecord(key: string, record: Policy): RequestPolicy | string {
+function compileRecord(key: string, record: PolicyRecord): CompiledPolicy | string {
   if (record.id !== key) return `record id ${JSON.stringify(record.id)} differs from its key ${JSON.stringify(key)}`;
   let definition: unknown;
   try {

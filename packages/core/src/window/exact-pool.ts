@@ -1,23 +1,23 @@
 /**
- * Exact event offsets for hot keys (WindowConfig.exactFrom): the side pool that lets the
+ * Exact event offsets for exact keys (WindowConfig.exactFrom): the side pool that lets the
  * partly expired oldest bucket of a key near a limit be counted exactly instead of
- * through its span and shape. Only hot keys have an entry (found through their wide
+ * through its span and shape. Only exact keys have an entry (found through their wide
  * entry, wide.ts), so cold keys pay nothing here.
  *
  * An entry is R lanes, one per ring lane. A lane records the ms offset (in exactUnitMs)
  * of every event counted in it since recording began, as sorted Uint16s in one segment
  * of a pooled array. Sorted, so "offsets at or after the window start" is a binary
  * search over a few cache lines, which matters because it runs for every estimate of a
- * hot key (a chain of chunks cost a cache miss per chunk). Events mostly come in time
+ * exact key (a chain of chunks cost a cache miss per chunk). Events mostly come in time
  * order and append; a late one shifts the few later offsets up. A full segment moves to
  * one twice its size; segments are 8 · 2^c offsets and freed ones are reused by size.
  *
- * Events counted before the key turned hot are not recorded: the lane keeps their number
+ * Events counted before the key turned exact are not recorded: the lane keeps their number
  * and the span and shape they had then (frozen), and models them as the slot would. A
- * lane whose bucket starts while the key is hot records everything, so it is exact.
+ * lane whose bucket starts while the key is exact records everything, so it is exact.
  * A lane that would record more than exactLaneCap offsets frees its segment and is
  * modeled whole by the slot's span and shape again (MODELED_WHOLE), which the slot keeps
- * up to date for every event, hot or not.
+ * up to date for every event, exact or not.
  *
  * Everything is typed arrays with free lists; no objects per key or event.
  */
@@ -39,10 +39,10 @@ const L_SPAN = 4;
 /** ... and their frozen shape. */
 const L_SHAPE = 5;
 const LANE_WORDS = 6;
-/** L_BEFORE of a lane that overflowed (or was too full when the key turned hot). */
+/** L_BEFORE of a lane that overflowed (or was too full when the key turned exact). */
 export const MODELED_WHOLE = -1;
 
-export class HotPool {
+export class ExactPool {
   readonly ring: number;
   readonly laneCap: number;
   /** R × LANE_WORDS words per entry. */
@@ -60,7 +60,7 @@ export class HotPool {
     this.laneCap = laneCap;
   }
 
-  /** Entries in use: the hot keys. */
+  /** Entries in use: the exact keys. */
   get size(): number {
     return this.entryHigh - this.freeEntries.length;
   }

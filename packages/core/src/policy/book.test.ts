@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Policy } from '@banstream/schemas';
-import { PolicyBook } from './policy-book.js';
+import type { PolicyRecord } from './record.js';
+import { PolicyBook } from './book.js';
 
-function record(id: string, definition: unknown, extra: Partial<Policy> = {}): Policy {
+function record(id: string, definition: unknown, extra: Partial<PolicyRecord> = {}): PolicyRecord {
   return {
     id, version: 1, description: 'd', owner: 'o', mode: 'enforce', enabled: true,
     definition: typeof definition === 'string' ? definition : JSON.stringify(definition), updatedBy: 't', updatedAt: 0, ...extra,

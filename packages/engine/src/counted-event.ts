@@ -1,5 +1,4 @@
-import { parseKey } from '@banstream/core';
-import type { RequestPolicy } from '@banstream/platform';
+import { parseKey, type CompiledPolicy } from '@banstream/core';
 import { SCHEMA_NAMES, type Decoder, type RequestEvent, type SchemaCatalog } from '@banstream/schemas';
 
 /** Fields of a RequestEvent that counting never reads: skipped by the decoder, not decoded. */
@@ -34,7 +33,7 @@ export function countedEventsDecoder(catalog: SchemaCatalog, options: CountedEve
 }
 
 /** Whether counting `policy` reads a request's headers: a header or cookie key, or a header condition. */
-export function readsHeaders(policy: RequestPolicy): boolean {
+export function readsHeaders(policy: CompiledPolicy): boolean {
   if ((policy.spec.match?.headers?.length ?? 0) > 0) return true;
   return parseKey(policy.spec.key).some((d) => d.kind === 'header' || d.kind === 'cookie');
 }

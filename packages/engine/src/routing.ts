@@ -1,6 +1,4 @@
-import { EVENT_KEY_PREFIX_BITS, eventPartitionKey, keyParts, parseCidr, parseKey, parseSubject, type KeyDimension, type RequestAttributes } from '@banstream/core';
-import { policyIntervals, type RequestPolicy } from '@banstream/platform';
-import { keyPartition } from '@banstream/kafka';
+import { EVENT_KEY_PREFIX_BITS, eventPartitionKey, keyPartition, keyParts, parseCidr, parseKey, parseSubject, policyIntervals, type CompiledPolicy, type KeyDimension, type RequestAttributes } from '@banstream/core';
 import { countingPrefix, type CountingRoute } from './decider.js';
 
 /**
@@ -11,7 +9,7 @@ import { countingPrefix, type CountingRoute } from './decider.js';
  * subject (user, API key, country, a /16…) arrives on many partitions and is
  * counted after a repartition by subject.
  */
-export function isPartitionLocal(policy: RequestPolicy): boolean {
+export function isPartitionLocal(policy: CompiledPolicy): boolean {
   return parseKey(policy.spec.key).some(pinsNetwork);
 }
 
@@ -40,7 +38,7 @@ export interface Route extends CountingRoute {
  * a country seen every millisecond becomes one entry per 60 ms for a one-minute
  * window instead of one per event, and the window's edge moves by at most that much.
  */
-export function routeOf(policy: RequestPolicy): Route {
+export function routeOf(policy: CompiledPolicy): Route {
   const shortest = Math.min(...policyIntervals(policy));
   const parts = keyParts(policy.spec.key) ?? { scope: '', valueOf: policy.subjectOf };
   return {

@@ -1,7 +1,6 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { BanstreamError, parsePolicyText, type PolicyDocumentSpec, type PolicySpec, type AllowEntry } from '@banstream/core';
-import type { Static } from '@sinclair/typebox';
+import { BanstreamError, parsePolicyText, type AllowEntrySpec, type PolicyDocumentSpec, type PolicySpec } from '@banstream/core';
 
 const EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 
@@ -15,7 +14,7 @@ export function loadPolicyFiles(path: string): PolicyDocumentSpec {
     ? readdirSync(path).filter((f) => EXTENSIONS.has(extname(f).toLowerCase())).sort().map((f) => join(path, f))
     : [path];
   const policies: PolicySpec[] = [];
-  const allowlist: Static<typeof AllowEntry>[] = [];
+  const allowlist: AllowEntrySpec[] = [];
   const seen = new Map<string, string>();
   for (const file of files) {
     const format = extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';

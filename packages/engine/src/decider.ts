@@ -1,11 +1,10 @@
-import { evaluateBan, type Allowlist, type BanDecision } from '@banstream/core';
+import { evaluateBan, type Allowlist, type BanDecision, type CompiledPolicy } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { subjectAllowlisted } from './allowlisted.js';
 import type { BanLedger } from './ban-ledger.js';
 import { toWindowCount, type HotEntry } from './hot-subjects.js';
 import type { Outbox } from './outbox.js';
 import type { PartitionState } from './partition-state.js';
-import type { RequestPolicy } from '@banstream/platform';
 
 export interface DeciderContext {
   ledger: BanLedger;
@@ -21,7 +20,7 @@ export type Observation = 'counted' | 'late';
  * one-dimension key's scope): prepared once per policy (routing.ts's Route is one).
  */
 export interface CountingRoute {
-  readonly policy: RequestPolicy;
+  readonly policy: CompiledPolicy;
   /** Starts with countingPrefix(policy). */
   readonly keyPrefix: string;
 }
@@ -47,7 +46,7 @@ const sighting: Sighting = { rest: '', timeMs: 0, count: 0, watermark: 0 };
  * a ban policy may ban it, at once, in `out`.
  */
 export function observe(
-  ctx: DeciderContext, state: PartitionState, policy: RequestPolicy, subject: string,
+  ctx: DeciderContext, state: PartitionState, policy: CompiledPolicy, subject: string,
   timeMs: number, count: number, watermark: number, out: Outbox,
 ): Observation {
   // observeKeyed is synchronous and keeps nothing of the sighting: one object serves every call.
@@ -58,17 +57,17 @@ export function observe(
   return observeKeyed(ctx, state, countingRoute(policy), sighting, out);
 }
 
-const routes = new WeakMap<RequestPolicy, CountingRoute>();
+const routes = new WeakMap<CompiledPolicy, CountingRoute>();
 
 /** The route of a subject given whole: `policyId|` + subject, made once per policy. */
-function countingRoute(policy: RequestPolicy): CountingRoute {
+function countingRoute(policy: CompiledPolicy): CountingRoute {
   let route = routes.get(policy);
   if (route === undefined) routes.set(policy, (route = { policy, keyPrefix: `${policy.id}|` }));
   return route;
 }
 
 /** `policyId|`, the start of every counting key of `policy`, made once per policy. */
-export function countingPrefix(policy: RequestPolicy): string {
+export function countingPrefix(policy: CompiledPolicy): string {
   return countingRoute(policy).keyPrefix;
 }
 
@@ -108,7 +107,7 @@ export function observeKeyed(ctx: DeciderContext, state: PartitionState, route: 
   return 'counted';
 }
 
-function subjectOfKey(key: string, policy: RequestPolicy): string {
+function subjectOfKey(key: string, policy: CompiledPolicy): string {
   return key.slice(policy.id.length + 1);
 }
 

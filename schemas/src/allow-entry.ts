@@ -1,5 +1,5 @@
 import type { AllowlistEntry } from '@banstream/core';
-import type { AllowEntry } from '@banstream/schemas';
+import type { AllowEntry } from './types.js';
 
 /** A record of the allowlist topic as the core Allowlist takes it (a null expiry: until removed). */
 export function allowlistEntry(record: AllowEntry): AllowlistEntry {

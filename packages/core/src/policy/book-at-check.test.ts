@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { applicablePolicies, attributesFromRequest } from '@banstream/core';
-import type { Policy } from '@banstream/schemas';
-import { PolicyBook } from './policy-book.js';
+import { attributesFromRequest } from '../subjects/index.js';
+import { applicablePolicies } from './resolve.js';
+import type { PolicyRecord } from './record.js';
+import { PolicyBook } from './book.js';
 
-function record(id: string, definition: Record<string, unknown>): Policy {
+function record(id: string, definition: Record<string, unknown>): PolicyRecord {
   return { id, version: 1, description: 'd', owner: 'o', mode: 'enforce', enabled: true, definition: JSON.stringify(definition), updatedBy: 't', updatedAt: 0 };
 }
 

@@ -4,6 +4,8 @@
  */
 export const ROLES = ['viewer', 'operator', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
+/** `viewer, operator or admin`, for messages. */
+export const ROLES_TEXT = `${ROLES.slice(0, -1).join(', ')} or ${ROLES[ROLES.length - 1]}`;
 
 export const PERMISSIONS = {
   /** List and read policies, bans, the allowlist, alerts, backtests. */

@@ -1,0 +1,1 @@
+export { keyPartition, murmur2 } from './key-partition.js';
