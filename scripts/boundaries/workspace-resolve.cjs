@@ -10,7 +10,11 @@ const { join } = require('node:path');
 function workspaceAliases(root) {
   const { workspaces = [] } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const dirs = workspaces.flatMap((pattern) =>
-    pattern.endsWith('/*') ? readdirSync(join(root, pattern.slice(0, -2)), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `${pattern.slice(0, -2)}/${d.name}`) : [pattern],
+    pattern.endsWith('/*')
+      ? readdirSync(join(root, pattern.slice(0, -2)), { withFileTypes: true })
+          .filter((d) => d.isDirectory())
+          .map((d) => `${pattern.slice(0, -2)}/${d.name}`)
+      : [pattern],
   );
   const aliases = {};
   for (const dir of dirs) {
@@ -27,4 +31,5 @@ function workspaceAliases(root) {
   return aliases;
 }
 
-module.exports = { resolve: { alias: workspaceAliases(join(__dirname, '..', '..')) } };
+// The root is where the check runs (npm runs scripts there), so a fixture tree can use it too.
+module.exports = { resolve: { alias: workspaceAliases(process.cwd()) } };
