@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Admin, Kafka, Producer } from '@banstream/kafka';
+import type { Kafka, Producer } from '@banstream/kafka';
 import { SCHEMA_NAMES, type Ban, type DlqRecord } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
@@ -13,7 +13,6 @@ import {
 describe('aggregator bans', () => {
   const { kafkaBrokers } = testInfra();
   let kafka: Kafka;
-  let admin: Admin;
   let producer: Producer;
   let topics: TestBroker['topics'];
   let broker: TestBroker | undefined;
@@ -28,7 +27,7 @@ describe('aggregator bans', () => {
 
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers, 3);
-    ({ kafka, admin, producer, topics } = broker);
+    ({ kafka, producer, topics } = broker);
     await publishPolicy(producer, topics.name('policies'), banPolicy('burst', { mode: 'enforce' }));
     await publishPolicy(producer, topics.name('policies'), banPolicy('dry', { mode: 'preview' }));
     const allow = catalog.codec(SCHEMA_NAMES.allowEntry).encode({ entry: 'ip:198.51.100.7', reason: 'our probe', addedBy: 'tests', addedAt: Date.now(), expiresAt: null });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { Admin, Kafka, Producer } from '@banstream/kafka';
 import type { Ban, WindowCount } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { Admin, Kafka, Producer } from '@banstream/kafka';
+import type { Producer } from '@banstream/kafka';
 import { SCHEMA_NAMES } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
@@ -28,8 +28,6 @@ const claiming = (user: string, apiKey: string) => ({ 'x-user-id': user, 'x-api-
 /** A real nginx (Debian's) in front of an app, asking the enforcer sidecar through auth_request. */
 describe('enforcer behind nginx auth_request', () => {
   const { kafkaBrokers, redisUrl } = testInfra();
-  let kafka: Kafka;
-  let admin: Admin;
   let producer: Producer;
   let topics: TestBroker['topics'];
   let broker: TestBroker | undefined;
@@ -40,7 +38,7 @@ describe('enforcer behind nginx auth_request', () => {
 
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers, 3);
-    ({ kafka, admin, producer, topics } = broker);
+    ({ producer, topics } = broker);
     await publishPolicy(producer, topics.name('policies'), { id: 'api-per-ip', key: ['ip'], threshold: { count: 10, interval: '1m' }, action: { type: 'throttle', status: 429 } });
 
     const [enforcerPort, appPort, nginxPort] = await Promise.all([freePort(), freePort(), freePort()]);

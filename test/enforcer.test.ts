@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Admin, Kafka, Producer } from '@banstream/kafka';
+import type { Producer } from '@banstream/kafka';
 import { SCHEMA_NAMES, type Ban } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
@@ -15,8 +15,6 @@ interface Sidecar {
 /** Enforcer sidecars against the real broker and Redis: bans, allowlist, throttle, rebuild. */
 describe('enforcer sidecar', () => {
   const { kafkaBrokers, redisUrl } = testInfra();
-  let kafka: Kafka;
-  let admin: Admin;
   let producer: Producer;
   let topics: TestBroker['topics'];
   let broker: TestBroker | undefined;
@@ -47,7 +45,7 @@ describe('enforcer sidecar', () => {
 
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers, 3);
-    ({ kafka, admin, producer, topics } = broker);
+    ({ producer, topics } = broker);
   }, 60_000);
 
   afterAll(async () => {

@@ -4,7 +4,6 @@
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { note } from '../lib.js';
 
 /** The test harness's own: the benchmarks start services the same way. */

@@ -196,7 +196,6 @@ async function main(): Promise<void> {
       }
       return point;
     };
-    let lastTexts: Record<ServiceName, string | undefined> | undefined;
     while (!stop && performance.now() - began < RUN_MS) {
       const dead = p.died();
       if (dead.length > 0) throw new Error(`a service died during the soak:\n${dead.join('\n')}`);
@@ -208,7 +207,7 @@ async function main(): Promise<void> {
     const sendMs = await sender;
     const end = await sampleOnce();
     points.push(end);
-    lastTexts = Object.fromEntries(await Promise.all(SERVICES.map(async (name) => [name, await scrape(p.port(name))] as const))) as Record<ServiceName, string | undefined>;
+    const lastTexts = Object.fromEntries(await Promise.all(SERVICES.map(async (name) => [name, await scrape(p.port(name))] as const))) as Record<ServiceName, string | undefined>;
     const agg = lastTexts.aggregator;
     await sleep(1_000);
 

@@ -25,7 +25,7 @@ export function difference(a: unknown, b: unknown, path = ''): string {
   const keys = Object.keys(ao);
   if (keys.length !== Object.keys(bo).length) return `${path}{keys}`;
   for (const k of keys) {
-    if (!Object.prototype.hasOwnProperty.call(bo, k)) return `${path}.${k}`;
+    if (!Object.hasOwn(bo, k)) return `${path}.${k}`;
     const d = difference(ao[k], bo[k], `${path}.${k}`);
     if (d) return d;
   }

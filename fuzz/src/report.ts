@@ -1,4 +1,4 @@
-import { FAILURE_KINDS, type Counts, type Failure, type Tally } from './tally.js';
+import { FAILURE_KINDS, type Counts, type Failure } from './tally.js';
 import type { RunResult } from './runner.js';
 
 /** The run as a table (readers and boundaries as rows), the first failure, then one JSON line. */

@@ -126,7 +126,7 @@ export function buildSchemaCatalog(sources: readonly SchemaSource[]): SchemaCata
       return codec as Codec<T>;
     },
     projection<T>(name: string, readerSchema: unknown): Decoder<T> {
-      const base = latest(name);
+      latest(name); // an unknown name throws here rather than at the first decode
       const canonicalForm = parsingCanonicalForm(readerSchema);
       const fingerprint = crc64Avro(canonicalForm);
       const reader: SchemaVersion = Object.freeze({

@@ -34,10 +34,12 @@ export function fetchKafka(s, log = console.log) {
 }
 
 function writeServerProperties(s) {
+  // biome-ignore-start lint/suspicious/noTemplateCurlyInString: the template's own ${NAME} placeholders
   const text = readFileSync(s.kafkaTemplate, 'utf8')
     .replaceAll('${KAFKA_PORT}', String(s.kafkaPort))
     .replaceAll('${CONTROLLER_PORT}', String(s.controllerPort))
     .replaceAll('${DATA_DIR}', s.kafkaData);
+  // biome-ignore-end lint/suspicious/noTemplateCurlyInString: placeholders end
   const file = join(s.dir, 'kafka-server.properties');
   writeFileSync(file, text);
   return file;

@@ -5,7 +5,7 @@ import { ensureDebianPackage } from './debian.mjs';
 import { mkdirSync, openSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
-import { StackError, isOurProcess, ownedProcessStatus, portAnswers, readPid, stopOwnedProcess, tail, waitFor, which, writePid } from './processes.mjs';
+import { StackError, isOurProcess, ownedProcessStatus, portAnswers, readPid, stopOwnedProcess, tail, waitFor, writePid } from './processes.mjs';
 
 const pidFile = (s) => join(s.dir, 'redis.pid');
 

@@ -25,7 +25,7 @@ export class GeoCounts {
   private readonly windows: HotSubjects;
   private readonly hours = new Map<string, HourCount>();
 
-  constructor(private readonly windowMs: number, private readonly intervalMs: number) {
+  constructor(private readonly windowMs: number, intervalMs: number) {
     this.windows = new HotSubjects(0, intervalMs);
   }
 

@@ -1,5 +1,5 @@
 import {
-  apiKeySubjectOf, ipSubjectOf, throttleDenyRatio, throttleRetryAfterSeconds, userSubjectOf, type Allowlist, type AllowlistEntry, type Candidate, type CompiledPolicy, type ExceedStatus, type PolicyBook, type RequestAttributes,
+  apiKeySubjectOf, ipSubjectOf, throttleDenyRatio, throttleRetryAfterSeconds, userSubjectOf, type Allowlist, type AllowlistEntry, type Candidate, type CompiledPolicy, type ExceedStatus, type PolicyBook, type RequestAttributes, type Verdict,
 } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import type { BanCache } from './cache/ban-cache.js';
@@ -24,6 +24,11 @@ export interface Quota {
   limit: number;
   remaining: number;
   windowSeconds: number;
+}
+
+/** What the enforcer answers: the verdict, and the quota closest to running out, for RateLimit headers. */
+export interface Decision extends Verdict {
+  quota?: Quota;
 }
 
 export interface LocalDecision {

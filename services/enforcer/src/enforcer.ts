@@ -6,7 +6,9 @@ import { type Logger, type Registry } from '@banstream/platform';
 import { allowlistEntry, loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
-import { decideLocally, type HardCheck, type LocalDecision, type LocalState, type Quota } from './decide.js';
+import { decideLocally, type Decision, type HardCheck, type LocalDecision, type LocalState, type Quota } from './decide.js';
+
+export type { Decision } from './decide.js';
 import type { HardLimiter as RedisHardLimiter } from './hard/index.js';
 import { CONTEXT_SCOPES, scopeBit, scopesOfPolicy, type ContextNeeds, type ScopeSet } from './context-scopes.js';
 import { enforcerMetrics, type EnforcerMetrics } from './metrics.js';
@@ -48,10 +50,6 @@ export interface ContextNeed {
 }
 
 /** The answer to "may this request pass?". */
-export interface Decision extends Verdict {
-  /** The quota closest to running out, for RateLimit headers. */
-  quota?: Quota;
-}
 
 export interface Enforcer {
   start(): Promise<void>;

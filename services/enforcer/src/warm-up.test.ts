@@ -4,7 +4,7 @@ import type { Ban, PolicyRecord } from '@banstream/schemas';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
 import { decideLocally, type LocalState } from './decide.js';
-import type { Decision } from './enforcer.js';
+import type { Decision } from './decide.js';
 import { WarmUp, type WarmUpMode } from './warm-up.js';
 
 const NOW = 1_000_000;

@@ -1,5 +1,5 @@
 import type { Candidate, CompiledPolicy, PolicyBook, RequestAttributes } from '@banstream/core';
-import type { Decision } from './enforcer.js';
+import type { Decision } from './decide.js';
 import type { LocalDecision } from './decide.js';
 import { LocalLimiter } from './hard/local-limiter.js';
 

@@ -109,7 +109,7 @@ export function parseCookies(header: string | undefined): Record<string, string>
 
 /** Own property only: safe on plain objects built by callers, too. */
 export function ownValue(map: Readonly<Record<string, string>> | undefined, name: string): string | undefined {
-  if (map === undefined || !Object.prototype.hasOwnProperty.call(map, name)) return undefined;
+  if (map === undefined || !Object.hasOwn(map, name)) return undefined;
   const value = map[name];
   return typeof value === 'string' ? value : undefined;
 }

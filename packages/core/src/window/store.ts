@@ -141,7 +141,7 @@ export class WindowStore {
     if (count === 0) return status;
     const g = this.g;
     if (!(t >= this.cachedStart && t < this.cachedStart + g)) {
-      if (this.origin !== this.origin) this.origin = Math.floor((nowMs - this.graceMs) / g) - this.r - 1;
+      if (Number.isNaN(this.origin)) this.origin = Math.floor((nowMs - this.graceMs) / g) - this.r - 1;
       const abs = Math.floor(t / g);
       if (abs - this.origin < 1) return ADD_LATE;
       if (abs - this.origin > EPOCH_LIMIT) this.rebase(abs - this.origin);
@@ -293,7 +293,7 @@ export class WindowStore {
    * removed; shrinks the table once it is mostly empty.
    */
   evictIdle(nowMs: number, maxSlots: number = this.table.capacity): number {
-    if (this.origin !== this.origin) return 0;
+    if (Number.isNaN(this.origin)) return 0;
     const l = this.layout;
     const idleBelow = Math.floor((nowMs - l.graceMs - l.windowMs + 1) / this.g) - this.origin;
     return sweepIdle(this.table, this.wide, l, this.sweep, idleBelow, maxSlots);

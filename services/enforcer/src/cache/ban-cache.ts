@@ -232,6 +232,7 @@ export interface BanCacheOptions {
 const MANUAL = 'manual';
 
 /** Where touchAddress keeps what it read, so the compiler cannot drop the read. */
+// biome-ignore lint/correctness/noUnusedVariables: written, never read, on purpose (see above)
 let touched = 0;
 
 /** The four bytes as one int32: a small integer key, hashed without touching text. */
