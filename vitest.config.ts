@@ -12,7 +12,15 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['schemas/src/**/*.test.ts', 'demo/**/*.test.ts', 'bench/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'fuzz/src/**/*.test.ts', 'scripts/**/*.test.ts'],
+          include: [
+            'schemas/src/**/*.test.ts',
+            'demo/**/*.test.ts',
+            'bench/**/*.test.ts',
+            'packages/*/src/**/*.test.ts',
+            'services/*/src/**/*.test.ts',
+            'fuzz/src/**/*.test.ts',
+            'scripts/**/*.test.ts',
+          ],
           environment: 'node',
         },
       },

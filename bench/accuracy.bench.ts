@@ -37,9 +37,15 @@ const DURATION_MS = 60 * 60_000;
 const BASE = 1_700_000_040_000; // epoch ms, a multiple of G and of a minute
 const THROUGHPUT_RUNS = 3;
 const COUNTS: Record<SourceClass, number> = {
-  steady: 72_000, poller: 10_000, bursty: 16_000,
-  attacker_minute_edge: 400, attacker_bucket_edge: 400, attacker_window_edge: 400,
-  attacker_span_decoy: 400, compliant_exact_edge: 400, attacker_flood: 600,
+  steady: 72_000,
+  poller: 10_000,
+  bursty: 16_000,
+  attacker_minute_edge: 400,
+  attacker_bucket_edge: 400,
+  attacker_window_edge: 400,
+  attacker_span_decoy: 400,
+  compliant_exact_edge: 400,
+  attacker_flood: 600,
 };
 
 interface Decisions {
@@ -206,37 +212,49 @@ function main(): void {
   });
   const engineRate = median(engineRuns);
   const exactRate = median(exactRuns);
-  report('accuracy', {
-    seed: SEED, limit: LIMIT, window_ms: WINDOW_MS, buckets: BUCKETS, bucket_ms: G, grace_ms: GRACE_MS, exact_from: EXACT_FROM,
-    simulated_ms: DURATION_MS, sources_by_class: COUNTS, throughput_runs: THROUGHPUT_RUNS,
-    decision: 'allowed iff count in (t - W, t] including this request <= limit; every request counted (observed rate)',
-    engine: 'WindowStore (exactFrom = limit / 10) addHashed + estimateHashed per request, evictIdle(t, 4096) every 65536 requests',
-    reference: 'ExactSlidingLog (Map of per-key timestamp logs)',
-  }, {
-    requests: times.length,
-    sources: classOf.length,
-    wrong_decisions: c.wrong,
-    wrong_decision_pct: sig((100 * c.wrong) / times.length, 4),
-    false_allows: c.falseAllows,
-    false_denies: c.falseDenies,
-    false_bans: c.falseBans,
-    worst_overshoot_ratio: sig(Math.max(...worst), 4),
-    engine_requests_per_s: Math.round(engineRate),
-    exact_requests_per_s: Math.round(exactRate),
-    engine_to_exact_speed_ratio: sig(engineRate / exactRate, 3),
-    engine_peak_hot_keys: engine!.peakExactKeys,
-    engine_peak_bytes: engine!.peakBytes,
-    wrong_decision_pct_without_span_decoy: sig((100 * (c.wrong - c.wrongByClass[decoy]!)) / (times.length - requestsByClass[decoy]!), 4),
-    upper_bound_wrong_decision_pct: sig((100 * upper.wrong) / times.length, 4),
-    upper_bound_false_allows: upper.falseAllows,
-    upper_bound_false_bans: upper.falseBans,
-    upper_bound_worst_overshoot_ratio: sig(Math.max(...upperWorst), 4),
-    plain_interpolation_wrong_decision_pct: sig((100 * plain.wrong) / times.length, 4),
-    plain_interpolation_false_bans: plain.falseBans,
-    without_exact_from_wrong_decision_pct: sig((100 * coldOnly.wrong) / times.length, 4),
-    without_exact_from_false_bans: coldOnly.falseBans,
-    ...perClass,
-  });
+  report(
+    'accuracy',
+    {
+      seed: SEED,
+      limit: LIMIT,
+      window_ms: WINDOW_MS,
+      buckets: BUCKETS,
+      bucket_ms: G,
+      grace_ms: GRACE_MS,
+      exact_from: EXACT_FROM,
+      simulated_ms: DURATION_MS,
+      sources_by_class: COUNTS,
+      throughput_runs: THROUGHPUT_RUNS,
+      decision: 'allowed iff count in (t - W, t] including this request <= limit; every request counted (observed rate)',
+      engine: 'WindowStore (exactFrom = limit / 10) addHashed + estimateHashed per request, evictIdle(t, 4096) every 65536 requests',
+      reference: 'ExactSlidingLog (Map of per-key timestamp logs)',
+    },
+    {
+      requests: times.length,
+      sources: classOf.length,
+      wrong_decisions: c.wrong,
+      wrong_decision_pct: sig((100 * c.wrong) / times.length, 4),
+      false_allows: c.falseAllows,
+      false_denies: c.falseDenies,
+      false_bans: c.falseBans,
+      worst_overshoot_ratio: sig(Math.max(...worst), 4),
+      engine_requests_per_s: Math.round(engineRate),
+      exact_requests_per_s: Math.round(exactRate),
+      engine_to_exact_speed_ratio: sig(engineRate / exactRate, 3),
+      engine_peak_hot_keys: engine!.peakExactKeys,
+      engine_peak_bytes: engine!.peakBytes,
+      wrong_decision_pct_without_span_decoy: sig((100 * (c.wrong - c.wrongByClass[decoy]!)) / (times.length - requestsByClass[decoy]!), 4),
+      upper_bound_wrong_decision_pct: sig((100 * upper.wrong) / times.length, 4),
+      upper_bound_false_allows: upper.falseAllows,
+      upper_bound_false_bans: upper.falseBans,
+      upper_bound_worst_overshoot_ratio: sig(Math.max(...upperWorst), 4),
+      plain_interpolation_wrong_decision_pct: sig((100 * plain.wrong) / times.length, 4),
+      plain_interpolation_false_bans: plain.falseBans,
+      without_exact_from_wrong_decision_pct: sig((100 * coldOnly.wrong) / times.length, 4),
+      without_exact_from_false_bans: coldOnly.falseBans,
+      ...perClass,
+    },
+  );
 }
 
 main();

@@ -57,8 +57,22 @@ async function main(): Promise<void> {
     for (let a = 0; a < ATTACKERS; a++) {
       const ip = `198.18.${a}.9`;
       const events: RequestEvent[] = Array.from({ length: THRESHOLD + 1 }, (_, i) => ({
-        eventId: `${a}-${i}`, timestamp: Date.now(), ip, country: null, region: null, asn: null, method: 'GET', host: 'h', path: '/',
-        route: null, status: 200, userId: null, apiKeyHash: null, headers: {}, edgeId: 'bench', latencyMs: null,
+        eventId: `${a}-${i}`,
+        timestamp: Date.now(),
+        ip,
+        country: null,
+        region: null,
+        asn: null,
+        method: 'GET',
+        host: 'h',
+        path: '/',
+        route: null,
+        status: 200,
+        userId: null,
+        apiKeyHash: null,
+        headers: {},
+        edgeId: 'bench',
+        latencyMs: null,
       }));
       sent.set(`ip:${ip}`, performance.now());
       await producer.send({ topic: topicFullName(prefix, 'events'), acks: -1, messages: [{ key: eventPartitionKey(ip), value: codec.encode({ events }) }] });
@@ -82,18 +96,25 @@ async function main(): Promise<void> {
     }
     while (echoed.size < ATTACKERS && performance.now() < deadline + 20_000) await new Promise((r) => setTimeout(r, 50));
     const roundTrips = [...echoSent].filter(([k]) => echoed.has(k)).map(([k, t]) => echoed.get(k)! - t);
-    report('ban-latency', {
-      attackers: ATTACKERS, ban_threshold: THRESHOLD, gap_ms: GAP_MS, partitions: 6,
-      measure: 'from just before sending the record whose events cross the threshold to the ban arriving at a consumer of the bans topic (maxWaitTimeInMs 10)',
-      ceiling: 'produce (acks -1) then consume of a bare record, same producer and consumer settings',
-    }, {
-      bans_seen: delays.length,
-      ban_delay_p50_ms: sig(median(delays), 3),
-      ban_delay_p99_ms: sig(percentile(delays, 99), 3),
-      ceiling_roundtrip_p50_ms: sig(median(roundTrips), 3),
-      ceiling_roundtrip_p99_ms: sig(percentile(roundTrips, 99), 3),
-      ratio_p50: sig(median(roundTrips) / median(delays), 3),
-    });
+    report(
+      'ban-latency',
+      {
+        attackers: ATTACKERS,
+        ban_threshold: THRESHOLD,
+        gap_ms: GAP_MS,
+        partitions: 6,
+        measure: 'from just before sending the record whose events cross the threshold to the ban arriving at a consumer of the bans topic (maxWaitTimeInMs 10)',
+        ceiling: 'produce (acks -1) then consume of a bare record, same producer and consumer settings',
+      },
+      {
+        bans_seen: delays.length,
+        ban_delay_p50_ms: sig(median(delays), 3),
+        ban_delay_p99_ms: sig(percentile(delays, 99), 3),
+        ceiling_roundtrip_p50_ms: sig(median(roundTrips), 3),
+        ceiling_roundtrip_p99_ms: sig(percentile(roundTrips, 99), 3),
+        ratio_p50: sig(median(roundTrips) / median(delays), 3),
+      },
+    );
   } finally {
     child.kill('SIGTERM');
     for (const c of consumers) await c.disconnect();

@@ -32,13 +32,18 @@ async function main(): Promise<void> {
     const http = await measureHttp({ KAFKA_BROKERS: BROKERS, REDIS_URL, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '3' });
     const feed = await measureFeedLag(kafka, prefix);
     const redis = await measureEnforcerRedis();
-    report('enforcer', {
-      redis_part: redis.params,
-      kafka: BROKERS, redis: REDIS_URL,
-      local: '1,000,000 ip bans, two policies (a ban policy on /login, a throttle on /api/), 45% of checks from banned addresses',
-      http: 'autocannon, 32 keep-alive connections, POST /v1/check with a JSON request; each server warmed up 2 s, then 9 rounds of 2 s taking turns (hello-world, sidecar, sidecar with ENFORCER_BATCH_ANSWERS=false, a hello-world batching as the sidecar does); a ratio is the median of the rounds\' own ratios; latencies are autocannon\'s at that load, medians over the rounds',
-      feed: 'library enforcer in the bench process; 100 bans 50 ms apart; check() polled every ms',
-    }, { ...local, ...http, ...feed, ...redis.figures });
+    report(
+      'enforcer',
+      {
+        redis_part: redis.params,
+        kafka: BROKERS,
+        redis: REDIS_URL,
+        local: '1,000,000 ip bans, two policies (a ban policy on /login, a throttle on /api/), 45% of checks from banned addresses',
+        http: "autocannon, 32 keep-alive connections, POST /v1/check with a JSON request; each server warmed up 2 s, then 9 rounds of 2 s taking turns (hello-world, sidecar, sidecar with ENFORCER_BATCH_ANSWERS=false, a hello-world batching as the sidecar does); a ratio is the median of the rounds' own ratios; latencies are autocannon's at that load, medians over the rounds",
+        feed: 'library enforcer in the bench process; 100 bans 50 ms apart; check() polled every ms',
+      },
+      { ...local, ...http, ...feed, ...redis.figures },
+    );
   } finally {
     const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
     await admin.deleteTopics({ topics }).catch(() => undefined);

@@ -37,15 +37,31 @@ const SPIKE_MS = 30 * 60_000;
 const WINDOW_MS = 60_000;
 const THRESHOLDS = { ratio: 3, z: 5, minRate: 1 };
 const COUNTRIES = [
-  ['FR', 'Europe/Paris', 40], ['US', 'America/New_York', 200], ['JP', 'Asia/Tokyo', 60], ['AU', 'Australia/Sydney', 15],
-  ['BR', 'America/Sao_Paulo', 25], ['IN', 'Asia/Kolkata', 80], ['GB', 'Europe/London', 30], ['NZ', 'Pacific/Auckland', 2],
-  ['NG', 'Africa/Lagos', 5], ['SG', 'Asia/Singapore', 10], ['RU', 'Europe/Moscow', 20], ['CL', 'America/Santiago', 3],
+  ['FR', 'Europe/Paris', 40],
+  ['US', 'America/New_York', 200],
+  ['JP', 'Asia/Tokyo', 60],
+  ['AU', 'Australia/Sydney', 15],
+  ['BR', 'America/Sao_Paulo', 25],
+  ['IN', 'Asia/Kolkata', 80],
+  ['GB', 'Europe/London', 30],
+  ['NZ', 'Pacific/Auckland', 2],
+  ['NG', 'Africa/Lagos', 5],
+  ['SG', 'Asia/Singapore', 10],
+  ['RU', 'Europe/Moscow', 20],
+  ['CL', 'America/Santiago', 3],
 ] as const;
 
 type Country = { code: string; zone: string; peak: number };
 
 const options = (zone: string): DetectorOptions => ({
-  windowMs: WINDOW_MS, lagMs: 5_000, timeZone: zone, thresholds: THRESHOLDS, warmupSamples: 30, alpha: 0.01, resolveMs: 120_000, cooldownMs: 900_000,
+  windowMs: WINDOW_MS,
+  lagMs: 5_000,
+  timeZone: zone,
+  thresholds: THRESHOLDS,
+  warmupSamples: 30,
+  alpha: 0.01,
+  resolveMs: 120_000,
+  cooldownMs: 900_000,
 });
 
 /** Local clock reading in a zone, cached per minute (the rate curve moves per minute). */
@@ -147,7 +163,7 @@ function main(): void {
     const clock = localClock(c.zone);
     for (let trial = 0; trial < TRIALS_PER_COUNTRY; trial++) {
       // A night of the following week, 01:00-05:00 local, at a random minute.
-      let spikeAt = cleanEnd + trial * 86_400_000 + Math.floor(random() * 86_400_000 / 60_000) * 60_000;
+      let spikeAt = cleanEnd + trial * 86_400_000 + Math.floor((random() * 86_400_000) / 60_000) * 60_000;
       while (clock(spikeAt).hour < 1 || clock(spikeAt).hour >= 5) spikeAt += 60_000;
       const from = spikeAt - 2 * 3_600_000;
       const base = cleanRate(c, prng(SEED + trial));
@@ -166,23 +182,34 @@ function main(): void {
     }
   }
   const countryWeeks = countries.length * MEASURED_WEEKS;
-  report('geo', {
-    countries: countries.map((c) => `${c.code}:${c.zone}:${c.peak}/s`), start: new Date(START).toISOString(), learn_weeks: LEARN_WEEKS,
-    measured_weeks: MEASURED_WEEKS, trials: countries.length * TRIALS_PER_COUNTRY, spike: '4× the hour (≥2/s) for 30 min, 01:00-05:00 local',
-    window_ms: WINDOW_MS, lag_ms: 5_000, thresholds: THRESHOLDS, seed: SEED,
-  }, {
-    false_alerts_per_country_week: sig(falseAlerts / countryWeeks),
-    false_alerts_total: falseAlerts,
-    country_weeks: countryWeeks,
-    detection_delay_s: sig(median(delays)),
-    detection_delay_p99_s: sig(percentile(delays, 99)),
-    detection_delay_max_s: sig(Math.max(...delays)),
-    oracle_delay_s: sig(median(oracle)),
-    detection_delay_ratio: sig(median(delays) / median(oracle)),
-    missed_spikes: missed,
-    trial_alerts_before_spike: earlyAlerts,
-    entries_per_s: sig(entries / (feedMs / 1000)),
-  });
+  report(
+    'geo',
+    {
+      countries: countries.map((c) => `${c.code}:${c.zone}:${c.peak}/s`),
+      start: new Date(START).toISOString(),
+      learn_weeks: LEARN_WEEKS,
+      measured_weeks: MEASURED_WEEKS,
+      trials: countries.length * TRIALS_PER_COUNTRY,
+      spike: '4× the hour (≥2/s) for 30 min, 01:00-05:00 local',
+      window_ms: WINDOW_MS,
+      lag_ms: 5_000,
+      thresholds: THRESHOLDS,
+      seed: SEED,
+    },
+    {
+      false_alerts_per_country_week: sig(falseAlerts / countryWeeks),
+      false_alerts_total: falseAlerts,
+      country_weeks: countryWeeks,
+      detection_delay_s: sig(median(delays)),
+      detection_delay_p99_s: sig(percentile(delays, 99)),
+      detection_delay_max_s: sig(Math.max(...delays)),
+      oracle_delay_s: sig(median(oracle)),
+      detection_delay_ratio: sig(median(delays) / median(oracle)),
+      missed_spikes: missed,
+      trial_alerts_before_spike: earlyAlerts,
+      entries_per_s: sig(entries / (feedMs / 1000)),
+    },
+  );
 }
 
 main();

@@ -20,10 +20,22 @@ export function seededEvents(count: number, networks: number, seed: number, t0: 
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const prefixes = Array.from({ length: networks }, () => `${1 + Math.floor(random() * 222)}.${Math.floor(random() * 256)}.${Math.floor(random() * 256)}`);
   return Array.from({ length: count }, (_, i) => ({
-    eventId: `bench-${seed}-${i}`, timestamp: t0 - count + 1 + i, ip: `${pick(prefixes)}.${1 + Math.floor(random() * 254)}`,
-    country: null, region: null, asn: null, method: random() < 0.8 ? 'GET' : 'POST', host: 'shop.example', path: pick(PATHS),
-    route: null, status: random() < 0.9 ? 200 : 404, userId: random() < 0.3 ? `user-${Math.floor(random() * 1000)}` : null, apiKeyHash: null,
-    headers: { 'user-agent': pick(AGENTS) }, edgeId: 'edge-bench-1', latencyMs: null,
+    eventId: `bench-${seed}-${i}`,
+    timestamp: t0 - count + 1 + i,
+    ip: `${pick(prefixes)}.${1 + Math.floor(random() * 254)}`,
+    country: null,
+    region: null,
+    asn: null,
+    method: random() < 0.8 ? 'GET' : 'POST',
+    host: 'shop.example',
+    path: pick(PATHS),
+    route: null,
+    status: random() < 0.9 ? 200 : 404,
+    userId: random() < 0.3 ? `user-${Math.floor(random() * 1000)}` : null,
+    apiKeyHash: null,
+    headers: { 'user-agent': pick(AGENTS) },
+    edgeId: 'edge-bench-1',
+    latencyMs: null,
   }));
 }
 
@@ -37,7 +49,10 @@ export function chunks<T>(xs: readonly T[], size: number): T[][] {
 export class Loader {
   private readonly agent: Agent;
 
-  constructor(private readonly url: URL, private readonly concurrency: number) {
+  constructor(
+    private readonly url: URL,
+    private readonly concurrency: number,
+  ) {
     this.agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   }
 

@@ -116,7 +116,14 @@ async function main(): Promise<void> {
   note(`gateway on ${BROKERS}, topic ${topic}`);
   const registry = createMetricsRegistry('bench-ingest', { defaultMetrics: false });
   const http = createHttpServer(logger);
-  const config = loadConfig(ingestEnv, { KAFKA_BROKERS: BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: String(PARTITIONS), INGEST_GEOIP_DB: GEO_DB, LOG_LEVEL: 'warn', INGEST_ALLOW_ANONYMOUS_EDGES: 'true' });
+  const config = loadConfig(ingestEnv, {
+    KAFKA_BROKERS: BROKERS,
+    TOPIC_PREFIX: prefix,
+    TOPIC_PARTITIONS: String(PARTITIONS),
+    INGEST_GEOIP_DB: GEO_DB,
+    LOG_LEVEL: 'warn',
+    INGEST_ALLOW_ANONYMOUS_EDGES: 'true',
+  });
   const service = createIngestService({ config, logger, registry, readiness: new Readiness(), http });
   await service.start();
   const address = await http.listen({ host: '127.0.0.1', port: 0 });
@@ -156,27 +163,39 @@ async function main(): Promise<void> {
 
   const avro = median(figures.avro);
   const ceiling = median(figures.ceiling);
-  report('ingest', {
-    events_per_run: EVENTS, batch_events: BATCH, client_networks: NETWORKS, http_concurrency: CONCURRENCY, partitions: PARTITIONS, runs: RUNS,
-    publish_events: PUBLISH_EVENTS, publish_chunk: CHUNK, brokers: BROKERS, geo_db: '@ip-location-db/geo-whois-asn-country-mmdb',
-    publisher: EDGE_PUBLISHER_DEFAULTS,
-  }, {
-    avro_events_per_s: sig(avro),
-    json_events_per_s: sig(median(figures.json)),
-    ceiling_events_per_s: sig(ceiling),
-    ratio: sig(avro / ceiling, 3),
-    json_ratio: sig(median(figures.json) / ceiling, 3),
-    avro_accepted_events_per_s: sig(median(figures.avroAccept)),
-    json_accepted_events_per_s: sig(median(figures.jsonAccept)),
-    avro_events_per_s_min: sig(Math.min(...figures.avro)),
-    json_events_per_s_min: sig(Math.min(...figures.json)),
-    // CPU time of this process (gateway, publisher, kafkajs and the HTTP client) per event: less sensitive to a busy machine than the rates.
-    avro_cpu_us_per_event: sig(median(figures.avroCpu), 3),
-    json_cpu_us_per_event: sig(median(figures.jsonCpu), 3),
-    publish_ns_per_event: sig(median(publishNs), 3),
-    publish_ns_per_event_p99: sig(percentile(publishNs, 99), 3),
-    retried_requests_503: retried,
-  });
+  report(
+    'ingest',
+    {
+      events_per_run: EVENTS,
+      batch_events: BATCH,
+      client_networks: NETWORKS,
+      http_concurrency: CONCURRENCY,
+      partitions: PARTITIONS,
+      runs: RUNS,
+      publish_events: PUBLISH_EVENTS,
+      publish_chunk: CHUNK,
+      brokers: BROKERS,
+      geo_db: '@ip-location-db/geo-whois-asn-country-mmdb',
+      publisher: EDGE_PUBLISHER_DEFAULTS,
+    },
+    {
+      avro_events_per_s: sig(avro),
+      json_events_per_s: sig(median(figures.json)),
+      ceiling_events_per_s: sig(ceiling),
+      ratio: sig(avro / ceiling, 3),
+      json_ratio: sig(median(figures.json) / ceiling, 3),
+      avro_accepted_events_per_s: sig(median(figures.avroAccept)),
+      json_accepted_events_per_s: sig(median(figures.jsonAccept)),
+      avro_events_per_s_min: sig(Math.min(...figures.avro)),
+      json_events_per_s_min: sig(Math.min(...figures.json)),
+      // CPU time of this process (gateway, publisher, kafkajs and the HTTP client) per event: less sensitive to a busy machine than the rates.
+      avro_cpu_us_per_event: sig(median(figures.avroCpu), 3),
+      json_cpu_us_per_event: sig(median(figures.jsonCpu), 3),
+      publish_ns_per_event: sig(median(publishNs), 3),
+      publish_ns_per_event_p99: sig(percentile(publishNs, 99), 3),
+      retried_requests_503: retried,
+    },
+  );
 }
 
 await main();

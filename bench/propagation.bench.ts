@@ -27,11 +27,32 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:16379';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function event(ip: string, timestamp: number): RequestEvent {
-  return { eventId: '', timestamp, ip, country: 'FR', region: null, asn: null, method: 'GET', host: 'shop.example', path: '/', route: null, status: 200, userId: null, apiKeyHash: null, headers: {}, edgeId: 'bench', latencyMs: null };
+  return {
+    eventId: '',
+    timestamp,
+    ip,
+    country: 'FR',
+    region: null,
+    asn: null,
+    method: 'GET',
+    host: 'shop.example',
+    path: '/',
+    route: null,
+    status: 200,
+    userId: null,
+    apiKeyHash: null,
+    headers: {},
+    edgeId: 'bench',
+    latencyMs: null,
+  };
 }
 
 async function denied(port: number, ip: string): Promise<boolean> {
-  const res = await fetch(`http://127.0.0.1:${port}/v1/check`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ip, method: 'GET', host: 'shop.example', path: '/' }) });
+  const res = await fetch(`http://127.0.0.1:${port}/v1/check`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ip, method: 'GET', host: 'shop.example', path: '/' }),
+  });
   return ((await res.json()) as { allowed: boolean }).allowed === false;
 }
 
@@ -86,7 +107,11 @@ async function main(): Promise<void> {
     for (let a = 0; a < ATTACKERS; a++) {
       const ip = `198.18.${a}.7`;
       const at = performance.now();
-      await producer.send({ topic: topicFullName(prefix, 'events'), acks: -1, messages: [{ key: eventPartitionKey(ip), value: codec.encode({ events: Array.from({ length: THRESHOLD + 1 }, () => event(ip, Date.now())) }) }] });
+      await producer.send({
+        topic: topicFullName(prefix, 'events'),
+        acks: -1,
+        messages: [{ key: eventPartitionKey(ip), value: codec.encode({ events: Array.from({ length: THRESHOLD + 1 }, () => event(ip, Date.now())) }) }],
+      });
       const pending = new Set(enforcers);
       while (pending.size > 0) {
         if (performance.now() - at > 30_000) throw new Error(`attacker ${ip} not banned everywhere within 30 s`);
@@ -114,18 +139,27 @@ async function main(): Promise<void> {
       if (arrived.has(`k${i}`)) roundTrips.push(arrived.get(`k${i}`)! - t);
     }
     await echo.disconnect();
-    report('propagation', {
-      enforcers: enforcers.length, attackers: ATTACKERS, ban_threshold: THRESHOLD, gap_ms: GAP_MS, partitions: 6, target_background_events_per_s: RATE,
-      measure: 'from just before sending the record that crosses the threshold to the last of the enforcers denying the address (POST /v1/check polled every 5 ms)',
-      ceiling: 'produce (acks -1) then consume of a bare record, same clients, no services in between',
-    }, {
-      p50_ms: sig(median(delays), 3),
-      p99_ms: sig(percentile(delays, 99), 3),
-      max_ms: sig(Math.max(...delays), 3),
-      background_events_per_s: Math.round((sent / loadMs) * 1000),
-      ceiling_roundtrip_p50_ms: sig(median(roundTrips), 3),
-      ceiling_roundtrip_p99_ms: sig(percentile(roundTrips, 99), 3),
-    });
+    report(
+      'propagation',
+      {
+        enforcers: enforcers.length,
+        attackers: ATTACKERS,
+        ban_threshold: THRESHOLD,
+        gap_ms: GAP_MS,
+        partitions: 6,
+        target_background_events_per_s: RATE,
+        measure: 'from just before sending the record that crosses the threshold to the last of the enforcers denying the address (POST /v1/check polled every 5 ms)',
+        ceiling: 'produce (acks -1) then consume of a bare record, same clients, no services in between',
+      },
+      {
+        p50_ms: sig(median(delays), 3),
+        p99_ms: sig(percentile(delays, 99), 3),
+        max_ms: sig(Math.max(...delays), 3),
+        background_events_per_s: Math.round((sent / loadMs) * 1000),
+        ceiling_roundtrip_p50_ms: sig(median(roundTrips), 3),
+        ceiling_roundtrip_p99_ms: sig(percentile(roundTrips, 99), 3),
+      },
+    );
   } finally {
     loading = false;
     for (const c of children) c.kill('SIGTERM');

@@ -19,11 +19,7 @@ const available = readdirSync(benchDir)
   .sort();
 
 function run(name, args) {
-  const result = spawnSync(
-    process.execPath,
-    ['--expose-gc', '--import', 'tsx', join(benchDir, `${name}.bench.ts`), ...args],
-    { stdio: 'inherit', cwd: join(benchDir, '..') },
-  );
+  const result = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(benchDir, `${name}.bench.ts`), ...args], { stdio: 'inherit', cwd: join(benchDir, '..') });
   if (result.error) throw result.error;
   return result.status ?? 1;
 }

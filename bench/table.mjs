@@ -12,10 +12,30 @@ const resultsDir = join(dirname(fileURLToPath(import.meta.url)), 'results');
 const ROWS = [
   { bench: 'window', figure: 'updates_per_s', ceiling: 'ceiling_updates_per_s', ratio: 'updates_ratio_to_ceiling', target: '≥ 5,000,000', anchor: 'ceiling: a bare typed-array increment loop' },
   { bench: 'window', figure: 'bytes_per_key', ceiling: 'baseline_map_bytes_per_key', target: '≤ 64', anchor: 'baseline: a Map of window objects' },
-  { bench: 'accuracy', figure: 'wrong_decision_pct', ceiling: 'plain_interpolation_wrong_decision_pct', target: '≤ 0.003', anchor: 'vs an exact sliding log; baseline: plain interpolation of the previous window (Cloudflare-style estimate)' },
+  {
+    bench: 'accuracy',
+    figure: 'wrong_decision_pct',
+    ceiling: 'plain_interpolation_wrong_decision_pct',
+    target: '≤ 0.003',
+    anchor: 'vs an exact sliding log; baseline: plain interpolation of the previous window (Cloudflare-style estimate)',
+  },
   { bench: 'accuracy', figure: 'false_bans', ceiling: 'plain_interpolation_false_bans', target: '0', anchor: 'baseline: plain interpolation' },
-  { bench: 'aggregator', figure: 'events_per_s', ceiling: 'ceiling_events_per_s', ratio: 'ratio', target: '≥ 500,000 and ≥ 0.7 of ceiling', anchor: 'AGGREGATOR_WORKERS = cores; Kafka Streams windowed count ~20,000 records/s per instance; bare kafkajs consumer ~127,000 msgs/s' },
-  { bench: 'aggregator', figure: 'events_per_s', ceiling: 'ceiling_parallel_events_per_s', ratio: 'ratio_to_parallel_ceiling', target: '–', anchor: 'like for like: as many bare consumers side by side as workers' },
+  {
+    bench: 'aggregator',
+    figure: 'events_per_s',
+    ceiling: 'ceiling_events_per_s',
+    ratio: 'ratio',
+    target: '≥ 500,000 and ≥ 0.7 of ceiling',
+    anchor: 'AGGREGATOR_WORKERS = cores; Kafka Streams windowed count ~20,000 records/s per instance; bare kafkajs consumer ~127,000 msgs/s',
+  },
+  {
+    bench: 'aggregator',
+    figure: 'events_per_s',
+    ceiling: 'ceiling_parallel_events_per_s',
+    ratio: 'ratio_to_parallel_ceiling',
+    target: '–',
+    anchor: 'like for like: as many bare consumers side by side as workers',
+  },
   { bench: 'aggregator', figure: 'events_per_s_one_worker', ceiling: 'ceiling_events_per_s', ratio: 'ratio_one_worker', target: '–', anchor: 'one aggregator process (AGGREGATOR_WORKERS=1)' },
   { bench: 'ban-latency', figure: 'ban_delay_p99_ms', ceiling: 'ceiling_roundtrip_p99_ms', target: '≤ 100', anchor: 'ceiling: bare produce-and-consume round trip' },
   { bench: 'ingest', figure: 'avro_events_per_s', ceiling: 'ceiling_events_per_s', ratio: 'ratio', target: '≥ 300,000', anchor: 'ceiling: bare kafkajs producer, same pre-encoded batches' },
@@ -24,14 +44,39 @@ const ROWS = [
   { bench: 'enforcer', figure: 'local_checks_per_s', ceiling: 'ceiling_lookups_per_s', ratio: 'local_ratio', target: '≥ 2,000,000', anchor: 'ceiling: a bare Map lookup loop, 1M bans' },
   { bench: 'enforcer', figure: 'local_checks_per_s_browser_headers', target: '–', anchor: "the same checks, each request with a browser's dozen headers (no policy reads them)" },
   { bench: 'enforcer', figure: 'floor_lookups_per_s', target: '–', anchor: 'the ban lookup alone (address to number, Int32Table probe, expiry): an upper bound for local checks' },
-  { bench: 'enforcer', figure: 'floor_with_attributes_checks_per_s', target: '–', anchor: "the request's attributes, then the address ban's denial (BanCache.addressDenial): a tighter upper bound (the probes' cache misses exposed as in a check)" },
+  {
+    bench: 'enforcer',
+    figure: 'floor_with_attributes_checks_per_s',
+    target: '–',
+    anchor: "the request's attributes, then the address ban's denial (BanCache.addressDenial): a tighter upper bound (the probes' cache misses exposed as in a check)",
+  },
   { bench: 'enforcer', figure: 'http_checks_per_s', ceiling: 'http_ceiling_per_s', ratio: 'http_ratio', target: 'ratio ≥ 0.8', anchor: 'ceiling: Fastify hello-world, same client' },
-  { bench: 'enforcer', figure: 'http_checks_per_s', ceiling: 'http_batched_ceiling_per_s', ratio: 'http_ratio_to_batched_ceiling', target: '–', anchor: 'like for like: a hello-world batching its answers as the sidecar does' },
+  {
+    bench: 'enforcer',
+    figure: 'http_checks_per_s',
+    ceiling: 'http_batched_ceiling_per_s',
+    ratio: 'http_ratio_to_batched_ceiling',
+    target: '–',
+    anchor: 'like for like: a hello-world batching its answers as the sidecar does',
+  },
   { bench: 'enforcer', figure: 'http_unbatched_checks_per_s', ceiling: 'http_ceiling_per_s', ratio: 'http_unbatched_ratio', target: '–', anchor: 'the sidecar with ENFORCER_BATCH_ANSWERS=false' },
-  { bench: 'enforcer', figure: 'redis_checks_per_s', ceiling: 'redis_ceiling_per_s', ratio: 'redis_ratio', target: 'ratio ≥ 0.75', anchor: 'ceiling: redis-benchmark -P 16 EVALSHA of the same script' },
+  {
+    bench: 'enforcer',
+    figure: 'redis_checks_per_s',
+    ceiling: 'redis_ceiling_per_s',
+    ratio: 'redis_ratio',
+    target: 'ratio ≥ 0.75',
+    anchor: 'ceiling: redis-benchmark -P 16 EVALSHA of the same script',
+  },
   { bench: 'enforcer', figure: 'ban_feed_lag_p99_ms', target: '≤ 100', anchor: 'ban record sent → applied by an enforcer' },
   { bench: 'propagation', figure: 'p50_ms', ceiling: 'ceiling_roundtrip_p50_ms', target: '–', anchor: 'median of 100 attackers, same run' },
-  { bench: 'propagation', figure: 'p99_ms', ceiling: 'ceiling_roundtrip_p99_ms', target: '≤ 250', anchor: 'CrowdSec bouncers poll every 10 s; Cloudflare "up to a few seconds"; AWS WAF "usually below 30 seconds"' },
+  {
+    bench: 'propagation',
+    figure: 'p99_ms',
+    ceiling: 'ceiling_roundtrip_p99_ms',
+    target: '≤ 250',
+    anchor: 'CrowdSec bouncers poll every 10 s; Cloudflare "up to a few seconds"; AWS WAF "usually below 30 seconds"',
+  },
   { bench: 'propagation', figure: 'background_events_per_s', target: '100,000', anchor: 'background load during the propagation run' },
   { bench: 'geo', figure: 'false_alerts_per_country_week', target: 'low (0 seen)', anchor: 'seeded diurnal traffic, 12 countries' },
   { bench: 'geo', figure: 'detection_delay_s', ceiling: 'oracle_delay_s', ratio: 'detection_delay_ratio', target: 'minutes', anchor: 'ceiling: an oracle that knows the usual rate' },
@@ -47,10 +92,7 @@ function load(name) {
 }
 
 const results = new Map();
-const lines = [
-  '| benchmark | figure | value | ceiling (same run) | ratio | target | anchors |',
-  '| --- | --- | --- | --- | --- | --- | --- |',
-];
+const lines = ['| benchmark | figure | value | ceiling (same run) | ratio | target | anchors |', '| --- | --- | --- | --- | --- | --- | --- |'];
 for (const row of ROWS) {
   if (!results.has(row.bench)) results.set(row.bench, load(row.bench));
   const f = results.get(row.bench)?.figures;

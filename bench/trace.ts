@@ -80,31 +80,34 @@ export function generateTrace(p: TraceParams): Trace {
     },
     attacker_minute_edge: () => edgeBursts(60_000, 300),
     attacker_bucket_edge: () => edgeBursts(G, 50),
-    attacker_window_edge: () => cycles((out, t0) => {
-      const end = Math.ceil(t0 / G) * G; // a bucket edge
-      const n = L - 1 - Math.floor(random() * 3);
-      burst(out, end - 20, n, 19);
-      const early = [1, 5, 50, 500, G / 4][Math.floor(random() * 5)]!;
-      burst(out, end - 20 + W - early, n, 1);
-      return end;
-    }),
-    attacker_span_decoy: () => cycles((out, t0) => {
-      const end = Math.ceil(t0 / G) * G;
-      out.push(end - G); // the decoy stretches the bucket's span to all of G
-      const n = L - 2;
-      burst(out, end - 11, n, 10);
-      const early = [1, 5, 50, 500][Math.floor(random() * 4)]!;
-      burst(out, end - 11 + W - early, L, 5);
-      return end;
-    }),
-    compliant_exact_edge: () => cycles((out, t0) => {
-      const n = L - 1 - Math.floor(random() * 3);
-      const first = out.length;
-      burst(out, t0, n, 100);
-      const last = Math.max(...out.slice(first).map(Math.floor));
-      burst(out, last + W + 1, n, uniform(1, 200));
-      return t0;
-    }),
+    attacker_window_edge: () =>
+      cycles((out, t0) => {
+        const end = Math.ceil(t0 / G) * G; // a bucket edge
+        const n = L - 1 - Math.floor(random() * 3);
+        burst(out, end - 20, n, 19);
+        const early = [1, 5, 50, 500, G / 4][Math.floor(random() * 5)]!;
+        burst(out, end - 20 + W - early, n, 1);
+        return end;
+      }),
+    attacker_span_decoy: () =>
+      cycles((out, t0) => {
+        const end = Math.ceil(t0 / G) * G;
+        out.push(end - G); // the decoy stretches the bucket's span to all of G
+        const n = L - 2;
+        burst(out, end - 11, n, 10);
+        const early = [1, 5, 50, 500][Math.floor(random() * 4)]!;
+        burst(out, end - 11 + W - early, L, 5);
+        return end;
+      }),
+    compliant_exact_edge: () =>
+      cycles((out, t0) => {
+        const n = L - 1 - Math.floor(random() * 3);
+        const first = out.length;
+        burst(out, t0, n, 100);
+        const last = Math.max(...out.slice(first).map(Math.floor));
+        burst(out, last + W + 1, n, uniform(1, 200));
+        return t0;
+      }),
     attacker_flood: () => {
       const out: number[] = [];
       let t = random() * T;

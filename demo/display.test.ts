@@ -3,21 +3,29 @@ import { frame, ratesBetween, render, seconds, type DisplayState } from './displ
 
 const zero = { allowed: 0, denied: 0 };
 const state = (over: Partial<DisplayState> = {}): DisplayState => ({
-  now: 1_000_000, startedAt: 1_000_000 - 75_000, target: 'control http://127.0.0.1:8083', attacks: ['flood', 'botnet'],
+  now: 1_000_000,
+  startedAt: 1_000_000 - 75_000,
+  target: 'control http://127.0.0.1:8083',
+  attacks: ['flood', 'botnet'],
   rates: { legit: { allowed: 2.5, denied: 0 }, flood: { allowed: 0, denied: 40 }, botnet: { allowed: 0.5, denied: 11.5 }, spike: zero },
-  bans: [], alerts: [], status: 'Ctrl-C stops', ...over,
+  bans: [],
+  alerts: [],
+  status: 'Ctrl-C stops',
+  ...over,
 });
 
 describe('demo display', () => {
   it('shows the rates per class, the bans with their delay after the attack start, and the alerts', () => {
-    const text = render(state({
-      bans: [
-        { subject: 'ip:203.0.113.66', policyId: 'demo-flood', since: 1_000_000 - 12_000, expiresAt: 1_000_000 + 33_000, afterAttackMs: 3793, afterCrossingMs: 412 },
-        { subject: 'cidr:198.51.100.0/24', policyId: 'demo-login-stuffing', since: 1_000_000 - 2_000, expiresAt: 1_000_000 + 43_000, afterAttackMs: 5061 },
-        { subject: 'ip:192.0.2.9', policyId: 'manual', since: 1_000_000 - 90_000, expiresAt: 1_000_000 + 3_600_000 },
-      ],
-      alerts: [{ code: 'GB', state: 'fired', at: 1_000_000 - 5_000, currentRate: 1.8, baselineRate: 0.08, ratio: 18 }],
-    }));
+    const text = render(
+      state({
+        bans: [
+          { subject: 'ip:203.0.113.66', policyId: 'demo-flood', since: 1_000_000 - 12_000, expiresAt: 1_000_000 + 33_000, afterAttackMs: 3793, afterCrossingMs: 412 },
+          { subject: 'cidr:198.51.100.0/24', policyId: 'demo-login-stuffing', since: 1_000_000 - 2_000, expiresAt: 1_000_000 + 43_000, afterAttackMs: 5061 },
+          { subject: 'ip:192.0.2.9', policyId: 'manual', since: 1_000_000 - 90_000, expiresAt: 1_000_000 + 3_600_000 },
+        ],
+        alerts: [{ code: 'GB', state: 'fired', at: 1_000_000 - 5_000, currentRate: 1.8, baselineRate: 0.08, ratio: 18 }],
+      }),
+    );
     const lines = text.split('\n');
     expect(lines[0]).toBe('banstream demo  1m15s  control http://127.0.0.1:8083');
     expect(lines[1]).toBe('attacks now: flood, botnet');

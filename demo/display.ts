@@ -77,7 +77,10 @@ export function render(state: DisplayState, width = 120): string {
   }
   lines.push('');
   lines.push(state.status);
-  return lines.map((l) => l.trimEnd()).map((l) => (l.length > width ? `${l.slice(0, width - 1)}…` : l)).join('\n');
+  return lines
+    .map((l) => l.trimEnd())
+    .map((l) => (l.length > width ? `${l.slice(0, width - 1)}…` : l))
+    .join('\n');
 }
 
 /** The escape sequence that redraws `text` over the previous frame. */
@@ -86,11 +89,7 @@ export function frame(text: string): string {
 }
 
 /** Requests per second of each class from two snapshots of the driver's counters. */
-export function ratesBetween(
-  before: Record<TrafficClass, { allowed: number; denied: number }>,
-  after: Record<TrafficClass, { allowed: number; denied: number }>,
-  ms: number,
-): DisplayState['rates'] {
+export function ratesBetween(before: Record<TrafficClass, { allowed: number; denied: number }>, after: Record<TrafficClass, { allowed: number; denied: number }>, ms: number): DisplayState['rates'] {
   const per = (a: number, b: number) => (ms > 0 ? ((b - a) * 1000) / ms : 0);
   return Object.fromEntries(CLASSES.map((c) => [c, { allowed: per(before[c].allowed, after[c].allowed), denied: per(before[c].denied, after[c].denied) }])) as DisplayState['rates'];
 }

@@ -87,16 +87,19 @@ export class Driver {
     const body = r.method === 'POST' ? JSON.stringify({ user: r.user, password: r.password }) : undefined;
     if (body) headers['content-type'] = 'application/json';
     const done = fetch(`${edge}${r.path}`, { method: r.method, headers, ...(body ? { body } : {}), signal: AbortSignal.timeout(10_000) })
-      .then(async (res) => {
-        await res.arrayBuffer();
-        if (res.status === 403 || res.status === 429) {
-          stats.denied++;
-          if (r.cls === 'legit') this.deniedLegit.add(r.ip);
-          if (episode && episode.deniedAt[edge] === undefined) episode.deniedAt[edge] = Date.now();
-        } else stats.allowed++;
-      }, () => {
-        stats.failed++;
-      })
+      .then(
+        async (res) => {
+          await res.arrayBuffer();
+          if (res.status === 403 || res.status === 429) {
+            stats.denied++;
+            if (r.cls === 'legit') this.deniedLegit.add(r.ip);
+            if (episode && episode.deniedAt[edge] === undefined) episode.deniedAt[edge] = Date.now();
+          } else stats.allowed++;
+        },
+        () => {
+          stats.failed++;
+        },
+      )
       .finally(() => this.inFlight.delete(done));
     this.inFlight.add(done);
   }

@@ -40,7 +40,12 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
   const country = (r: { headers: Record<string, unknown> }) => (typeof r.headers['cf-ipcountry'] === 'string' ? r.headers['cf-ipcountry'] : undefined);
   await app.register(banstreamPlugin, { enforcer, publisher, edgeId, country, eventHeaders: ['user-agent'] });
   app.get('/', async () => ({ shop: 'banstream demo', edge: edgeId }));
-  app.get('/api/products', async () => ({ products: [{ id: 1, name: 'kettle' }, { id: 2, name: 'teapot' }] }));
+  app.get('/api/products', async () => ({
+    products: [
+      { id: 1, name: 'kettle' },
+      { id: 2, name: 'teapot' },
+    ],
+  }));
   app.post('/login', async (request, reply) => {
     const body = (request.body ?? {}) as { user?: unknown; password?: unknown };
     if (typeof body.user !== 'string' || body.password !== GOOD_PASSWORD) return reply.code(401).send({ error: 'bad credentials' });
@@ -48,7 +53,9 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
   });
   const url = await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   return {
-    url, edgeId, enforcer,
+    url,
+    edgeId,
+    enforcer,
     async close() {
       await app.close();
       await publisher.close(5_000);

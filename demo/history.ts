@@ -12,7 +12,15 @@ import { eventOf, historyRanges, Scenario, type ScenarioOptions } from './scenar
 const SLICE_MS = 4_000;
 const catalog = loadSchemaCatalog();
 
-export async function publishHistory(producer: Producer, topic: string, options: ScenarioOptions, now: number, hoursAhead: number, onProgress?: (share: number) => void, since?: number): Promise<number> {
+export async function publishHistory(
+  producer: Producer,
+  topic: string,
+  options: ScenarioOptions,
+  now: number,
+  hoursAhead: number,
+  onProgress?: (share: number) => void,
+  since?: number,
+): Promise<number> {
   // A generator of its own: history does not shift the live traffic's random draws.
   const scenario = new Scenario({ ...options, seed: options.seed + 1 }, now);
   const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);

@@ -48,7 +48,10 @@ async function tail(kafka: Kafka, topic: string, each: (key: string, value: Buff
 async function aggregatorLag(): Promise<number | undefined> {
   try {
     const text = await (await fetch(`${aggregatorUrl}/metrics`)).text();
-    return text.split('\n').filter((l) => l.startsWith('banstream_aggregator_consumer_lag{')).reduce((s, l) => s + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    return text
+      .split('\n')
+      .filter((l) => l.startsWith('banstream_aggregator_consumer_lag{'))
+      .reduce((s, l) => s + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
   } catch {
     return undefined;
   }
@@ -122,16 +125,20 @@ async function main(): Promise<void> {
     while (snapshots.length > 1 && at - snapshots[0]!.at > 3_000) snapshots.shift();
     const first = snapshots[0]!;
     const state: DisplayState = {
-      now: at, startedAt: scenario.startedAt, target: `2 edges -> ${prefix}events; control ${controlUrl}`,
+      now: at,
+      startedAt: scenario.startedAt,
+      target: `2 edges -> ${prefix}events; control ${controlUrl}`,
       attacks: [...activeAttacks(options.phases, at - scenario.startedAt)],
       rates: ratesBetween(first.counts, snapshots.at(-1)!.counts, at - first.at),
-      bans: [...bans.values()].filter((b) => b.expiresAt > at).map((b) => {
-        const attacker = ATTACKER_OF[b.subject];
-        const episode = attacker ? driver.attacks[attacker] : undefined;
-        // The delay belongs to this ban only when the ban came during the attack's current episode.
-        const ms = attacker && episode && b.since >= episode.startedAt - 1_000 ? driver.propagationMs(attacker) : undefined;
-        return { ...b, afterAttackMs: ms, afterCrossingMs: ms === undefined ? undefined : episode!.startedAt + ms - b.since };
-      }),
+      bans: [...bans.values()]
+        .filter((b) => b.expiresAt > at)
+        .map((b) => {
+          const attacker = ATTACKER_OF[b.subject];
+          const episode = attacker ? driver.attacks[attacker] : undefined;
+          // The delay belongs to this ban only when the ban came during the attack's current episode.
+          const ms = attacker && episode && b.since >= episode.startedAt - 1_000 ? driver.propagationMs(attacker) : undefined;
+          return { ...b, afterAttackMs: ms, afterCrossingMs: ms === undefined ? undefined : episode!.startedAt + ms - b.since };
+        }),
       alerts: [...alerts],
       status: `legitimate requests refused: ${driver.stats.legit.denied}   (Ctrl-C stops; logs: ${logFile})`,
     };

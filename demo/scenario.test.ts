@@ -56,14 +56,23 @@ describe('demo scenario', () => {
     const HOUR = 3_600_000;
     const now = Date.UTC(2026, 10, 23, 17, 41, 12);
     const ranges = historyRanges(now, 1);
-    expect(ranges).toEqual([[Date.UTC(2026, 10, 16, 17), Date.UTC(2026, 10, 16, 19)], [Date.UTC(2026, 10, 23, 17), now]]);
+    expect(ranges).toEqual([
+      [Date.UTC(2026, 10, 16, 17), Date.UTC(2026, 10, 16, 19)],
+      [Date.UTC(2026, 10, 23, 17), now],
+    ]);
     for (const [from] of ranges) expect(from % HOUR).toBe(0);
   });
 
   it('starts both ranges an hour earlier in the first minutes of an hour, so the recent one is never seconds long', () => {
     const now = Date.UTC(2026, 10, 25, 3, 0, 20);
-    expect(historyRanges(now, 1)).toEqual([[Date.UTC(2026, 10, 18, 2), Date.UTC(2026, 10, 18, 5)], [Date.UTC(2026, 10, 25, 2), now]]);
+    expect(historyRanges(now, 1)).toEqual([
+      [Date.UTC(2026, 10, 18, 2), Date.UTC(2026, 10, 18, 5)],
+      [Date.UTC(2026, 10, 25, 2), now],
+    ]);
     const later = Date.UTC(2026, 10, 25, 3, 5, 0);
-    expect(historyRanges(later, 1)).toEqual([[Date.UTC(2026, 10, 18, 3), Date.UTC(2026, 10, 18, 5)], [Date.UTC(2026, 10, 25, 3), later]]);
+    expect(historyRanges(later, 1)).toEqual([
+      [Date.UTC(2026, 10, 18, 3), Date.UTC(2026, 10, 18, 5)],
+      [Date.UTC(2026, 10, 25, 3), later],
+    ]);
   });
 });

@@ -32,11 +32,16 @@ export interface Country {
 
 /** Whole-hour zones only (local hours start on UTC hours), spread so one is always at night. */
 export const COUNTRIES: readonly Country[] = [
-  { code: 'US', zone: 'America/New_York', weight: 3 }, { code: 'MX', zone: 'America/Mexico_City', weight: 1 },
-  { code: 'BR', zone: 'America/Sao_Paulo', weight: 1.5 }, { code: 'GB', zone: 'Europe/London', weight: 1.5 },
-  { code: 'DE', zone: 'Europe/Berlin', weight: 1.5 }, { code: 'NG', zone: 'Africa/Lagos', weight: 1 },
-  { code: 'AE', zone: 'Asia/Dubai', weight: 0.5 }, { code: 'CN', zone: 'Asia/Shanghai', weight: 2 },
-  { code: 'JP', zone: 'Asia/Tokyo', weight: 1.5 }, { code: 'AU', zone: 'Australia/Sydney', weight: 1 },
+  { code: 'US', zone: 'America/New_York', weight: 3 },
+  { code: 'MX', zone: 'America/Mexico_City', weight: 1 },
+  { code: 'BR', zone: 'America/Sao_Paulo', weight: 1.5 },
+  { code: 'GB', zone: 'Europe/London', weight: 1.5 },
+  { code: 'DE', zone: 'Europe/Berlin', weight: 1.5 },
+  { code: 'NG', zone: 'Africa/Lagos', weight: 1 },
+  { code: 'AE', zone: 'Asia/Dubai', weight: 0.5 },
+  { code: 'CN', zone: 'Asia/Shanghai', weight: 2 },
+  { code: 'JP', zone: 'Asia/Tokyo', weight: 1.5 },
+  { code: 'AU', zone: 'Australia/Sydney', weight: 1 },
   { code: 'NZ', zone: 'Pacific/Auckland', weight: 0.5 },
 ];
 
@@ -71,7 +76,10 @@ export const DEMO_SCENARIO: Omit<ScenarioOptions, 'partitions'> = {
   phases: { flood: [10_000, 50_000], botnet: [20_000, 60_000], spike: [30_000, 110_000], every: 180_000 },
   // Attack rates of real ones (a flood sends hundreds a second, a botnet dozens of logins), so a
   // policy crosses well within a second of the attack starting.
-  peakPerSecond: 0.4, floodPerSecond: 400, botnetPerSecond: 80, spikePerSecond: 4,
+  peakPerSecond: 0.4,
+  floodPerSecond: 400,
+  botnetPerSecond: 80,
+  spikePerSecond: 4,
 };
 
 /**
@@ -81,13 +89,21 @@ export const DEMO_SCENARIO: Omit<ScenarioOptions, 'partitions'> = {
  */
 export const demoPolicies = (banDuration = '45s') => [
   {
-    id: 'demo-flood', description: 'One IP over 100 requests in 10 s is banned.', mode: 'enforce',
-    key: ['ip'], threshold: { count: 100, interval: '10s' }, action: { type: 'ban', banDuration, status: 429 },
+    id: 'demo-flood',
+    description: 'One IP over 100 requests in 10 s is banned.',
+    mode: 'enforce',
+    key: ['ip'],
+    threshold: { count: 100, interval: '10s' },
+    action: { type: 'ban', banDuration, status: 429 },
   },
   {
-    id: 'demo-login-stuffing', description: 'A /24 failing over 30 logins a minute is banned.', mode: 'enforce',
+    id: 'demo-login-stuffing',
+    description: 'A /24 failing over 30 logins a minute is banned.',
+    mode: 'enforce',
     match: { methods: ['POST'], paths: ['/login'], statuses: [401] },
-    key: ['prefix'], threshold: { count: 30, interval: '1m' }, action: { type: 'ban', banDuration, status: 403 },
+    key: ['prefix'],
+    threshold: { count: 30, interval: '1m' },
+    action: { type: 'ban', banDuration, status: 403 },
   },
 ];
 
@@ -165,7 +181,10 @@ export class Scenario {
   readonly networks: string[];
   private readonly random: () => number;
 
-  constructor(readonly options: ScenarioOptions, readonly startedAt: number) {
+  constructor(
+    readonly options: ScenarioOptions,
+    readonly startedAt: number,
+  ) {
     this.random = seeded(options.seed);
     this.networks = COUNTRIES.map((_c, i) => countryNetwork(i, options.partitions));
   }
@@ -187,10 +206,18 @@ export class Scenario {
     const { floodPerSecond, botnetPerSecond, spikePerSecond } = this.options;
     if (on.has('flood')) this.spread(from, to, floodPerSecond, (at) => out.push({ at, cls: 'flood', ip: FLOOD_IP, country: null, method: 'GET', path: '/api/products' }));
     if (on.has('botnet')) {
-      this.spread(from, to, botnetPerSecond, (at) => out.push({
-        at, cls: 'botnet', ip: `${BOTNET_NET}.${10 + Math.floor(this.random() * 60)}`, country: 'T1', method: 'POST', path: '/login',
-        user: `victim${Math.floor(this.random() * 10_000)}@example.com`, password: `guess-${Math.floor(this.random() * 1e6)}`,
-      }));
+      this.spread(from, to, botnetPerSecond, (at) =>
+        out.push({
+          at,
+          cls: 'botnet',
+          ip: `${BOTNET_NET}.${10 + Math.floor(this.random() * 60)}`,
+          country: 'T1',
+          method: 'POST',
+          path: '/login',
+          user: `victim${Math.floor(this.random() * 10_000)}@example.com`,
+          password: `guess-${Math.floor(this.random() * 1e6)}`,
+        }),
+      );
     }
     if (on.has('spike')) {
       const index = COUNTRIES.indexOf(nightCountry(this.startedAt));
@@ -219,8 +246,22 @@ export class Scenario {
 export function eventOf(r: DemoRequest, eventId: string): RequestEvent {
   const status = r.method === 'POST' ? (r.password === GOOD_PASSWORD ? 200 : 401) : 200;
   return {
-    eventId, timestamp: r.at, ip: r.ip, country: r.country, region: null, asn: null, method: r.method, host: 'shop.example',
-    path: r.path, route: r.path, status, userId: null, apiKeyHash: null, headers: {}, edgeId: 'history', latencyMs: null,
+    eventId,
+    timestamp: r.at,
+    ip: r.ip,
+    country: r.country,
+    region: null,
+    asn: null,
+    method: r.method,
+    host: 'shop.example',
+    path: r.path,
+    route: r.path,
+    status,
+    userId: null,
+    apiKeyHash: null,
+    headers: {},
+    edgeId: 'history',
+    latencyMs: null,
   };
 }
 
@@ -243,5 +284,8 @@ export function historyRanges(now: number, hoursAhead: number): [number, number]
   const WEEK = 7 * 24 * HOUR;
   const recentFrom = Math.floor((now - MIN_RECENT_HISTORY_MS) / HOUR) * HOUR;
   const aheadUntil = (Math.floor(now / HOUR) + hoursAhead + 1) * HOUR;
-  return [[recentFrom - WEEK, aheadUntil - WEEK], [recentFrom, now]];
+  return [
+    [recentFrom - WEEK, aheadUntil - WEEK],
+    [recentFrom, now],
+  ];
 }

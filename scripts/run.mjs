@@ -85,7 +85,10 @@ async function waitReady() {
   for (const { name, port } of SERVICES) {
     for (;;) {
       if (stopping) return false;
-      const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) break;
       if (Date.now() > deadline) throw new Error(`${name} did not report ready on http://127.0.0.1:${port}/readyz within 60 s`);
       await new Promise((r) => setTimeout(r, 200));

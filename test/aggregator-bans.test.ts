@@ -5,9 +5,7 @@ import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { produceOrFail } from './support/kafka.js';
 import { exitWithin } from './support/processes.js';
-import {
-  catalog, decodeBan, event, publishEvents, publishPolicy, startAggregator, TopicTail, type Aggregator,
-} from './support/aggregator.js';
+import { catalog, decodeBan, event, publishEvents, publishPolicy, startAggregator, TopicTail, type Aggregator } from './support/aggregator.js';
 
 /** One aggregator against the real broker: ban lifecycle, preview, allowlist, hot reload, DLQ. */
 describe('aggregator bans', () => {
@@ -20,8 +18,12 @@ describe('aggregator bans', () => {
   let bans: TopicTail<Ban>;
 
   const banPolicy = (id: string, extra: Record<string, unknown> = {}) => ({
-    id, key: ['ip'], match: { paths: [`/${id}`] }, threshold: { count: 20, interval: '1m' },
-    action: { type: 'ban', banDuration: '3s', status: 403 }, ...extra,
+    id,
+    key: ['ip'],
+    match: { paths: [`/${id}`] },
+    threshold: { count: 20, interval: '1m' },
+    action: { type: 'ban', banDuration: '3s', status: 403 },
+    ...extra,
   });
   const attack = (ip: string, path: string, n: number) => Array.from({ length: n }, (_, i) => event(ip, Date.now() - n + i, { path }));
 
@@ -32,7 +34,13 @@ describe('aggregator bans', () => {
     await publishPolicy(producer, topics.name('policies'), banPolicy('dry', { mode: 'preview' }));
     const allow = catalog.codec(SCHEMA_NAMES.allowEntry).encode({ entry: 'ip:198.51.100.7', reason: 'our probe', addedBy: 'tests', addedAt: Date.now(), expiresAt: null });
     await produceOrFail(producer, topics.name('allowlist'), [{ key: 'ip:198.51.100.7', value: allow }]);
-    aggregator = await startAggregator({ KAFKA_BROKERS: kafkaBrokers, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: '3', AGGREGATOR_TICK_MS: '20', AGGREGATOR_GROUP_ID: `${topics.prefix}aggregator` });
+    aggregator = await startAggregator({
+      KAFKA_BROKERS: kafkaBrokers,
+      TOPIC_PREFIX: topics.prefix,
+      TOPIC_PARTITIONS: '3',
+      AGGREGATOR_TICK_MS: '20',
+      AGGREGATOR_GROUP_ID: `${topics.prefix}aggregator`,
+    });
     bans = await new TopicTail(kafka, topics.name('bans'), decodeBan).start();
   }, 90_000);
 
@@ -70,9 +78,15 @@ describe('aggregator bans', () => {
 
   it('applies a policy published while it runs, and rejects an invalid one with its reason', async () => {
     const invalid = catalog.codec(SCHEMA_NAMES.policy).encode({
-      id: 'broken', version: 1, description: '', owner: 'tests', mode: 'enforce', enabled: true,
+      id: 'broken',
+      version: 1,
+      description: '',
+      owner: 'tests',
+      mode: 'enforce',
+      enabled: true,
       definition: JSON.stringify({ key: ['ip'], threshold: { count: 0, interval: '1m' }, action: { type: 'ban', banDuration: '1m' } }),
-      updatedBy: 'tests', updatedAt: Date.now(),
+      updatedBy: 'tests',
+      updatedAt: Date.now(),
     });
     await produceOrFail(producer, topics.name('policies'), [{ key: 'broken', value: invalid }]);
     await publishPolicy(producer, topics.name('policies'), banPolicy('late-rule'));
@@ -101,9 +115,7 @@ describe('aggregator bans', () => {
     const dlq = await new TopicTail<DlqRecord>(kafka, topics.name('dlq'), (b) => catalog.codec(SCHEMA_NAMES.dlqRecord).decode(b)).start();
     try {
       await produceOrFail(producer, topics.name('events'), [{ key: '203.0.113.0/24', value: Buffer.from('not avro') }]);
-      await publishEvents(producer, topics.name('events'), [
-        event('not-an-ip', Date.now()), event('203.0.113.12', Date.now() + 3_600_000), ...attack('203.0.113.13', '/burst', 30),
-      ]);
+      await publishEvents(producer, topics.name('events'), [event('not-an-ip', Date.now()), event('203.0.113.12', Date.now() + 3_600_000), ...attack('203.0.113.13', '/burst', 30)]);
       await waitUntil(() => recordsFor('ip:203.0.113.13').length > 0, 'the ban after the bad records');
       await waitUntil(() => dlq.records.length >= 3, 'three DLQ records');
       const reasons = dlq.records.map((r) => r.value!.reasonCode).sort();

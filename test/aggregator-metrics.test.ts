@@ -43,7 +43,14 @@ describe('aggregator metrics carry no subject', () => {
     expect(scrape).toMatch(/^banstream_aggregator_policy_hottest_count\{policy="per-user",service="aggregator"\} 60$/m);
     for (const secret of ['203.0.113.77', '198.51.100.23', 'mallory', 'subject=']) expect(scrape).not.toContain(secret);
 
-    const logged = await waitUntil(() => aggregator.proc.output().split('\n').find((l) => l.includes('"msg":"hot subjects nearest their threshold"')), 'the hot subjects log line');
+    const logged = await waitUntil(
+      () =>
+        aggregator.proc
+          .output()
+          .split('\n')
+          .find((l) => l.includes('"msg":"hot subjects nearest their threshold"')),
+      'the hot subjects log line',
+    );
     // Logged at the first sweep that finds hot subjects (then at most once a minute): the per-IP
     // counts are made first, so the hottest address is in it, with its count so far.
     const top = (JSON.parse(logged) as { top: { policy: string; subject: string; count: number; threshold: number }[] }).top;

@@ -66,15 +66,30 @@ describe('aggregator output Kafka refuses or keeps failing', () => {
         events: Array.from({ length: 1_000 }, (_, i) => event(PLANTER, Date.now(), { userId: `user-${i}-`.padEnd(100, 'x') })),
       });
       await produceOrFail(producer, events, [{ key: eventPartitionKey(PLANTER), value: record }]);
-      await publishEvents(producer, events, Array.from({ length: 120 }, (_, i) => event(FLOODER, Date.now() + i)), 20);
+      await publishEvents(
+        producer,
+        events,
+        Array.from({ length: 120 }, (_, i) => event(FLOODER, Date.now() + i)),
+        20,
+      );
 
-      const ban = await waitUntil(() => bans.latest().get(`ip:${FLOODER}`), () => `the flood banned\n${a.proc.output().slice(-3000)}`, 45_000, 100);
+      const ban = await waitUntil(
+        () => bans.latest().get(`ip:${FLOODER}`),
+        () => `the flood banned\n${a.proc.output().slice(-3000)}`,
+        45_000,
+        100,
+      );
       expect(ban).toMatchObject({ policyId: 'flood', origin: 'aggregator' });
       const refused = (topic: string) => dlq.records.filter((r) => r.value?.reasonCode === 'OUTPUT_REFUSED' && r.value.originalTopic === topic).map((r) => r.value!);
       // Each owner partition's batch, kept whole, where it was going: it can be written there again once the limit is fixed.
       const codec = catalog.codec<SubjectCountBatch>(SCHEMA_NAMES.subjectCountBatch);
       const users = () => refused(topics.name('aggregator-subjects')).flatMap((r) => codec.decode(r.value).entries.filter((e) => e.policyId === 'per-user'));
-      await waitUntil(() => users().length >= 1_000, () => `the repartition batches dead-lettered (${users().length} users)`, 30_000, 100);
+      await waitUntil(
+        () => users().length >= 1_000,
+        () => `the repartition batches dead-lettered (${users().length} users)`,
+        30_000,
+        100,
+      );
       expect(new Set(users().map((e) => e.subject)).size).toBe(1_000);
       for (const r of refused(topics.name('aggregator-subjects'))) expect(r).toMatchObject({ offset: -1, reasonMessage: expect.stringContaining('MESSAGE_TOO_LARGE') });
       await waitUntil(() => refused(topics.name('counts')).length > 0, 'the refused counts dead-lettered', 30_000, 100);
@@ -103,14 +118,31 @@ describe('aggregator output Kafka refuses or keeps failing', () => {
     running.push(a);
     try {
       const now = Date.now();
-      await produceOrFail(producer, topics.name('events'), [{
-        key: eventPartitionKey(PLANTER),
-        value: catalog.codec(SCHEMA_NAMES.requestEventBatch).encode({ events: [...users[0]!, ...users[1]!].map((u) => event(PLANTER, now, { userId: u })) }),
-      }]);
+      await produceOrFail(producer, topics.name('events'), [
+        {
+          key: eventPartitionKey(PLANTER),
+          value: catalog.codec(SCHEMA_NAMES.requestEventBatch).encode({ events: [...users[0]!, ...users[1]!].map((u) => event(PLANTER, now, { userId: u })) }),
+        },
+      ]);
       const counted = () => [...users[0]!, ...users[1]!].filter((u) => counts.latest().get(`per-user|user:${u}`)?.count === 1).length;
-      await waitUntil(() => counted() === 22, () => `every user's count published, one by one (${counted()})\n${a.proc.output().slice(-3000)}`, 30_000, 100);
-      await publishEvents(producer, topics.name('events'), Array.from({ length: 120 }, (_, i) => event(FLOODER, Date.now() + i)), 20);
-      await waitUntil(() => bans.latest().get(`ip:${FLOODER}`), () => `the flood banned\n${a.proc.output().slice(-3000)}`, 30_000, 100);
+      await waitUntil(
+        () => counted() === 22,
+        () => `every user's count published, one by one (${counted()})\n${a.proc.output().slice(-3000)}`,
+        30_000,
+        100,
+      );
+      await publishEvents(
+        producer,
+        topics.name('events'),
+        Array.from({ length: 120 }, (_, i) => event(FLOODER, Date.now() + i)),
+        20,
+      );
+      await waitUntil(
+        () => bans.latest().get(`ip:${FLOODER}`),
+        () => `the flood banned\n${a.proc.output().slice(-3000)}`,
+        30_000,
+        100,
+      );
       expect((await readyz(a)).status).toBe(200);
     } finally {
       await bans.stop();
@@ -130,19 +162,34 @@ describe('aggregator output Kafka refuses or keeps failing', () => {
       // UNKNOWN_TOPIC_OR_PARTITION, which kafkajs retries within the send (the broker
       // creates no topic by itself): a publication that never ends, as with Kafka away.
       await admin.deleteTopics({ topics: [counts.name] });
-      await publishEvents(producer, topics.name('events'), Array.from({ length: 120 }, (_, i) => event(FLOODER, Date.now() + i)), 20);
+      await publishEvents(
+        producer,
+        topics.name('events'),
+        Array.from({ length: 120 }, (_, i) => event(FLOODER, Date.now() + i)),
+        20,
+      );
       let last: unknown;
-      const stuck = await waitUntil(async () => {
-        const r = (last = await readyz(a));
-        return r.status === 503 && r.checks['output published'] === false && r;
-      }, () => `not ready while the counts cannot be written (${JSON.stringify(last)})\n${a.proc.output().slice(-2000)}`, 30_000, 100);
+      const stuck = await waitUntil(
+        async () => {
+          const r = (last = await readyz(a));
+          return r.status === 503 && r.checks['output published'] === false && r;
+        },
+        () => `not ready while the counts cannot be written (${JSON.stringify(last)})\n${a.proc.output().slice(-2000)}`,
+        30_000,
+        100,
+      );
       expect(stuck.checks).toMatchObject({ kafka: true, 'output published': false });
       expect(await a.metric('banstream_aggregator_publication_pending_seconds')).toBeGreaterThan(2);
 
       // Deleting takes a moment: created again as soon as the broker lets it.
       await waitUntil(async () => (await ensureTopics(admin, [counts]), true), 'the counts topic created again', 30_000, 500);
       countsTail = await new TopicTail<WindowCount>(kafka, counts.name, decodeCount).start();
-      await waitUntil(() => countsTail!.latest().get(`flood|ip:${FLOODER}`)?.count === 120, () => `the counts published once Kafka takes them\n${a.proc.output().slice(-2000)}`, 60_000, 100);
+      await waitUntil(
+        () => countsTail!.latest().get(`flood|ip:${FLOODER}`)?.count === 120,
+        () => `the counts published once Kafka takes them\n${a.proc.output().slice(-2000)}`,
+        60_000,
+        100,
+      );
       await waitUntil(async () => (await readyz(a)).status === 200, 'ready again', 30_000, 100);
       expect(await a.metric('banstream_aggregator_publication_pending_seconds')).toBeLessThan(2);
       expect(bans.latest().get(`ip:${FLOODER}`)).toMatchObject({ policyId: 'flood' });

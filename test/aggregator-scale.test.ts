@@ -3,9 +3,7 @@ import type { Admin, Kafka, Producer } from '@banstream/kafka';
 import type { Ban, WindowCount } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
-import {
-  decodeBan, decodeCount, publishEvents, startAggregator, stopAggregators, TopicTail, type Aggregator,
-} from './support/aggregator.js';
+import { decodeBan, decodeCount, publishEvents, startAggregator, stopAggregators, TopicTail, type Aggregator } from './support/aggregator.js';
 import { committedAll, expectExactResult, publishCountingPolicies, scaleOutEnv, traffic } from './support/aggregator-traffic.js';
 
 /**

@@ -63,7 +63,11 @@ function probeHealth(a: Aggregator, boundMs = 3_000) {
 }
 
 async function sendCompressed(producer: Producer, topic: string, messages: { key: string; value: Buffer }[], partition?: number): Promise<void> {
-  await withDeadline(producer.send({ topic, acks: -1, compression: CompressionTypes.GZIP, messages: messages.map((m) => ({ ...m, ...(partition === undefined ? {} : { partition }) })) }), 30_000, `producing to ${topic}`);
+  await withDeadline(
+    producer.send({ topic, acks: -1, compression: CompressionTypes.GZIP, messages: messages.map((m) => ({ ...m, ...(partition === undefined ? {} : { partition }) })) }),
+    30_000,
+    `producing to ${topic}`,
+  );
 }
 
 /**
@@ -82,8 +86,14 @@ describe('no record stops a partition', () => {
   let stateDir: string;
   const running: Aggregator[] = [];
   const env = () => ({
-    ...broker!.env, AGGREGATOR_GROUP_ID: `${broker!.topics.prefix}aggregator`, AGGREGATOR_HOT_SHARE: '0', AGGREGATOR_TICK_MS: '20',
-    AGGREGATOR_SESSION_TIMEOUT_MS: '6000', AGGREGATOR_RECORD_BUDGET_MS: String(BUDGET_MS), AGGREGATOR_STATE_DIR: stateDir, LOG_LEVEL: 'info',
+    ...broker!.env,
+    AGGREGATOR_GROUP_ID: `${broker!.topics.prefix}aggregator`,
+    AGGREGATOR_HOT_SHARE: '0',
+    AGGREGATOR_TICK_MS: '20',
+    AGGREGATOR_SESSION_TIMEOUT_MS: '6000',
+    AGGREGATOR_RECORD_BUDGET_MS: String(BUDGET_MS),
+    AGGREGATOR_STATE_DIR: stateDir,
+    LOG_LEVEL: 'info',
   });
 
   beforeAll(async () => {
@@ -116,14 +126,25 @@ describe('no record stops a partition', () => {
 
       // Stage two: a repartition record whose first entry cannot be counted (a negative count), before the entries of user u-after.
       const subjectsPartition = keyPartition('user:u-after', 3);
-      const bad: SubjectCountBatch = { sourcePartition: 999, entries: [
-        { offset: 1, policyId: 'per-user', subject: 'user:u-bad', timestamp: now, count: -5, seq: 0 },
-        { offset: 1, policyId: 'per-user', subject: 'user:u-good', timestamp: now, count: 3, seq: 1 },
-      ] };
-      await producer.send({ topic: topics.name('aggregator-subjects'), acks: -1, messages: [{ key: 'p999', value: catalog.codec(SCHEMA_NAMES.subjectCountBatch).encode(bad), partition: subjectsPartition }] });
+      const bad: SubjectCountBatch = {
+        sourcePartition: 999,
+        entries: [
+          { offset: 1, policyId: 'per-user', subject: 'user:u-bad', timestamp: now, count: -5, seq: 0 },
+          { offset: 1, policyId: 'per-user', subject: 'user:u-good', timestamp: now, count: 3, seq: 1 },
+        ],
+      };
+      await producer.send({
+        topic: topics.name('aggregator-subjects'),
+        acks: -1,
+        messages: [{ key: 'p999', value: catalog.codec(SCHEMA_NAMES.subjectCountBatch).encode(bad), partition: subjectsPartition }],
+      });
 
       // Stage one, all on the flooder's partition: normal traffic, then the planted records, then more traffic and the flood.
-      await publishEvents(producer, events, Array.from({ length: 20 }, (_, i) => event('203.0.113.10', now - 100 + i)));
+      await publishEvents(
+        producer,
+        events,
+        Array.from({ length: 20 }, (_, i) => event('203.0.113.10', now - 100 + i)),
+      );
       const firstPlanted = await admin.fetchTopicOffsets(events);
       const next = () => BigInt(firstPlanted.find((o) => o.partition === partition)!.high);
       const attack = attackRecord(now);
@@ -135,10 +156,24 @@ describe('no record stops a partition', () => {
       const huge = catalog.codec(SCHEMA_NAMES.requestEventBatch).encode({ events: Array.from({ length: HUGE_EVENTS }, () => event(HUGE, now, { eventId: '' })) });
       expect(gzipSync(huge).length).toBeLessThan(1 << 20);
       await sendCompressed(producer, events, [{ key, value: huge }]);
-      await publishEvents(producer, events, Array.from({ length: 30 }, (_, i) => event('203.0.113.20', now + i, { userId: 'u-after' })));
-      await publishEvents(producer, events, Array.from({ length: 120 }, (_, i) => event(FLOODER, now + i)), 20);
+      await publishEvents(
+        producer,
+        events,
+        Array.from({ length: 30 }, (_, i) => event('203.0.113.20', now + i, { userId: 'u-after' })),
+      );
+      await publishEvents(
+        producer,
+        events,
+        Array.from({ length: 120 }, (_, i) => event(FLOODER, now + i)),
+        20,
+      );
 
-      const ban = await waitUntil(() => bans.latest().get(`ip:${FLOODER}`), () => `the flood banned\n${a.proc.output()}`, 90_000, 100);
+      const ban = await waitUntil(
+        () => bans.latest().get(`ip:${FLOODER}`),
+        () => `the flood banned\n${a.proc.output()}`,
+        90_000,
+        100,
+      );
       expect(ban).toMatchObject({ policyId: 'flood', origin: 'aggregator' });
       const countOf = (k: string) => counts.latest().get(k)?.count;
       await waitUntil(() => countOf('flood|ip:203.0.113.10') === 20 && countOf('flood|ip:203.0.113.20') === 30, 'the traffic before and after the planted records counted', 30_000);
@@ -150,7 +185,11 @@ describe('no record stops a partition', () => {
       const letters = () => dlq.records.map((r) => r.value!);
       const atOffset = (topic: string, p: number, offset: bigint) => letters().filter((l) => l.originalTopic === topic && l.partition === p && l.offset === Number(offset));
       const planted = () => [next(), next() + 1n, next() + 2n, next() + 3n].map((o) => atOffset(events, partition, o)).concat([atOffset(topics.name('aggregator-subjects'), subjectsPartition, 0n)]);
-      await waitUntil(() => planted().every((l) => l.length > 0), () => `a dead letter for each planted record, got ${JSON.stringify(letters().map((l) => [l.originalTopic, l.offset, l.reasonCode]))}`, 30_000);
+      await waitUntil(
+        () => planted().every((l) => l.length > 0),
+        () => `a dead letter for each planted record, got ${JSON.stringify(letters().map((l) => [l.originalTopic, l.offset, l.reasonCode]))}`,
+        30_000,
+      );
       const [attacked, fingerprinted, garbled, stalled, thrown] = planted();
       const only = (list: DlqRecord[]) => {
         for (const l of list) expect({ ...l, at: 0 }).toEqual({ ...list[0]!, at: 0 });
@@ -190,7 +229,11 @@ describe('no record stops a partition', () => {
       a = await startAggregator(env());
       running.push(a);
       probe = probeHealth(a);
-      await publishEvents(producer, events, Array.from({ length: 25 }, (_, i) => event('203.0.113.21', Date.now() + i)));
+      await publishEvents(
+        producer,
+        events,
+        Array.from({ length: 25 }, (_, i) => event('203.0.113.21', Date.now() + i)),
+      );
       await waitUntil(() => countOf('flood|ip:203.0.113.21') === 25, 'traffic after the restart counted', 60_000);
       expect(await a.metric('banstream_aggregator_quarantined_records_total', 'stage="events"')).toBeGreaterThanOrEqual(1);
       expect(await a.metric('banstream_worker_stalls_total')).toBe(0);

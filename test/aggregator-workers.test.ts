@@ -102,17 +102,31 @@ describe('aggregator workers under one supervisor', () => {
     const proc = spawnService('aggregator', { ...env(), AGGREGATOR_GROUP_ID: `${topics.prefix}scrapes`, LOG_LEVEL: 'warn', HTTP_PORT: String(port) });
     const scrapes: { ms: number; unanswered: number }[] = [];
     try {
-      await waitUntil(async () => {
-        const t = performance.now();
-        const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => (r.ok ? r.text() : undefined), () => undefined);
-        if (text === undefined) return false;
-        const unanswered = sumMetric(text, 'banstream_workers_unanswered');
-        scrapes.push({ ms: performance.now() - t, unanswered });
-        return unanswered === 0;
-      }, 'both workers to answer', 60_000, 50);
+      await waitUntil(
+        async () => {
+          const t = performance.now();
+          const text = await fetch(`http://127.0.0.1:${port}/metrics`).then(
+            (r) => (r.ok ? r.text() : undefined),
+            () => undefined,
+          );
+          if (text === undefined) return false;
+          const unanswered = sumMetric(text, 'banstream_workers_unanswered');
+          scrapes.push({ ms: performance.now() - t, unanswered });
+          return unanswered === 0;
+        },
+        'both workers to answer',
+        60_000,
+        50,
+      );
       // Asking a worker before it listens used to wait out the 2 s ask timeout.
-      expect(scrapes.some((s) => s.unanswered > 0), JSON.stringify(scrapes)).toBe(true);
-      expect(scrapes.filter((s) => s.ms >= 1_000), JSON.stringify(scrapes)).toEqual([]);
+      expect(
+        scrapes.some((s) => s.unanswered > 0),
+        JSON.stringify(scrapes),
+      ).toBe(true);
+      expect(
+        scrapes.filter((s) => s.ms >= 1_000),
+        JSON.stringify(scrapes),
+      ).toEqual([]);
     } finally {
       proc.child.kill('SIGTERM');
       await exitWithin(proc, 20_000).catch(() => proc.child.kill('SIGKILL'));

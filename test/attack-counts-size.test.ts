@@ -26,7 +26,12 @@ describe('attack: one tick of counts the broker refuses', () => {
     const burst = Array.from({ length: USERS }, (_, i) => event(`198.51.${i % 100}.7`, now, { userId: `user-${i}-`.padEnd(120, 'x') }));
     // Records of 500 events, as the gateway's publisher writes them, a few per send (each send's batch under 1 MiB).
     for (let i = 0; i < burst.length; i += 2_000) await publishEvents(producer, topics.name('events'), burst.slice(i, i + 2_000), 500);
-    await waitUntil(async () => (await a.metric('banstream_aggregator_subject_entries_applied_total')) >= USERS || a.proc.output().includes('publishing counts and bans failed'), 'the burst counted', 60_000, 100);
+    await waitUntil(
+      async () => (await a.metric('banstream_aggregator_subject_entries_applied_total')) >= USERS || a.proc.output().includes('publishing counts and bans failed'),
+      'the burst counted',
+      60_000,
+      100,
+    );
     expect(await suite.floodUntilBanned(a, 45_000)).toMatchObject({ policyId: 'flood', origin: 'aggregator' });
   }, 240_000);
 });

@@ -41,7 +41,12 @@ describe('attack: records of invalid events', () => {
       expect({ stalls, delayUnder15s: delay < 15_000 }).toEqual({ stalls: 0, delayUnder15s: true });
       // A ban goes out as soon as it is decided, ahead of the dead letters of its fetch: they follow.
       const refused = () => dlq.records.filter((r) => r.value?.reasonCode === 'EVENT_TIME_OUT_OF_RANGE').length;
-      await waitUntil(() => refused() >= RECORDS * EVENTS, () => `every invalid event dead-lettered (${refused()})`, 30_000, 100);
+      await waitUntil(
+        () => refused() >= RECORDS * EVENTS,
+        () => `every invalid event dead-lettered (${refused()})`,
+        30_000,
+        100,
+      );
       expect(refused()).toBe(RECORDS * EVENTS);
     } finally {
       await dlq.stop();

@@ -37,9 +37,18 @@ describe('attack: a repartition output the broker refuses', () => {
         events: Array.from({ length: USERS }, (_, i) => event(PLANTER, now, { eventId: '', userId: `user-${i}-`.padEnd(100, 'x') })),
       });
       expect(gzipSync(planted).length).toBeLessThan(1 << 20);
-      await withDeadline(producer.send({ topic: topics.name('events'), acks: -1, compression: CompressionTypes.GZIP, messages: [{ key: eventPartitionKey(PLANTER), value: planted }] }), 30_000, 'planting');
+      await withDeadline(
+        producer.send({ topic: topics.name('events'), acks: -1, compression: CompressionTypes.GZIP, messages: [{ key: eventPartitionKey(PLANTER), value: planted }] }),
+        30_000,
+        'planting',
+      );
       // The planted record is in hand, or done with, before the flood arrives.
-      await waitUntil(async () => (await a.metric('banstream_aggregator_events_consumed_total')) >= USERS || a.proc.output().includes('publishing the repartition failed'), 'the planted record read', 60_000, 100);
+      await waitUntil(
+        async () => (await a.metric('banstream_aggregator_events_consumed_total')) >= USERS || a.proc.output().includes('publishing the repartition failed'),
+        'the planted record read',
+        60_000,
+        100,
+      );
 
       expect(await suite.floodUntilBanned(a, 45_000)).toMatchObject({ policyId: 'flood', origin: 'aggregator' });
       await waitUntil(() => counts.latest().get(`flood|ip:${FLOODER}`)?.count === 120, 'the flood counted', 20_000);

@@ -80,9 +80,14 @@ describe('attack: requests slower than the grace period are never counted', () =
           await new Promise((r) => setTimeout(r, 50));
         }
       })();
-      const attempts = Array.from({ length: 120 }, () => app.inject({
-        method: 'POST', url: '/login', headers: { 'x-client': ATTACKER, 'content-type': 'text/plain' }, payload: slowBody(SLOW_MS),
-      }));
+      const attempts = Array.from({ length: 120 }, () =>
+        app.inject({
+          method: 'POST',
+          url: '/login',
+          headers: { 'x-client': ATTACKER, 'content-type': 'text/plain' },
+          payload: slowBody(SLOW_MS),
+        }),
+      );
       const fast = Array.from({ length: 120 }, () => app.inject({ method: 'POST', url: '/login', headers: { 'x-client': FAST_ATTACKER, 'content-type': 'text/plain' }, payload: 'user=bob' }));
       const answers = await Promise.all([...attempts, ...fast]);
       expect(answers.every((r) => r.body === 'wrong password')).toBe(true);

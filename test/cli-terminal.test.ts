@@ -26,10 +26,15 @@ describe('banstream CLI in a terminal', () => {
     tmux('send-keys', '-t', 'cli', 'clear', 'Enter');
     await waitUntil(() => !screen().includes('exit='), 'a clear screen', 5_000, 50);
     tmux('send-keys', '-t', 'cli', `${line}; echo "exit=$?"`, 'Enter');
-    return waitUntil(() => {
-      const text = screen();
-      return /^exit=\d+$/m.test(text) ? text : undefined;
-    }, `"${line}" to finish`, 30_000, 100);
+    return waitUntil(
+      () => {
+        const text = screen();
+        return /^exit=\d+$/m.test(text) ? text : undefined;
+      },
+      `"${line}" to finish`,
+      30_000,
+      100,
+    );
   }
 
   beforeAll(async () => {
@@ -38,25 +43,36 @@ describe('banstream CLI in a terminal', () => {
     control = await startControl({ ...broker.env, CONTROL_TOKENS: tokens.entries });
     const policy = { id: 'login-rate', key: ['ip'], threshold: { count: 20, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } };
     expect((await control.call('POST', '/v1/policies', { token: tokens.admin, body: policy })).status).toBe(201);
-    for (const [subject, reason] of [['203.0.113.7', 'credential stuffing'], ['user:42', 'card testing']]) {
+    for (const [subject, reason] of [
+      ['203.0.113.7', 'credential stuffing'],
+      ['user:42', 'card testing'],
+    ]) {
       expect((await control.call('POST', '/v1/bans', { token: tokens.operator, body: { subject, duration: '2h', reason } })).status).toBe(201);
     }
     // Some retained traffic for the backtest: one client over the threshold.
     const now = Date.now();
-    await publishEvents(broker.producer, broker.topics.name('events'), Array.from({ length: 300 }, (_, i) => event(i < 100 ? '203.0.113.50' : `198.51.100.${i % 50}`, now - 1000 + i)), 20);
+    await publishEvents(
+      broker.producer,
+      broker.topics.name('events'),
+      Array.from({ length: 300 }, (_, i) => event(i < 100 ? '203.0.113.50' : `198.51.100.${i % 50}`, now - 1000 + i)),
+      20,
+    );
     writeFileSync(join(dir, 'token'), tokens.operator, { mode: 0o600 });
-    writeFileSync(join(dir, 'policies.yaml'), [
-      'policies:',
-      '  - id: login-rate',
-      '    key: [ip]',
-      '    threshold: { count: 30, interval: 1m }',
-      '    action: { type: ban, banDuration: 10m }',
-      '  - id: api-rate',
-      '    key: [apikey]',
-      '    threshold: { count: 100, interval: 1m }',
-      '    action: { type: throttle }',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      join(dir, 'policies.yaml'),
+      [
+        'policies:',
+        '  - id: login-rate',
+        '    key: [ip]',
+        '    threshold: { count: 30, interval: 1m }',
+        '    action: { type: ban, banDuration: 10m }',
+        '  - id: api-rate',
+        '    key: [apikey]',
+        '    threshold: { count: 100, interval: 1m }',
+        '    action: { type: throttle }',
+        '',
+      ].join('\n'),
+    );
     writeFileSync(join(dir, 'broken.yaml'), 'id: broken\nkey: [ip]\nthreshold: { count: 0, interval: 1m }\naction: { type: throttle }\n');
     tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'cli', '-x', '200', '-y', '60', 'bash --norc --noprofile');
     tmux('send-keys', '-t', 'cli', `export PS1='$ ' BANSTREAM_URL=${control.url} BANSTREAM_TOKEN_FILE=${join(dir, 'token')} NO_UPDATE_NOTIFIER=1; cd ${REPO_ROOT}`, 'Enter');

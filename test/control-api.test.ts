@@ -59,7 +59,10 @@ describe('control API', () => {
       const got = await control.call('GET', '/v1/policies/login-rate', as('viewer'));
       expect(got.body).toMatchObject({ version: 2, spec: { threshold: { count: 30 } } });
       const versions = await control.call('GET', '/v1/policies/login-rate/versions', as('viewer'));
-      expect(versions.body.versions.map((v: PolicyRecord) => [v.version, v.mode, v.updatedBy])).toEqual([[1, 'preview', 'admin-user'], [2, 'enforce', 'admin-user']]);
+      expect(versions.body.versions.map((v: PolicyRecord) => [v.version, v.mode, v.updatedBy])).toEqual([
+        [1, 'preview', 'admin-user'],
+        [2, 'enforce', 'admin-user'],
+      ]);
       const list = await control.call('GET', '/v1/policies', as('viewer'));
       expect(list.body.policies.map((p: PolicyRecord) => p.id)).toEqual(['login-rate']);
     });
@@ -83,7 +86,13 @@ describe('control API', () => {
       const set = { policies: [policy('login-rate', { mode: 'enforce', threshold: { count: 40, interval: '1m' } }), policy('api-rate', { action: { type: 'throttle' } })] };
       const plan = await control.call('POST', '/v1/policies/plan', { ...as('viewer'), body: set });
       expect(plan.status).toBe(200);
-      expect(plan.body).toMatchObject({ applied: false, changes: [{ id: 'api-rate', action: 'create' }, { id: 'login-rate', action: 'update', version: 2, fields: [{ path: 'threshold.count', before: 30, after: 40 }] }] });
+      expect(plan.body).toMatchObject({
+        applied: false,
+        changes: [
+          { id: 'api-rate', action: 'create' },
+          { id: 'login-rate', action: 'update', version: 2, fields: [{ path: 'threshold.count', before: 30, after: 40 }] },
+        ],
+      });
       expect((await control.call('GET', '/v1/policies/login-rate', as('viewer'))).body.version).toBe(2);
       const applied = await control.call('POST', '/v1/policies/apply', { ...as('admin'), body: set });
       expect(applied.body.applied).toBe(true);
@@ -111,13 +120,25 @@ describe('control API', () => {
       await control.call('POST', '/v1/bans', { ...as('operator'), body: { subject: '198.51.100.0/24', duration: '2h', reason: 'scanner network' } });
       await control.call('POST', '/v1/bans', { ...as('admin'), body: { subject: 'user:42', duration: '1d', reason: 'abuse' } });
       changes.push(
-        { action: 'ban.add', target: 'ip:203.0.113.7', actor: 'operator-user' }, { action: 'ban.add', target: 'cidr:198.51.100.0/24', actor: 'operator-user' },
+        { action: 'ban.add', target: 'ip:203.0.113.7', actor: 'operator-user' },
+        { action: 'ban.add', target: 'cidr:198.51.100.0/24', actor: 'operator-user' },
         { action: 'ban.add', target: 'user:42', actor: 'admin-user' },
       );
       // One the aggregator decided, straight on the topic: the API reads what the topic says.
       const policyBan: Ban = {
-        banId: 'agg-1', subject: 'ip:192.0.2.9', policyId: 'login-rate', reason: '25 requests in 1m', evidenceCount: 25, windowSeconds: 60, startedAt: Date.now(),
-        expiresAt: Date.now() + 600_000, preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
+        banId: 'agg-1',
+        subject: 'ip:192.0.2.9',
+        policyId: 'login-rate',
+        reason: '25 requests in 1m',
+        evidenceCount: 25,
+        windowSeconds: 60,
+        startedAt: Date.now(),
+        expiresAt: Date.now() + 600_000,
+        preview: false,
+        escalationLevel: 0,
+        origin: 'aggregator',
+        httpStatus: 403,
+        createdBy: null,
       };
       await produceOrFail(broker.producer, broker.topics.name('bans'), [{ key: policyBan.subject, value: catalog.codec(SCHEMA_NAMES.ban).encode(policyBan) }]);
       const subjects = async (query: string) => (await control.call('GET', `/v1/bans${query}`, as('viewer'))).body.bans.map((b: Ban) => b.subject);
@@ -161,7 +182,10 @@ describe('control API', () => {
       await control.call('POST', '/v1/allowlist', { ...as('operator'), body: { entry: 'user:probe', reason: 'monitoring' } });
       changes.push({ action: 'allowlist.add', target: 'cidr:10.0.0.0/8', actor: 'operator-user' }, { action: 'allowlist.add', target: 'user:probe', actor: 'operator-user' });
       const list = await control.call('GET', '/v1/allowlist', as('viewer'));
-      expect(list.body.entries.map((e: { entry: string; expiresAt: number | null }) => [e.entry, e.expiresAt === null])).toEqual([['cidr:10.0.0.0/8', false], ['user:probe', true]]);
+      expect(list.body.entries.map((e: { entry: string; expiresAt: number | null }) => [e.entry, e.expiresAt === null])).toEqual([
+        ['cidr:10.0.0.0/8', false],
+        ['user:probe', true],
+      ]);
       expect((await control.call('DELETE', '/v1/allowlist/user:probe', as('operator'))).body).toEqual({ removed: 'user:probe' });
       changes.push({ action: 'allowlist.remove', target: 'user:probe', actor: 'operator-user' });
       expect((await control.call('DELETE', '/v1/allowlist/user:probe', as('operator'))).status).toBe(404);
@@ -173,7 +197,10 @@ describe('control API', () => {
 
     it('shows recent alerts from the alerts topic, newest first, filtered by time and state', async () => {
       const alert = (code: string, state: 'fired' | 'resolved', at: number) => ({
-        key: code, value: catalog.codec(SCHEMA_NAMES.geoAlert).encode({ alertId: `a-${code}`, scope: 'country', code, state, currentRate: 900, baselineRate: 100, zScore: 12, ratio: 9, hourOfWeek: 10, timeZone: 'UTC', localHourOfWeek: 10, at }),
+        key: code,
+        value: catalog
+          .codec(SCHEMA_NAMES.geoAlert)
+          .encode({ alertId: `a-${code}`, scope: 'country', code, state, currentRate: 900, baselineRate: 100, zScore: 12, ratio: 9, hourOfWeek: 10, timeZone: 'UTC', localHourOfWeek: 10, at }),
       });
       const now = Date.now();
       await produceOrFail(broker.producer, broker.topics.name('alerts'), [alert('FR', 'fired', now - 2000), alert('DE', 'fired', now - 1000), alert('FR', 'resolved', now)]);
@@ -258,10 +285,22 @@ describe('control API', () => {
     it('serves its OpenAPI document without a token', async () => {
       const doc = (await (await fetch(`${control.url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
       expect(doc.openapi).toBe('3.1.0');
-      expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining([
-        '/v1/policies', '/v1/policies/{id}', '/v1/policies/{id}/versions', '/v1/policies/plan', '/v1/policies/apply',
-        '/v1/bans', '/v1/bans/{subject}', '/v1/allowlist', '/v1/allowlist/{entry}', '/v1/alerts', '/v1/backtests', '/v1/backtests/{id}',
-      ]));
+      expect(Object.keys(doc.paths)).toEqual(
+        expect.arrayContaining([
+          '/v1/policies',
+          '/v1/policies/{id}',
+          '/v1/policies/{id}/versions',
+          '/v1/policies/plan',
+          '/v1/policies/apply',
+          '/v1/bans',
+          '/v1/bans/{subject}',
+          '/v1/allowlist',
+          '/v1/allowlist/{entry}',
+          '/v1/alerts',
+          '/v1/backtests',
+          '/v1/backtests/{id}',
+        ]),
+      );
     });
   });
 

@@ -59,11 +59,16 @@ describe('backtest against the live aggregator', () => {
     await waitUntil(() => expected.every((s) => bans.records.some((r) => r.key === s)), `the live bans of ${expected.join(', ')}`, 30_000);
     // Let anything still in flight land, then close the range.
     let seen = -1;
-    await waitUntil(async () => {
-      const settled = seen === bans.records.length;
-      seen = bans.records.length;
-      return settled && (await aggregator.metric('banstream_aggregator_consumer_lag')) === 0;
-    }, 'the aggregator to settle', 20_000, 500);
+    await waitUntil(
+      async () => {
+        const settled = seen === bans.records.length;
+        seen = bans.records.length;
+        return settled && (await aggregator.metric('banstream_aggregator_consumer_lag')) === 0;
+      },
+      'the aggregator to settle',
+      20_000,
+      500,
+    );
     to = Date.now();
   }, 150_000);
 
@@ -78,11 +83,16 @@ describe('backtest against the live aggregator', () => {
   async function backtest(body: Record<string, unknown>) {
     const started = await control.call('POST', '/v1/backtests', { token: tokens.operator, body: { ...body, from: String(from), to: String(to) } });
     expect(started.status).toBe(202);
-    return waitUntil(async () => {
-      const job = await control.call('GET', `/v1/backtests/${started.body.id}`, { token: tokens.viewer });
-      if (job.body.state === 'failed') throw new Error(job.body.error);
-      return job.body.state === 'done' ? job.body.result : undefined;
-    }, 'the backtest to finish', 30_000, 100);
+    return waitUntil(
+      async () => {
+        const job = await control.call('GET', `/v1/backtests/${started.body.id}`, { token: tokens.viewer });
+        if (job.body.state === 'failed') throw new Error(job.body.error);
+        return job.body.state === 'done' ? job.body.result : undefined;
+      },
+      'the backtest to finish',
+      30_000,
+      100,
+    );
   }
 
   const live = (policyId: string) => bans.records.filter((r) => r.value?.policyId === policyId).map((r) => r.value!);
@@ -126,7 +136,10 @@ describe('backtest against the live aggregator', () => {
     const human = await run(process.execPath, ['packages/cli/dist/main.js', 'backtest', '--policy', 'per-ip', '--from', String(from), '--to', String(to)], { cwd: REPO_ROOT, env });
     expect(human.stdout).toContain('3 ban(s) of 3 subject(s)');
     expect(human.stdout).toContain('ip:203.0.113.9');
-    const denied = await run(process.execPath, ['packages/cli/dist/main.js', 'backtest', '--policy', 'per-ip', '--from', '1h'], { cwd: REPO_ROOT, env: { ...env, BANSTREAM_TOKEN: tokens.viewer } }).catch((e: { code: number; stderr: string }) => e);
+    const denied = await run(process.execPath, ['packages/cli/dist/main.js', 'backtest', '--policy', 'per-ip', '--from', '1h'], {
+      cwd: REPO_ROOT,
+      env: { ...env, BANSTREAM_TOKEN: tokens.viewer },
+    }).catch((e: { code: number; stderr: string }) => e);
     expect(denied).toMatchObject({ code: 5 });
     expect((denied as { stderr: string }).stderr).toContain('needs operator');
   });

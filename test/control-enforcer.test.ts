@@ -37,7 +37,11 @@ describe('control API → enforcer', () => {
   });
 
   const check = async (ip: string) => {
-    const res = await fetch(`${enforcerUrl}/v1/check`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ip, method: 'GET', host: 'shop.example', path: '/' }) });
+    const res = await fetch(`${enforcerUrl}/v1/check`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ip, method: 'GET', host: 'shop.example', path: '/' }),
+    });
     return (await res.json()) as { allowed: boolean; status: number; source: string; policyId?: string; reason: string };
   };
 
@@ -45,10 +49,15 @@ describe('control API → enforcer', () => {
     expect((await check('203.0.113.77')).allowed).toBe(true);
     const added = await control.call('POST', '/v1/bans', { token: tokens.operator, body: { subject: '203.0.113.0/24', duration: '30m', reason: 'scraper network', status: 403 } });
     expect(added.status).toBe(201);
-    const denied = await waitUntil(async () => {
-      const d = await check('203.0.113.77');
-      return d.allowed ? undefined : d;
-    }, 'the manual ban to reach the enforcer', 10_000, 20);
+    const denied = await waitUntil(
+      async () => {
+        const d = await check('203.0.113.77');
+        return d.allowed ? undefined : d;
+      },
+      'the manual ban to reach the enforcer',
+      10_000,
+      20,
+    );
     expect(denied).toMatchObject({ status: 403, source: 'ban', policyId: 'manual' });
     expect(denied.reason).toContain('scraper network');
     expect((await check('198.51.100.1')).allowed).toBe(true);
@@ -58,7 +67,8 @@ describe('control API → enforcer', () => {
     await waitUntil(async () => (await check('203.0.113.77')).allowed, 'the lifted ban to reach the enforcer', 10_000, 20);
     await waitUntil(() => audit.records.length === 2, 'two audit records');
     expect(audit.records.map((r) => [r.value!.action, r.value!.target, r.value!.actor])).toEqual([
-      ['ban.add', 'cidr:203.0.113.0/24', 'operator-user'], ['ban.lift', 'cidr:203.0.113.0/24', 'operator-user'],
+      ['ban.add', 'cidr:203.0.113.0/24', 'operator-user'],
+      ['ban.lift', 'cidr:203.0.113.0/24', 'operator-user'],
     ]);
   });
 
@@ -66,10 +76,15 @@ describe('control API → enforcer', () => {
     await control.call('POST', '/v1/bans', { token: tokens.operator, body: { subject: '192.0.2.0/24', duration: '30m', reason: 'noisy' } });
     await waitUntil(async () => !(await check('192.0.2.10')).allowed, 'the ban', 10_000, 20);
     await control.call('POST', '/v1/allowlist', { token: tokens.operator, body: { entry: '192.0.2.10', reason: 'our probe', ttl: '1h' } });
-    const allowed = await waitUntil(async () => {
-      const d = await check('192.0.2.10');
-      return d.allowed ? d : undefined;
-    }, 'the allowlist entry to win', 10_000, 20);
+    const allowed = await waitUntil(
+      async () => {
+        const d = await check('192.0.2.10');
+        return d.allowed ? d : undefined;
+      },
+      'the allowlist entry to win',
+      10_000,
+      20,
+    );
     expect(allowed.source).toBe('allowlist');
     expect((await check('192.0.2.11')).allowed).toBe(false);
   });

@@ -117,7 +117,10 @@ describe('control API guard rails', () => {
       const ban = await control.call('POST', '/v1/bans', { ...operator, body: { subject: typed, duration: '1m', reason: 'typo' } });
       expect(ban.status, typed).toBe(400);
       expect(ban.body.code).toBe('SUBJECT_TOO_BROAD');
-      expect(ban.body.errors[0]).toEqual({ path: 'subject', message: expect.stringMatching(/names no client \(no ip, cidr, user, apikey, header or cookie part\): it refuses every request that carries it, from everyone$/) });
+      expect(ban.body.errors[0]).toEqual({
+        path: 'subject',
+        message: expect.stringMatching(/names no client \(no ip, cidr, user, apikey, header or cookie part\): it refuses every request that carries it, from everyone$/),
+      });
     }
     // A client part makes it narrow: the user, on one path.
     const narrow = await control.call('POST', '/v1/bans', { ...operator, body: { subject: 'user:42|path:/login', duration: '1m', reason: 'stuffing' } });

@@ -33,11 +33,19 @@ describe('npm run demo in a terminal', () => {
     aggregator = await startAggregator({ ...broker.env, AGGREGATOR_GROUP_ID: `${broker.topics.prefix}aggregator` });
     writeFileSync(join(dir, 'token'), tokens.admin, { mode: 0o600 });
     const env = {
-      KAFKA_BROKERS: kafkaBrokers, TOPIC_PREFIX: broker.topics.prefix, BANSTREAM_URL: control.url, BANSTREAM_TOKEN_FILE: join(dir, 'token'),
-      BANSTREAM_AGGREGATOR_URL: `http://127.0.0.1:${aggregator.port}`, BANSTREAM_STACK_DIR: dir, DEMO_LOG: join(dir, 'demo.log'), NO_UPDATE_NOTIFIER: '1',
+      KAFKA_BROKERS: kafkaBrokers,
+      TOPIC_PREFIX: broker.topics.prefix,
+      BANSTREAM_URL: control.url,
+      BANSTREAM_TOKEN_FILE: join(dir, 'token'),
+      BANSTREAM_AGGREGATOR_URL: `http://127.0.0.1:${aggregator.port}`,
+      BANSTREAM_STACK_DIR: dir,
+      DEMO_LOG: join(dir, 'demo.log'),
+      NO_UPDATE_NOTIFIER: '1',
     };
     tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'demo', '-x', '140', '-y', String(ROWS), 'bash --norc --noprofile');
-    const exports = Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ');
+    const exports = Object.entries(env)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
     tmux('send-keys', '-t', 'demo', `export PS1='$ ' ${exports}; cd ${REPO_ROOT}; npm run demo; echo "exit=$?"`, 'Enter');
   }, 120_000);
 
@@ -57,15 +65,23 @@ describe('npm run demo in a terminal', () => {
   });
 
   it('shows the flood IP and the botnet /24 banned, each with its delay after the attack start', async () => {
-    const banned = (text: string, subject: string) => new RegExp(`^\\s+${subject.replace(/[.]/g, '\\.')}\\s+\\S+\\s+age \\S+\\s+lifts \\S+\\s+banned (\\d+) ms after attack start \\(crossing \\+(-?\\d+) ms\\)$`, 'm').exec(text);
-    const screen = await waitUntil(() => {
-      const text = visible();
-      return banned(text, 'ip:203.0.113.66') && banned(text, 'cidr:198.51.100.0/24') ? text : undefined;
-    }, "both bans on the screen", 240_000, 250);
+    const banned = (text: string, subject: string) =>
+      new RegExp(`^\\s+${subject.replace(/[.]/g, '\\.')}\\s+\\S+\\s+age \\S+\\s+lifts \\S+\\s+banned (\\d+) ms after attack start \\(crossing \\+(-?\\d+) ms\\)$`, 'm').exec(text);
+    const screen = await waitUntil(
+      () => {
+        const text = visible();
+        return banned(text, 'ip:203.0.113.66') && banned(text, 'cidr:198.51.100.0/24') ? text : undefined;
+      },
+      'both bans on the screen',
+      240_000,
+      250,
+    );
     const flood = Number(banned(screen, 'ip:203.0.113.66')![1]);
     const botnet = Number(banned(screen, 'cidr:198.51.100.0/24')![1]);
     const crossing = (subject: string) => Number(banned(screen, subject)![2]);
-    console.log(`the demo's screen:\n${screen}\nflood banned at every edge ${flood} ms after its start (${crossing('ip:203.0.113.66')} ms after its crossing request), botnet ${botnet} ms (${crossing('cidr:198.51.100.0/24')} ms)`);
+    console.log(
+      `the demo's screen:\n${screen}\nflood banned at every edge ${flood} ms after its start (${crossing('ip:203.0.113.66')} ms after its crossing request), botnet ${botnet} ms (${crossing('cidr:198.51.100.0/24')} ms)`,
+    );
     expect(flood).toBeGreaterThan(0);
     expect(botnet).toBeGreaterThan(0);
     expect(screen).toMatch(/^single-IP flood\s+\d+\.\d\s+\d+\.\d$/m);
@@ -91,12 +107,14 @@ describe('npm run demo in a terminal', () => {
       const lines = text.trimEnd().split('\n');
       return lines.at(-1) === '$' && lines.some((l) => /^sent legit \d+, flood \d+, botnet \d+, spike \d+$/.test(l));
     };
-    const text = await waitUntil(() => (exited(visible()) ? visible() : undefined), 'the demo to exit', 30_000, 100)
-      .catch((error: Error) => {
-        throw new Error(`${error.message}; the screen:\n${visible()}`);
-      });
+    const text = await waitUntil(() => (exited(visible()) ? visible() : undefined), 'the demo to exit', 30_000, 100).catch((error: Error) => {
+      throw new Error(`${error.message}; the screen:\n${visible()}`);
+    });
     expect(text).toContain('stopping ...');
-    const demoProcesses = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('demo/main.ts'));
+    const demoProcesses = () =>
+      execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.includes('demo/main.ts'));
     await waitUntil(() => demoProcesses().length === 0, 'no demo process left', 25_000, 200).catch((error: Error) => {
       throw new Error(`${error.message}: ${demoProcesses().join('; ')}\n${readFileSync(join(dir, 'demo.log'), 'utf8').split('\n').slice(-15).join('\n')}`);
     });

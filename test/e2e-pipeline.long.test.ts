@@ -46,9 +46,12 @@ describe('end to end: edges, aggregator, control, CLI', () => {
     broker = await connectTestBroker(kafkaBrokers, PARTITIONS);
     control = await startControl({ ...broker.env, CONTROL_TOKENS: tokens.entries });
     aggregator = await startAggregator({
-      ...broker.env, AGGREGATOR_GROUP_ID: `${broker.topics.prefix}aggregator`, GEO_TIME_ZONES: COUNTRIES.map((c) => `${c.code}=${c.zone}`).join(','),
+      ...broker.env,
+      AGGREGATOR_GROUP_ID: `${broker.topics.prefix}aggregator`,
+      GEO_TIME_ZONES: COUNTRIES.map((c) => `${c.code}=${c.zone}`).join(','),
       // Ten-second geo windows: the spike is judged within seconds, and 30 samples of an hour are 5 minutes of history.
-      AGGREGATOR_GEO_WINDOW_MS: '10000', GEO_BASELINE_FLUSH_MS: '500',
+      AGGREGATOR_GEO_WINDOW_MS: '10000',
+      GEO_BASELINE_FLUSH_MS: '500',
     });
     // Ten-minute bans: only the CLI lifts them within the test.
     await applyDemoPolicies(control.url, tokens.admin, '10m');
@@ -96,7 +99,11 @@ describe('end to end: edges, aggregator, control, CLI', () => {
       const episode = driver!.attacks[attacker]!;
       const ban = await waitUntil(() => bans.latest().get(attacker === 'flood' ? `ip:${FLOOD_IP}` : `cidr:${BOTNET_PREFIX}`), `the ${attacker} ban on the bans topic`, 10_000);
       const crossing = episode.startedAt + ms - ban.startedAt;
-      console.log(`propagation: ${attacker} refused at every edge ${ms} ms after its first request, ${crossing} ms after the request that crossed the threshold (${Object.entries(episode.deniedAt).map(([e, t]) => `${e} +${t - episode.startedAt} ms`).join(', ')})`);
+      console.log(
+        `propagation: ${attacker} refused at every edge ${ms} ms after its first request, ${crossing} ms after the request that crossed the threshold (${Object.entries(episode.deniedAt)
+          .map(([e, t]) => `${e} +${t - episode.startedAt} ms`)
+          .join(', ')})`,
+      );
     }
     const live = bans.latest();
     expect(live.get(`ip:${FLOOD_IP}`)).toMatchObject({ policyId: 'demo-flood', httpStatus: 429, origin: 'aggregator', preview: false });
@@ -115,7 +122,9 @@ describe('end to end: edges, aggregator, control, CLI', () => {
     expect(firedAlerts.map((a) => [a.code, a.scope])).toEqual([[spiking.code, 'country']]);
     expect(fired.value!.ratio).toBeGreaterThanOrEqual(3);
     expect(fired.value!.zScore).toBeGreaterThanOrEqual(5);
-    console.log(`alert: ${fired.value!.alertId} ${fired.value!.currentRate.toFixed(2)} req/s against ${fired.value!.baselineRate.toFixed(3)} usual (ratio ${fired.value!.ratio.toFixed(1)}, z ${fired.value!.zScore.toFixed(1)}), ${fired.value!.at - scenario.startedAt} ms after the spike's start`);
+    console.log(
+      `alert: ${fired.value!.alertId} ${fired.value!.currentRate.toFixed(2)} req/s against ${fired.value!.baselineRate.toFixed(3)} usual (ratio ${fired.value!.ratio.toFixed(1)}, z ${fired.value!.zScore.toFixed(1)}), ${fired.value!.at - scenario.startedAt} ms after the spike's start`,
+    );
   }, 150_000);
 
   it('never bans or refuses a legitimate client', async () => {

@@ -15,8 +15,19 @@ const manualBan = (typed: string) => {
   return {
     key: subject,
     value: catalog.codec(SCHEMA_NAMES.ban).encode({
-      banId: `ctx-${subject}`, subject, policyId: 'manual', reason: 'test', evidenceCount: 0, windowSeconds: 0, startedAt: Date.now(),
-      expiresAt: Date.now() + 600_000, preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'tests',
+      banId: `ctx-${subject}`,
+      subject,
+      policyId: 'manual',
+      reason: 'test',
+      evidenceCount: 0,
+      windowSeconds: 0,
+      startedAt: Date.now(),
+      expiresAt: Date.now() + 600_000,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'manual',
+      httpStatus: 403,
+      createdBy: 'tests',
     }),
   };
 };
@@ -36,11 +47,21 @@ describe('GET /v1/auth and the bans on country, ASN and route', () => {
   const start = async (env: Record<string, string>) => {
     const port = await freePort();
     const proc = spawnService('enforcer', {
-      ...broker!.env, REDIS_URL: redisUrl, HTTP_PORT: String(port), LOG_LEVEL: 'warn', ENFORCER_PURGE_MS: '200', ...env,
+      ...broker!.env,
+      REDIS_URL: redisUrl,
+      HTTP_PORT: String(port),
+      LOG_LEVEL: 'warn',
+      ENFORCER_PURGE_MS: '200',
+      ...env,
     });
     const sidecar = { proc, url: `http://127.0.0.1:${port}` };
     sidecars.push(sidecar);
-    await waitUntil(async () => (await fetch(`${sidecar.url}/readyz`)).status === 200, () => `enforcer ready: ${describeProcess(proc)}`, 60_000, 50);
+    await waitUntil(
+      async () => (await fetch(`${sidecar.url}/readyz`)).status === 200,
+      () => `enforcer ready: ${describeProcess(proc)}`,
+      60_000,
+      50,
+    );
     return sidecar;
   };
   const auth = (s: { url: string }, headers: Record<string, string>) =>
@@ -51,12 +72,13 @@ describe('GET /v1/auth and the bans on country, ASN and route', () => {
     broker = await connectTestBroker(kafkaBrokers, 3);
     await produceOrFail(broker.producer, broker.topics.name('bans'), [manualBan('country:AU'), manualBan('asn:13335')]);
     await publishPolicy(broker.producer, broker.topics.name('policies'), {
-      id: 'fr-logins', key: ['ip'], match: { countries: ['FR'], paths: ['/login'] }, threshold: { count: 5, interval: '1m' }, action: { type: 'throttle', status: 429 },
+      id: 'fr-logins',
+      key: ['ip'],
+      match: { countries: ['FR'], paths: ['/login'] },
+      threshold: { count: 5, interval: '1m' },
+      action: { type: 'throttle', status: 429 },
     });
-    [told, blind] = await Promise.all([
-      start({ ENFORCER_COUNTRY_HEADER: 'X-Banstream-Country', ENFORCER_ASN_HEADER: 'x-banstream-asn' }),
-      start({}),
-    ]);
+    [told, blind] = await Promise.all([start({ ENFORCER_COUNTRY_HEADER: 'X-Banstream-Country', ENFORCER_ASN_HEADER: 'x-banstream-asn' }), start({})]);
   }, 120_000);
 
   afterAll(async () => {

@@ -113,10 +113,15 @@ describe('hard limits when their Redis fails', () => {
 
   it('resumes Redis decisions by itself when Redis returns (on the same port, with an empty script cache)', async () => {
     await server.start();
-    const back = await waitUntil(async () => {
-      const { candidates } = await timedCheck(items());
-      return candidates.every((c) => c.source === 'hard-limit') ? candidates : undefined;
-    }, 'hard-limit decisions from the restarted Redis', 15_000, 50);
+    const back = await waitUntil(
+      async () => {
+        const { candidates } = await timedCheck(items());
+        return candidates.every((c) => c.source === 'hard-limit') ? candidates : undefined;
+      },
+      'hard-limit decisions from the restarted Redis',
+      15_000,
+      50,
+    );
     expect(back.map((c) => c.deny)).toEqual([false, false, false]);
     expect(await metric('banstream_enforcer_redis_breaker_state')).toBe(0);
     expect(log.lines().some((l) => l.msg === 'redis hard-limit checks answering again')).toBe(true);
@@ -132,7 +137,11 @@ describe('hard limits when their Redis fails', () => {
         // Node may fire a timer a little early when its loop is busy: roughly the timeout, not less than half.
         expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS / 2);
         expect(ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
-        expect(candidates.map((c) => [c.source, c.deny])).toEqual([['fail-mode', false], ['fail-mode', true], ['fail-mode', false]]);
+        expect(candidates.map((c) => [c.source, c.deny])).toEqual([
+          ['fail-mode', false],
+          ['fail-mode', true],
+          ['fail-mode', false],
+        ]);
       }
       expect(await metric('banstream_enforcer_redis_errors_total', { reason: 'timeout' })).toBe(timeoutsBefore + 3);
       expect(await metric('banstream_enforcer_redis_breaker_state')).toBe(2);

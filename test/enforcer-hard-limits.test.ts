@@ -40,7 +40,7 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
     const intervalMs = 10_000;
     let now = T0;
     let seed = 7;
-    const random = (): number => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const random = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     for (let step = 0; step < 300; step++) {
       now += Math.floor(random() * random() * 1.5 * intervalMs);
       const [reply] = await runAt('sliding-window', now, [[key, 6, intervalMs]]);
@@ -51,8 +51,18 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
 
   it('sliding window: keeps two windows of counts in one string that expires when the window after the last admit ends', async () => {
     const key = `${prefix}sw:{ip:192.0.2.2}`;
-    const replies = await runAt('sliding-window', T0 + 1_000, [[key, 3, 60_000], [key, 3, 60_000], [key, 3, 60_000], [key, 3, 60_000]]);
-    expect(replies).toEqual([[1, 2, 0], [1, 1, 0], [1, 0, 0], [0, 0, 59_000 + 20_000]]);
+    const replies = await runAt('sliding-window', T0 + 1_000, [
+      [key, 3, 60_000],
+      [key, 3, 60_000],
+      [key, 3, 60_000],
+      [key, 3, 60_000],
+    ]);
+    expect(replies).toEqual([
+      [1, 2, 0],
+      [1, 1, 0],
+      [1, 0, 0],
+      [0, 0, 59_000 + 20_000],
+    ]);
     expect(await redis.get(key)).toBe(`${T0 / 60_000}:3:0`);
     const ttl = await redis.pttl(key);
     expect(ttl).toBeGreaterThan(119_000 - 1_000);
@@ -61,7 +71,14 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
 
   it('sliding log: exact over the interval; retry after is when the blocking entry ages out', async () => {
     const key = `${prefix}sl:{user:7}`;
-    for (const [offset, expected] of [[0, [1, 2, 0]], [10, [1, 1, 0]], [20, [1, 0, 0]], [30, [0, 0, 970]], [999, [0, 0, 1]], [1_000, [1, 0, 0]]] as const) {
+    for (const [offset, expected] of [
+      [0, [1, 2, 0]],
+      [10, [1, 1, 0]],
+      [20, [1, 0, 0]],
+      [30, [0, 0, 970]],
+      [999, [0, 0, 1]],
+      [1_000, [1, 0, 0]],
+    ] as const) {
       expect(await runAt('sliding-log', T0 + offset, [[key, 3, 1_000]])).toEqual([expected]);
     }
     expect(await redis.zcard(key)).toBe(3);
@@ -70,8 +87,18 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
 
   it('token bucket (GCRA): admits a burst, then one per emission interval; retry after is the wait for one token', async () => {
     const key = `${prefix}tb:{apikey:abc}`;
-    const burst = await runAt('token-bucket', T0, [[key, 3, 100], [key, 3, 100], [key, 3, 100], [key, 3, 100]]);
-    expect(burst).toEqual([[1, 2, 0], [1, 1, 0], [1, 0, 0], [0, 0, 100]]);
+    const burst = await runAt('token-bucket', T0, [
+      [key, 3, 100],
+      [key, 3, 100],
+      [key, 3, 100],
+      [key, 3, 100],
+    ]);
+    expect(burst).toEqual([
+      [1, 2, 0],
+      [1, 1, 0],
+      [1, 0, 0],
+      [0, 0, 100],
+    ]);
     expect(await runAt('token-bucket', T0 + 50, [[key, 3, 100]])).toEqual([[0, 0, 50]]);
     expect(await runAt('token-bucket', T0 + 100, [[key, 3, 100]])).toEqual([[1, 0, 0]]);
     // Idle long enough to refill completely: the key is gone and the bucket full.
@@ -89,7 +116,11 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
   it('a key of the wrong type fails its own check only, with the error text', async () => {
     const bad = `${prefix}wrongtype:{x}`;
     await redis.rpush(bad, 'not a counter');
-    const replies = await runAt('sliding-window', T0, [[`${prefix}ok:{x}`, 5, 1_000], [bad, 5, 1_000], [`${prefix}ok:{x}`, 5, 1_000]]);
+    const replies = await runAt('sliding-window', T0, [
+      [`${prefix}ok:{x}`, 5, 1_000],
+      [bad, 5, 1_000],
+      [`${prefix}ok:{x}`, 5, 1_000],
+    ]);
     expect(replies[0]).toEqual([1, 4, 0]);
     expect(replies[1]![0]).toBe(-1);
     expect(replies[1]![1]).toMatch(/WRONGTYPE/);
@@ -124,7 +155,7 @@ function policy(algorithm: HardAlgorithm): HardLimitPolicy {
 }
 
 describe('the hard limiter on the real Redis', () => {
-  it('sends one request\'s checks of the three algorithms as one script call, and a broken key fails only its own check', async () => {
+  it("sends one request's checks of the three algorithms as one script call, and a broken key fails only its own check", async () => {
     const registry = createMetricsRegistry('hard-limits-test', { defaultMetrics: false });
     const logged = captureLogger();
     const limiter = createHardLimiter({ redis, logger: logged.logger, registry, keyPrefix: prefix, timeoutMs: 1_000 });
@@ -133,7 +164,11 @@ describe('the hard limiter on the real Redis', () => {
     const policies = (Object.keys(POLICIES) as HardAlgorithm[]).map((algorithm) => ({ ...POLICIES[algorithm], id: `batch-${algorithm}` }));
     const items = policies.map((policy) => ({ policy, subject }));
     const first = await limiter.check(items, Date.now());
-    expect(first.map((c) => [c.source, c.deny, c.remaining])).toEqual([['hard-limit', false, N - 1], ['hard-limit', false, N - 1], ['hard-limit', false, N - 1]]);
+    expect(first.map((c) => [c.source, c.deny, c.remaining])).toEqual([
+      ['hard-limit', false, N - 1],
+      ['hard-limit', false, N - 1],
+      ['hard-limit', false, N - 1],
+    ]);
     const perCall = await registry.getSingleMetricAsString('banstream_enforcer_redis_checks_per_call');
     expect(perCall).toMatch(/^banstream_enforcer_redis_checks_per_call_count\{[^}]*\} 1$/m);
     expect(perCall).toMatch(/^banstream_enforcer_redis_checks_per_call_sum\{[^}]*\} 3$/m);
@@ -141,8 +176,15 @@ describe('the hard limiter on the real Redis', () => {
     // Someone wrote a list where the sliding log lives: that check alone goes to its failure mode (closed).
     const broken = hardLimitKey(prefix, 'batch-sliding-log', 'sliding-log', 'user:78');
     await redis.rpush(broken, 'not a log');
-    const mixed = await limiter.check(items.map((item) => ({ ...item, subject: 'user:78' })), Date.now());
-    expect(mixed.map((c) => [c.source, c.deny])).toEqual([['hard-limit', false], ['fail-mode', true], ['hard-limit', false]]);
+    const mixed = await limiter.check(
+      items.map((item) => ({ ...item, subject: 'user:78' })),
+      Date.now(),
+    );
+    expect(mixed.map((c) => [c.source, c.deny])).toEqual([
+      ['hard-limit', false],
+      ['fail-mode', true],
+      ['hard-limit', false],
+    ]);
     const errors = (await registry.getSingleMetric('banstream_enforcer_redis_errors_total')!.get()).values;
     expect(errors.find((v) => v.labels.reason === 'script')?.value).toBe(1);
     expect(logged.lines().some((l) => l.msg === 'hard-limit script failed for a key; its failure mode decided' && /WRONGTYPE/.test(String(l.err)))).toBe(true);

@@ -47,7 +47,12 @@ describe('enforcer behind nginx auth_request', () => {
     app = createServer((_req, res) => res.end('hello from the app'));
     await new Promise<void>((r) => app.listen(appPort, '127.0.0.1', r));
 
-    nginx = startExampleNginx({ nginx: nginxPort, enforcer: enforcerPort, app: appPort }, Object.entries(PASSWORDS).map(([user, password]) => `${user}:${ssha(password)}\n`).join('')).child;
+    nginx = startExampleNginx(
+      { nginx: nginxPort, enforcer: enforcerPort, app: appPort },
+      Object.entries(PASSWORDS)
+        .map(([user, password]) => `${user}:${ssha(password)}\n`)
+        .join(''),
+    ).child;
     site = `http://127.0.0.1:${nginxPort}`;
     await waitUntil(async () => (await fetch(`${site}/`)).status === 200, 'nginx to serve the app', 20_000, 50);
   }, 120_000);
@@ -70,30 +75,59 @@ describe('enforcer behind nginx auth_request', () => {
 
   it('answers 403 with Retry-After for a banned client', async () => {
     const ban = catalog.codec(SCHEMA_NAMES.ban).encode({
-      banId: 'nginx-ban', subject: 'ip:127.0.0.1', policyId: 'manual', reason: 'test', evidenceCount: 0, windowSeconds: 0, startedAt: Date.now(),
-      expiresAt: Date.now() + 120_000, preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'tests',
+      banId: 'nginx-ban',
+      subject: 'ip:127.0.0.1',
+      policyId: 'manual',
+      reason: 'test',
+      evidenceCount: 0,
+      windowSeconds: 0,
+      startedAt: Date.now(),
+      expiresAt: Date.now() + 120_000,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'manual',
+      httpStatus: 403,
+      createdBy: 'tests',
     });
     await produceOrFail(producer, topics.name('bans'), [{ key: 'ip:127.0.0.1', value: ban }]);
-    const res = await waitUntil(async () => {
-      const r = await fetch(`${site}/products`);
-      return r.status === 403 ? r : undefined;
-    }, 'nginx to refuse the banned client', 10_000, 20);
+    const res = await waitUntil(
+      async () => {
+        const r = await fetch(`${site}/products`);
+        return r.status === 403 ? r : undefined;
+      },
+      'nginx to refuse the banned client',
+      10_000,
+      20,
+    );
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(100);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
     await produceOrFail(producer, topics.name('bans'), [{ key: 'ip:127.0.0.1', value: null as unknown as Buffer }]);
     await waitUntil(async () => (await fetch(`${site}/products`)).status === 200, 'the ban lifted', 10_000, 20);
   });
 
-  const encodeBan = (subject: string) => catalog.codec(SCHEMA_NAMES.ban).encode({
-    banId: `nginx-${subject}`, subject, policyId: 'manual', reason: 'test', evidenceCount: 0, windowSeconds: 0, startedAt: Date.now(),
-    expiresAt: Date.now() + 120_000, preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'tests',
-  });
+  const encodeBan = (subject: string) =>
+    catalog.codec(SCHEMA_NAMES.ban).encode({
+      banId: `nginx-${subject}`,
+      subject,
+      policyId: 'manual',
+      reason: 'test',
+      evidenceCount: 0,
+      windowSeconds: 0,
+      startedAt: Date.now(),
+      expiresAt: Date.now() + 120_000,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'manual',
+      httpStatus: 403,
+      createdBy: 'tests',
+    });
   const encodeAllow = (entry: string) => catalog.codec(SCHEMA_NAMES.allowEntry).encode({ entry, reason: 'test', addedBy: 'tests', addedAt: Date.now(), expiresAt: null });
   const apiKeySubject = (key: string) => `apikey:${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
 
-  it('never lets a client\'s own identity headers reach the decision: a banned address claiming an allowlisted user is refused', async () => {
+  it("never lets a client's own identity headers reach the decision: a banned address claiming an allowlisted user is refused", async () => {
     await produceOrFail(producer, topics.name('allowlist'), [
-      { key: 'user:vip', value: encodeAllow('user:vip') }, { key: apiKeySubject('vip-key'), value: encodeAllow(apiKeySubject('vip-key')) },
+      { key: 'user:vip', value: encodeAllow('user:vip') },
+      { key: apiKeySubject('vip-key'), value: encodeAllow(apiKeySubject('vip-key')) },
     ]);
     await produceOrFail(producer, topics.name('bans'), [{ key: 'ip:127.0.0.1', value: encodeBan('ip:127.0.0.1') }]);
     await waitUntil(async () => (await fetch(`${site}/products`)).status === 403, 'the address ban', 10_000, 20);
@@ -107,7 +141,8 @@ describe('enforcer behind nginx auth_request', () => {
 
   it('refuses an authenticated user who is banned, and nobody else for claiming that user', async () => {
     await produceOrFail(producer, topics.name('bans'), [
-      { key: 'user:alice', value: encodeBan('user:alice') }, { key: apiKeySubject('banned-key'), value: encodeBan(apiKeySubject('banned-key')) },
+      { key: 'user:alice', value: encodeBan('user:alice') },
+      { key: apiKeySubject('banned-key'), value: encodeBan(apiKeySubject('banned-key')) },
     ]);
     await waitUntil(async () => (await fetch(`${site}/account/x`, { headers: { authorization: basic('alice', PASSWORDS.alice) } })).status === 403, 'the user ban', 10_000, 20);
     // Another user, or nobody, claiming alice and a banned key: not refused for them.
@@ -122,12 +157,19 @@ describe('enforcer behind nginx auth_request', () => {
   });
 
   it('answers 429 with RateLimit headers for a throttled client', async () => {
-    const count = catalog.codec(SCHEMA_NAMES.windowCount).encode({ policyId: 'api-per-ip', subject: 'ip:127.0.0.1', kind: 'subject', count: 1_000_000, windowSeconds: 60, threshold: 10, observedAt: Date.now(), final: false });
+    const count = catalog
+      .codec(SCHEMA_NAMES.windowCount)
+      .encode({ policyId: 'api-per-ip', subject: 'ip:127.0.0.1', kind: 'subject', count: 1_000_000, windowSeconds: 60, threshold: 10, observedAt: Date.now(), final: false });
     await produceOrFail(producer, topics.name('counts'), [{ key: 'api-per-ip|ip:127.0.0.1', value: count }]);
-    const res = await waitUntil(async () => {
-      const r = await fetch(`${site}/products`);
-      return r.status === 429 ? r : undefined;
-    }, 'nginx to throttle the client', 10_000, 20);
+    const res = await waitUntil(
+      async () => {
+        const r = await fetch(`${site}/products`);
+        return r.status === 429 ? r : undefined;
+      },
+      'nginx to throttle the client',
+      10_000,
+      20,
+    );
     expect(res.headers.get('ratelimit-policy')).toBe('"api-per-ip";q=10;w=60');
     expect(res.headers.get('ratelimit')).toMatch(/^"api-per-ip";r=0;t=\d+$/);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);

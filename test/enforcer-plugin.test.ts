@@ -27,7 +27,13 @@ describe('enforcer Fastify plugin', () => {
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers, 3);
     ({ kafka, admin, producer, topics } = broker);
-    await publishPolicy(producer, topics.name('policies'), { id: 'api', key: ['ip'], match: { pathPrefixes: ['/api/'] }, threshold: { count: 50, interval: '1m' }, action: { type: 'throttle', status: 429 } });
+    await publishPolicy(producer, topics.name('policies'), {
+      id: 'api',
+      key: ['ip'],
+      match: { pathPrefixes: ['/api/'] },
+      threshold: { count: 50, interval: '1m' },
+      action: { type: 'throttle', status: 429 },
+    });
     enforcer = createEnforcer({ kafka, admin, topicPrefix: topics.prefix, logger, registry: createMetricsRegistry('test', { defaultMetrics: false }), instanceId: 'plugin-test' });
     await enforcer.start();
     publisher = createEdgePublisher({ kafka, topic: topics.name('events'), logger, lingerMs: 1 });
@@ -60,14 +66,30 @@ describe('enforcer Fastify plugin', () => {
 
   it('answers a banned client itself, before the handler, and still publishes the 403', async () => {
     const ban = catalog.codec(SCHEMA_NAMES.ban).encode({
-      banId: 'plugin-ban', subject: 'ip:203.0.113.71', policyId: 'manual', reason: 'test', evidenceCount: 0, windowSeconds: 0, startedAt: Date.now(),
-      expiresAt: Date.now() + 60_000, preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'tests',
+      banId: 'plugin-ban',
+      subject: 'ip:203.0.113.71',
+      policyId: 'manual',
+      reason: 'test',
+      evidenceCount: 0,
+      windowSeconds: 0,
+      startedAt: Date.now(),
+      expiresAt: Date.now() + 60_000,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'manual',
+      httpStatus: 403,
+      createdBy: 'tests',
     });
     await produceOrFail(producer, topics.name('bans'), [{ key: 'ip:203.0.113.71', value: ban }]);
-    const res = await waitUntil(async () => {
-      const r = await request('/hello', '203.0.113.71');
-      return r.statusCode === 403 ? r : undefined;
-    }, 'the ban to apply', 10_000, 20);
+    const res = await waitUntil(
+      async () => {
+        const r = await request('/hello', '203.0.113.71');
+        return r.statusCode === 403 ? r : undefined;
+      },
+      'the ban to apply',
+      10_000,
+      20,
+    );
     expect(res.headers['content-type']).toContain('application/problem+json');
     expect(res.json()).toMatchObject({ status: 403, title: 'Request blocked' });
     expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(55);

@@ -16,7 +16,19 @@ interface Answer {
 }
 
 const PER_KIND: Record<SubjectCase['kind'], number> = {
-  user: 3, apikey: 3, ipv4: 2, ipv6: 2, mapped: 2, cidr4: 2, cidr6: 1, 'cidr-mapped': 1, path: 1, header: 1, country: 0, 'ip+path': 1, 'cidr+user': 1,
+  user: 3,
+  apikey: 3,
+  ipv4: 2,
+  ipv6: 2,
+  mapped: 2,
+  cidr4: 2,
+  cidr6: 1,
+  'cidr-mapped': 1,
+  path: 1,
+  header: 1,
+  country: 0,
+  'ip+path': 1,
+  'cidr+user': 1,
 };
 
 /** 20 generated subjects, each kind represented; the seed is printed so a failure can be replayed (SUBJECTS_SEED). */
@@ -49,13 +61,14 @@ describe('every subject the control API accepts is enforced (library and sidecar
     sidecar = spawnService('enforcer', { ...broker.env, REDIS_URL: redisUrl, HTTP_PORT: String(port), LOG_LEVEL: 'warn', ENFORCER_REDIS_KEY_PREFIX: broker.topics.prefix });
     sidecarUrl = `http://127.0.0.1:${port}`;
     library = createEnforcer({
-      kafka: broker.kafka, admin: broker.admin, topicPrefix: broker.topics.prefix, logger: captureLogger().logger,
-      registry: createMetricsRegistry('subjects-test', { defaultMetrics: false }), instanceId: `subjects-${seed}`,
+      kafka: broker.kafka,
+      admin: broker.admin,
+      topicPrefix: broker.topics.prefix,
+      logger: captureLogger().logger,
+      registry: createMetricsRegistry('subjects-test', { defaultMetrics: false }),
+      instanceId: `subjects-${seed}`,
     });
-    await Promise.all([
-      library.start(),
-      waitUntil(async () => (await fetch(`${sidecarUrl}/readyz`)).status === 200, `enforcer ready\n${sidecar.output()}`, 60_000, 50),
-    ]);
+    await Promise.all([library.start(), waitUntil(async () => (await fetch(`${sidecarUrl}/readyz`)).status === 200, `enforcer ready\n${sidecar.output()}`, 60_000, 50)]);
   }, 120_000);
 
   afterAll(async () => {
@@ -75,10 +88,15 @@ describe('every subject the control API accepts is enforced (library and sidecar
     return [await library.check(request(c)), (await res.json()) as Answer];
   };
   const until = (c: Carrier, what: string, ok: (a: Answer) => boolean) =>
-    waitUntil(async () => {
-      const answers = await both(c);
-      return answers.every(ok) ? answers : undefined;
-    }, `${what} (seed ${seed})`, 10_000, 20);
+    waitUntil(
+      async () => {
+        const answers = await both(c);
+        return answers.every(ok) ? answers : undefined;
+      },
+      `${what} (seed ${seed})`,
+      10_000,
+      20,
+    );
 
   it('denies by each manual ban and allows by each allowlist entry, for 20 generated subjects (paths, headers, composites too)', async () => {
     const cases = pickCases(seed);

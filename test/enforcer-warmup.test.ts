@@ -29,19 +29,38 @@ describe('a restarted sidecar never allows for lack of data', () => {
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers, 3);
     await publishPolicy(broker.producer, broker.topics.name('policies'), {
-      id: 'login-closed', key: ['ip'], match: { paths: ['/login'] }, threshold: { count: 5, interval: '1m' },
-      action: { type: 'throttle', status: 429 }, enforcement: { type: 'async', failureMode: 'closed' },
+      id: 'login-closed',
+      key: ['ip'],
+      match: { paths: ['/login'] },
+      threshold: { count: 5, interval: '1m' },
+      action: { type: 'throttle', status: 429 },
+      enforcement: { type: 'async', failureMode: 'closed' },
     });
     const codec = catalog.codec(SCHEMA_NAMES.ban);
     const now = Date.now();
     const ban = (subject: string): Ban => ({
-      banId: `warm-${subject}`, subject, policyId: 'manual', reason: 'warm-up test', evidenceCount: 0, windowSeconds: 0, startedAt: now,
-      expiresAt: now + 3_600_000, preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'tests',
+      banId: `warm-${subject}`,
+      subject,
+      policyId: 'manual',
+      reason: 'warm-up test',
+      evidenceCount: 0,
+      windowSeconds: 0,
+      startedAt: now,
+      expiresAt: now + 3_600_000,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'manual',
+      httpStatus: 403,
+      createdBy: 'tests',
     });
     const subjects = Array.from({ length: BANS - 1 }, (_, i) => `ip:10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`);
     subjects.push(`ip:${BANNED}`); // last: read last of its partition, so the window a restart leaves is widest
     for (let i = 0; i < subjects.length; i += 5_000) {
-      await produceOrFail(broker.producer, broker.topics.name('bans'), subjects.slice(i, i + 5_000).map((s) => ({ key: s, value: codec.encode(ban(s)) })));
+      await produceOrFail(
+        broker.producer,
+        broker.topics.name('bans'),
+        subjects.slice(i, i + 5_000).map((s) => ({ key: s, value: codec.encode(ban(s)) })),
+      );
     }
   }, 180_000);
 
@@ -63,15 +82,21 @@ describe('a restarted sidecar never allows for lack of data', () => {
     const deadline = Date.now() + 90_000;
     const readiness = (async () => {
       while (!ready && Date.now() < deadline) {
-        ready = await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
+        ready = await fetch(`${url}/readyz`).then(
+          (r) => r.status === 200,
+          () => false,
+        );
         if (!ready) await new Promise((r) => setTimeout(r, 20));
       }
     })();
     for (let i = 0; afterReady < AFTER_READY && Date.now() < deadline; i++) {
       const path = i % 2 === 0 ? '/login' : '/products';
       const wasReady = ready;
-      const res = await fetch(`${url}/v1/check`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ip: BANNED, method: 'GET', host: 'shop.example', path }) })
-        .catch(() => undefined); // not listening yet
+      const res = await fetch(`${url}/v1/check`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ip: BANNED, method: 'GET', host: 'shop.example', path }),
+      }).catch(() => undefined); // not listening yet
       if (!res) {
         await new Promise((r) => setTimeout(r, 2));
         continue;

@@ -22,9 +22,16 @@ describe('enforcer sidecar', () => {
 
   async function startSidecar(): Promise<Sidecar> {
     const port = await freePort();
-    const proc = spawnService('enforcer', { KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: '3', HTTP_PORT: String(port), LOG_LEVEL: 'warn',
+    const proc = spawnService('enforcer', {
+      KAFKA_BROKERS: kafkaBrokers,
+      REDIS_URL: redisUrl,
+      TOPIC_PREFIX: topics.prefix,
+      TOPIC_PARTITIONS: '3',
+      HTTP_PORT: String(port),
+      LOG_LEVEL: 'warn',
       // Keys of this run only; a generous timeout, as the failure modes have tests of their own.
-      ENFORCER_REDIS_KEY_PREFIX: topics.prefix, ENFORCER_REDIS_TIMEOUT_MS: '200',
+      ENFORCER_REDIS_KEY_PREFIX: topics.prefix,
+      ENFORCER_REDIS_TIMEOUT_MS: '200',
     });
     const url = `http://127.0.0.1:${port}`;
     await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, `enforcer ready\n${proc.output()}`, 60_000, 50);
@@ -38,8 +45,20 @@ describe('enforcer sidecar', () => {
     return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
   };
   const ban = (subject: string, over: Partial<Ban> = {}): Ban => ({
-    banId: `b-${subject}`, subject, policyId: 'manual', reason: 'test ban', evidenceCount: 0, windowSeconds: 0, startedAt: Date.now(),
-    expiresAt: Date.now() + 600_000, preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'tests', ...over,
+    banId: `b-${subject}`,
+    subject,
+    policyId: 'manual',
+    reason: 'test ban',
+    evidenceCount: 0,
+    windowSeconds: 0,
+    startedAt: Date.now(),
+    expiresAt: Date.now() + 600_000,
+    preview: false,
+    escalationLevel: 0,
+    origin: 'manual',
+    httpStatus: 403,
+    createdBy: 'tests',
+    ...over,
   });
   const publishBan = (b: Ban) => produceOrFail(producer, topics.name('bans'), [{ key: b.subject, value: catalog.codec(SCHEMA_NAMES.ban).encode(b) }]);
 
@@ -61,10 +80,15 @@ describe('enforcer sidecar', () => {
     expect((await check(a!, '203.0.113.50')).body.allowed).toBe(true);
     await publishBan(ban('ip:203.0.113.50'));
     for (const s of [a!, b!]) {
-      const denied = await waitUntil(async () => {
-        const r = await check(s, '203.0.113.50');
-        return r.body.allowed === false ? r : undefined;
-      }, 'the ban to reach the enforcer', 10_000, 20);
+      const denied = await waitUntil(
+        async () => {
+          const r = await check(s, '203.0.113.50');
+          return r.body.allowed === false ? r : undefined;
+        },
+        'the ban to reach the enforcer',
+        10_000,
+        20,
+      );
       expect(denied.body).toMatchObject({ status: 403, source: 'ban', policyId: 'manual' });
       expect(Number(denied.headers.get('retry-after'))).toBeGreaterThanOrEqual(599);
     }
@@ -93,8 +117,16 @@ describe('enforcer sidecar', () => {
 
   it('throttles the excess share of a subject whose shared count is over its threshold', async () => {
     const s = sidecars[0]!;
-    await publishPolicy(producer, topics.name('policies'), { id: 'api-per-ip', key: ['ip'], match: { pathPrefixes: ['/api/'] }, threshold: { count: 100, interval: '1m' }, action: { type: 'throttle', status: 429 } });
-    const count = catalog.codec(SCHEMA_NAMES.windowCount).encode({ policyId: 'api-per-ip', subject: 'ip:192.0.2.200', kind: 'subject', count: 400, windowSeconds: 60, threshold: 100, observedAt: Date.now(), final: false });
+    await publishPolicy(producer, topics.name('policies'), {
+      id: 'api-per-ip',
+      key: ['ip'],
+      match: { pathPrefixes: ['/api/'] },
+      threshold: { count: 100, interval: '1m' },
+      action: { type: 'throttle', status: 429 },
+    });
+    const count = catalog
+      .codec(SCHEMA_NAMES.windowCount)
+      .encode({ policyId: 'api-per-ip', subject: 'ip:192.0.2.200', kind: 'subject', count: 400, windowSeconds: 60, threshold: 100, observedAt: Date.now(), final: false });
     await produceOrFail(producer, topics.name('counts'), [{ key: 'api-per-ip|ip:192.0.2.200', value: count }]);
     await waitUntil(async () => (await check(s, '192.0.2.200', '/api/x')).body.allowed === false, 'the throttle', 10_000, 20);
     let denied = 0;
@@ -120,13 +152,21 @@ describe('enforcer sidecar', () => {
   it('decides hard policies in Redis: exactly the limit passes, then 429 from the hard limit', async () => {
     const s = sidecars[0]!;
     await publishPolicy(producer, topics.name('policies'), {
-      id: 'signup-per-ip', key: ['ip'], match: { paths: ['/signup'] }, threshold: { count: 5, interval: '1m' },
-      action: { type: 'throttle', status: 429 }, enforcement: { type: 'hard', failureMode: 'closed' }, mode: 'enforce',
+      id: 'signup-per-ip',
+      key: ['ip'],
+      match: { paths: ['/signup'] },
+      threshold: { count: 5, interval: '1m' },
+      action: { type: 'throttle', status: 429 },
+      enforcement: { type: 'hard', failureMode: 'closed' },
+      mode: 'enforce',
     });
     await waitUntil(async () => (await check(s, '192.0.2.150', '/signup')).body.limit === 5, 'the hard policy to apply', 10_000, 50);
     const results = [];
     for (let i = 0; i < 10; i++) results.push(await check(s, '192.0.2.151', '/signup'));
-    expect(results.map((r) => r.body.source), JSON.stringify(results.map((r) => r.body.reason))).toEqual([...Array(5).fill('none'), ...Array(5).fill('hard-limit')]);
+    expect(
+      results.map((r) => r.body.source),
+      JSON.stringify(results.map((r) => r.body.reason)),
+    ).toEqual([...Array(5).fill('none'), ...Array(5).fill('hard-limit')]);
     expect(results.at(-1)!.body).toMatchObject({ allowed: false, status: 429, source: 'hard-limit', policyId: 'signup-per-ip', remaining: 0 });
     expect(results.at(-1)!.headers.get('ratelimit-policy')).toBe('"signup-per-ip";q=5;w=60');
   });
@@ -135,7 +175,11 @@ describe('enforcer sidecar', () => {
     const bad = await check(sidecars[0]!, 'not-an-ip');
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: 'SUBJECT_INVALID_IP' });
-    const res = await fetch(`${sidecars[0]!.url}/v1/check`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ip: '192.0.2.1', method: 'GET', host: 'h', path: '/', extra: 1 }) });
+    const res = await fetch(`${sidecars[0]!.url}/v1/check`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ip: '192.0.2.1', method: 'GET', host: 'h', path: '/', extra: 1 }),
+    });
     expect([res.status, res.headers.get('content-type')]).toEqual([400, 'application/problem+json; charset=utf-8']);
     expect(await res.json()).toMatchObject({ code: 'INVALID_REQUEST', errors: [{ path: 'extra', message: 'is not a known field' }] });
   });

@@ -53,7 +53,11 @@ describe('event time the sender cannot steer: the aggregator', () => {
     // Every counted event of this test, repartitioned by host (so through the second stage): the exact total.
     await publishPolicy(broker.producer, policies, { id: 'total', key: ['host'], threshold: { count: 1_000_000_000, interval: '1h' }, action: { type: 'throttle' } });
     aggregator = await startAggregator({
-      ...broker.env, AGGREGATOR_GROUP_ID: `${broker.topics.prefix}aggregator`, AGGREGATOR_TICK_MS: '20', AGGREGATOR_HOT_SHARE: '0', GEO_ALERT_ENABLED: 'false',
+      ...broker.env,
+      AGGREGATOR_GROUP_ID: `${broker.topics.prefix}aggregator`,
+      AGGREGATOR_TICK_MS: '20',
+      AGGREGATOR_HOT_SHARE: '0',
+      GEO_ALERT_ENABLED: 'false',
     });
     bans = await new TopicTail(broker.kafka, broker.topics.name('bans'), decodeBan).start();
     counts = await new TopicTail(broker.kafka, broker.topics.name('counts'), decodeCount).start();
@@ -116,9 +120,18 @@ describe('event time the sender cannot steer: the aggregator', () => {
 
     // Every honest event and every flood event counted: none judged late behind an early one.
     const expected = honestSent + 2 * CHUNKS * PER_CHUNK;
-    await waitUntil(() => counts.latest().get(`total|host:${host}`)?.count === expected, () => `the total to reach ${expected} (now ${counts.latest().get(`total|host:${host}`)?.count})`, 30_000);
+    await waitUntil(
+      () => counts.latest().get(`total|host:${host}`)?.count === expected,
+      () => `the total to reach ${expected} (now ${counts.latest().get(`total|host:${host}`)?.count})`,
+      30_000,
+    );
     expect(await aggregator!.metric('banstream_aggregator_late_events_total')).toBe(0);
-    expect(bans.records.filter((r) => r.value).map((r) => r.key).sort()).toEqual([`ip:${nets[0]}.66`, `ip:${nets[1]}.66`].sort());
+    expect(
+      bans.records
+        .filter((r) => r.value)
+        .map((r) => r.key)
+        .sort(),
+    ).toEqual([`ip:${nets[0]}.66`, `ip:${nets[1]}.66`].sort());
   }, 120_000);
 });
 
@@ -149,8 +162,23 @@ describe('event time the sender cannot steer: the ingest gateway', () => {
   });
 
   const full = (e: Partial<RequestEvent>): RequestEvent => ({
-    eventId: '', timestamp: 0, ip: '', country: null, region: null, asn: null, method: 'GET', host: '', path: '/', route: null, status: 200,
-    userId: null, apiKeyHash: null, headers: {}, edgeId: '', latencyMs: null, ...e,
+    eventId: '',
+    timestamp: 0,
+    ip: '',
+    country: null,
+    region: null,
+    asn: null,
+    method: 'GET',
+    host: '',
+    path: '/',
+    route: null,
+    status: 200,
+    userId: null,
+    apiKeyHash: null,
+    headers: {},
+    edgeId: '',
+    latencyMs: null,
+    ...e,
   });
 
   it('answers 400 naming the event dated ahead, its field and how far ahead, in JSON and in Avro, and publishes none of the batch', async () => {

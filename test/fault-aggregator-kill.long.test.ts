@@ -54,7 +54,10 @@ describe('fault: aggregator killed with kill -9 mid-stream', () => {
     expect([...new Set(bans.map((r) => r.key))].sort()).toEqual(ATTACKERS.map((ip) => `ip:${ip}`).sort());
     for (const ip of ATTACKERS) {
       const records = bans.filter((r) => r.key === `ip:${ip}`);
-      expect(records.every((r) => r.value !== null), `no tombstone for ${ip}`).toBe(true);
+      expect(
+        records.every((r) => r.value !== null),
+        `no tombstone for ${ip}`,
+      ).toBe(true);
       expect(new Set(records.map((r) => r.value?.banId)).size, `ban ids of ${ip}`).toBe(1);
       expect(new Set(records.map((r) => JSON.stringify(r.value))).size, `distinct ban records of ${ip}`).toBe(1);
     }

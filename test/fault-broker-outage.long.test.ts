@@ -59,7 +59,14 @@ describe('fault: the broker stopped for 30 s', () => {
     const kafka = testKafka(KAFKA_BROKERS, captureLogger().logger);
     const admin = kafka.admin();
     await admin.connect();
-    enforcer = createEnforcer({ kafka, admin, topicPrefix: p.broker.topics.prefix, logger: captureLogger().logger, registry: createMetricsRegistry('outage', { defaultMetrics: false }), instanceId: 'outage' });
+    enforcer = createEnforcer({
+      kafka,
+      admin,
+      topicPrefix: p.broker.topics.prefix,
+      logger: captureLogger().logger,
+      registry: createMetricsRegistry('outage', { defaultMetrics: false }),
+      instanceId: 'outage',
+    });
     await enforcer.start();
     const decide = (ip: string) => enforcer!.check({ ip, method: 'GET', host: 'shop.example', path: '/' });
 

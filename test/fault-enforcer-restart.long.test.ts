@@ -26,8 +26,13 @@ describe('fault: an enforcer sidecar restarted', () => {
     const p = pipeline;
     await p.policy({ id: 'api-per-ip', key: ['ip'], match: { pathPrefixes: ['/api/'] }, threshold: { count: 10, interval: '1h' }, action: { type: 'throttle', status: 429 } });
     await p.policy({
-      id: 'signup-hard', key: ['ip'], match: { paths: ['/signup'] }, threshold: { count: 1_000, interval: '1h' },
-      action: { type: 'throttle', status: 429 }, enforcement: { type: 'hard', failureMode: 'closed' }, mode: 'enforce',
+      id: 'signup-hard',
+      key: ['ip'],
+      match: { paths: ['/signup'] },
+      threshold: { count: 1_000, interval: '1h' },
+      action: { type: 'throttle', status: 429 },
+      enforcement: { type: 'hard', failureMode: 'closed' },
+      mode: 'enforce',
     });
     await p.watch();
     await p.startAggregator();
@@ -55,7 +60,10 @@ describe('fault: an enforcer sidecar restarted', () => {
     const first = await fresh.check({ ip: BANNED });
     expect(first.body).toMatchObject({ allowed: false, status: 403, source: 'ban', policyId: 'manual' });
     const throttled = await Promise.all([1, 2, 3].map(() => fresh.check({ ip: THROTTLED, path: '/api/items' })));
-    expect(throttled.some((t) => t.body.source === 'throttle' && t.body.allowed === false), JSON.stringify(throttled.map((t) => t.body))).toBe(true);
+    expect(
+      throttled.some((t) => t.body.source === 'throttle' && t.body.allowed === false),
+      JSON.stringify(throttled.map((t) => t.body)),
+    ).toBe(true);
     expect((await fresh.check({ ip: '192.0.2.1', path: '/signup' })).body).toMatchObject({ allowed: true, limit: 1_000 });
     expect((await fresh.check({ ip: '192.0.2.2' })).body.allowed).toBe(true);
     const listed = (await (await fetch(`${fresh.url}/v1/bans?scope=ip`)).json()) as { bans: { subject: string }[] };

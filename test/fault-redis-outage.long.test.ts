@@ -22,7 +22,7 @@ const CLIENTS = Array.from({ length: 20 }, (_, i) => `10.30.${i}.1`);
  * one hard policy per failure mode, an edge serving through it and publishing its
  * events, and the aggregator counting them. Redis is killed and started again.
  */
-describe('fault: the enforcer\'s Redis stopped and restarted', () => {
+describe("fault: the enforcer's Redis stopped and restarted", () => {
   const { kafkaBrokers } = testInfra();
   let pipeline: Pipeline | undefined;
   let redis: PrivateRedis | undefined;
@@ -38,8 +38,13 @@ describe('fault: the enforcer\'s Redis stopped and restarted', () => {
     const p = pipeline;
     for (const mode of MODES) {
       await p.policy({
-        id: `signup-${mode}`, key: ['ip'], match: { paths: [`/${mode}`] }, threshold: { count: LIMIT, interval: '1h' },
-        action: { type: 'throttle', status: 429 }, enforcement: { type: 'hard', failureMode: mode }, mode: 'enforce',
+        id: `signup-${mode}`,
+        key: ['ip'],
+        match: { paths: [`/${mode}`] },
+        threshold: { count: LIMIT, interval: '1h' },
+        action: { type: 'throttle', status: 429 },
+        enforcement: { type: 'hard', failureMode: mode },
+        mode: 'enforce',
       });
     }
     await p.watch();
@@ -63,15 +68,34 @@ describe('fault: the enforcer\'s Redis stopped and restarted', () => {
     await waitUntil(async () => (await sidecar.check({ ip: '192.0.2.250', path: '/open' })).body.limit === LIMIT, 'the hard policies at the sidecar', 20_000, 50);
     // Redis up: exactly LIMIT pass, then the hard limit.
     const up = await burst();
-    for (const mode of MODES) expect(up[mode]!.map(({ allowed, source }) => ({ allowed, source })), mode).toEqual(exact('hard-limit'));
+    for (const mode of MODES)
+      expect(
+        up[mode]!.map(({ allowed, source }) => ({ allowed, source })),
+        mode,
+      ).toEqual(exact('hard-limit'));
 
     await redis.kill();
     const down = await burst();
     for (const { ms } of Object.values(down).flat()) expect(ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
-    expect(down.open!.map((r) => [r.allowed, r.source])).toEqual([[true, 'none'], [true, 'none'], [true, 'none'], [true, 'none']]);
-    expect(down.closed!.map((r) => [r.allowed, r.source])).toEqual([[false, 'fail-mode'], [false, 'fail-mode'], [false, 'fail-mode'], [false, 'fail-mode']]);
+    expect(down.open!.map((r) => [r.allowed, r.source])).toEqual([
+      [true, 'none'],
+      [true, 'none'],
+      [true, 'none'],
+      [true, 'none'],
+    ]);
+    expect(down.closed!.map((r) => [r.allowed, r.source])).toEqual([
+      [false, 'fail-mode'],
+      [false, 'fail-mode'],
+      [false, 'fail-mode'],
+      [false, 'fail-mode'],
+    ]);
     // The local window keeps the policy's own limit in the process.
-    expect(down.local!.map((r) => [r.allowed, r.source])).toEqual([[true, 'none'], [true, 'none'], [true, 'none'], [false, 'fail-mode']]);
+    expect(down.local!.map((r) => [r.allowed, r.source])).toEqual([
+      [true, 'none'],
+      [true, 'none'],
+      [true, 'none'],
+      [false, 'fail-mode'],
+    ]);
     // The edge goes on serving and publishing while Redis is away.
     const servedDown = edgeLoop.served.checked;
     await waitUntil(() => edgeLoop.served.checked > servedDown + 20, 'the edge to go on serving', 20_000, 50);
@@ -83,7 +107,11 @@ describe('fault: the enforcer\'s Redis stopped and restarted', () => {
     // Only Redis can allow a request under the closed mode.
     await waitUntil(async () => (await sidecar.check({ ip: `192.0.2.${++client}`, path: '/closed' })).body.allowed === true, 'the restarted Redis to answer', 30_000, 100);
     const back = await burst();
-    for (const mode of MODES) expect(back[mode]!.map(({ allowed, source }) => ({ allowed, source })), mode).toEqual(exact('hard-limit'));
+    for (const mode of MODES)
+      expect(
+        back[mode]!.map(({ allowed, source }) => ({ allowed, source })),
+        mode,
+      ).toEqual(exact('hard-limit'));
 
     await edgeLoop.stop();
     const stats = await edge.settle(15_000);

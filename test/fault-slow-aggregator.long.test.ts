@@ -49,10 +49,15 @@ describe('fault: a slow aggregator', () => {
     expect(samples.at(-1)!).toBeGreaterThan(samples[0]!);
 
     // Drains while edges go on publishing: back near zero, well under the peak.
-    const drained = await waitUntil(async () => {
-      const l = await lag();
-      return l < peak / 10 ? l : undefined;
-    }, 'the lag to drain under traffic', 60_000, 250);
+    const drained = await waitUntil(
+      async () => {
+        const l = await lag();
+        return l < peak / 10 ? l : undefined;
+      },
+      'the lag to drain under traffic',
+      60_000,
+      250,
+    );
     expect(drained).toBeLessThan(peak / 10);
     expect(p.counted()!).toBeGreaterThan(countedWhileStopped ?? 0);
     traffic.stop();

@@ -27,7 +27,12 @@ describe('compacted feeds: a record that cannot be applied', () => {
     const port = await freePort();
     const proc = spawnService('enforcer', { ...broker!.env, REDIS_URL: redisUrl, HTTP_PORT: String(port), LOG_LEVEL: 'warn', ENFORCER_REDIS_KEY_PREFIX: broker!.topics.prefix });
     const url = `http://127.0.0.1:${port}`;
-    await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, () => `enforcer ready (${describeProcess(proc)})`, 60_000, 50);
+    await waitUntil(
+      async () => (await fetch(`${url}/readyz`)).status === 200,
+      () => `enforcer ready (${describeProcess(proc)})`,
+      60_000,
+      50,
+    );
     const sidecar = { proc, url };
     sidecars.push(sidecar);
     return sidecar;
@@ -59,8 +64,19 @@ describe('compacted feeds: a record that cannot be applied', () => {
     try {
       const garbage = Buffer.from('garbage, not a Ban');
       const ban: Ban = {
-        banId: 'after-garbage', subject: 'ip:203.0.113.51', policyId: 'manual', reason: 'test ban', evidenceCount: 0, windowSeconds: 0, startedAt: Date.now(),
-        expiresAt: Date.now() + 600_000, preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'tests',
+        banId: 'after-garbage',
+        subject: 'ip:203.0.113.51',
+        policyId: 'manual',
+        reason: 'test ban',
+        evidenceCount: 0,
+        windowSeconds: 0,
+        startedAt: Date.now(),
+        expiresAt: Date.now() + 600_000,
+        preview: false,
+        escalationLevel: 0,
+        origin: 'manual',
+        httpStatus: 403,
+        createdBy: 'tests',
       };
       // Same key, so same partition: the ban is the record right after the garbage.
       await produceOrFail(producer, topics.name('bans'), [{ key: ban.subject, value: garbage }]);
@@ -68,7 +84,11 @@ describe('compacted feeds: a record that cannot be applied', () => {
 
       for (const s of readers) {
         await waitUntil(async () => (await allowed(s, '203.0.113.51')) === false, 'the ban after the garbage applied', 15_000, 50);
-        await waitUntil(async () => (await skipped(s.url)) === 1, () => `the sidecar to count the skipped record (${describeProcess(s.proc)})`, 15_000);
+        await waitUntil(
+          async () => (await skipped(s.url)) === 1,
+          () => `the sidecar to count the skipped record (${describeProcess(s.proc)})`,
+          15_000,
+        );
       }
       await waitUntil(async () => (await skipped(control!.url)) === 1, 'the control service to count the skipped record', 15_000);
       await waitUntil(() => dlq.records.length >= 1, 'the dead letter', 15_000);

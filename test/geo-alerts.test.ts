@@ -37,10 +37,15 @@ describe('geographic spike alerting', () => {
   let env: Record<string, string>;
   let firstLogs = '';
 
-  const countries: Country[] = onDistinctPartitions([
-    { code: 'FR', zone: 'Europe/Paris' }, { code: 'JP', zone: 'Asia/Tokyo' },
-    { code: 'AU', zone: 'Australia/Sydney' }, { code: 'US', zone: 'America/New_York' },
-  ], PARTITIONS);
+  const countries: Country[] = onDistinctPartitions(
+    [
+      { code: 'FR', zone: 'Europe/Paris' },
+      { code: 'JP', zone: 'Asia/Tokyo' },
+      { code: 'AU', zone: 'Australia/Sydney' },
+      { code: 'US', zone: 'America/New_York' },
+    ],
+    PARTITIONS,
+  );
   // The night to watch: the last Paris midnight that leaves room for 8 hours of it before now.
   const night = localMidnightBefore(Date.now() - 8 * HOUR - 10 * MIN, 'Europe/Paris');
   const spike = { from: night + HOUR, to: night + 6 * HOUR };
@@ -67,10 +72,17 @@ describe('geographic spike alerting', () => {
     alerts = await new TopicTail(kafka, topics.name('alerts'), (b) => catalog.codec(SCHEMA_NAMES.geoAlert).decode(b)).start();
     baselines = await new TopicTail(kafka, topics.name('aggregator-baselines'), (b) => catalog.codec(SCHEMA_NAMES.geoBaseline).decode(b)).start();
     env = {
-      KAFKA_BROKERS: kafkaBrokers, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: String(PARTITIONS), AGGREGATOR_GROUP_ID: `${topics.prefix}aggregator`,
-      LOG_LEVEL: 'info', GEO_TIME_ZONES: countries.map((c) => `${c.code}=${c.zone}`).join(','),
-      GEO_ALERT_MIN_RATE: '0.15', GEO_BASELINE_FLUSH_MS: '500',
-      GEO_ALERT_WEBHOOK_URL: webhook.url, GEO_ALERT_WEBHOOK_SECRET: SECRET, GEO_ALERT_WEBHOOK_BACKOFF_MS: '100',
+      KAFKA_BROKERS: kafkaBrokers,
+      TOPIC_PREFIX: topics.prefix,
+      TOPIC_PARTITIONS: String(PARTITIONS),
+      AGGREGATOR_GROUP_ID: `${topics.prefix}aggregator`,
+      LOG_LEVEL: 'info',
+      GEO_TIME_ZONES: countries.map((c) => `${c.code}=${c.zone}`).join(','),
+      GEO_ALERT_MIN_RATE: '0.15',
+      GEO_BASELINE_FLUSH_MS: '500',
+      GEO_ALERT_WEBHOOK_URL: webhook.url,
+      GEO_ALERT_WEBHOOK_SECRET: SECRET,
+      GEO_ALERT_WEBHOOK_BACKOFF_MS: '100',
     };
     aggregator = await startAggregator(env);
   }, 120_000);
@@ -124,7 +136,10 @@ describe('geographic spike alerting', () => {
     expect(await aggregator!.metric('banstream_aggregator_geo_baselines_restored_total')).toBe(countries.length);
 
     const records = alerts.records.map((r) => ({ key: r.key, ...r.value! }));
-    expect(records.map((r) => [r.key, r.code, r.scope, r.state])).toEqual([['FR', 'FR', 'country', 'fired'], ['FR', 'FR', 'country', 'resolved']]);
+    expect(records.map((r) => [r.key, r.code, r.scope, r.state])).toEqual([
+      ['FR', 'FR', 'country', 'fired'],
+      ['FR', 'FR', 'country', 'resolved'],
+    ]);
     const [fired, resolved] = records;
     expect(resolved!.alertId).toBe(fired!.alertId);
     // Detected within a minute of event time of the spike's start, resolved after its end.

@@ -47,7 +47,12 @@ describe('the ingest gateway through a Kafka outage', () => {
     const { KAFKA_BROKERS } = await stackUp(settings, () => undefined);
     const prefix = 'outage.';
     gateway = await startGateway({
-      KAFKA_BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '3', INGEST_BUFFER_BYTES: String(BUFFER_BYTES), KAFKA_REQUEST_TIMEOUT_MS: '2000', INGEST_ALLOW_ANONYMOUS_EDGES: 'true',
+      KAFKA_BROKERS,
+      TOPIC_PREFIX: prefix,
+      TOPIC_PARTITIONS: '3',
+      INGEST_BUFFER_BYTES: String(BUFFER_BYTES),
+      KAFKA_REQUEST_TIMEOUT_MS: '2000',
+      INGEST_ALLOW_ANONYMOUS_EDGES: 'true',
     });
     const accepted = new Set<string>();
     const refused = new Set<string>();
@@ -80,10 +85,15 @@ describe('the ingest gateway through a Kafka outage', () => {
     // Broker back: the gateway recovers without help.
     await stackUp(settings, () => undefined);
     phase = 'broker back';
-    const recovered = await waitUntil(async () => {
-      const a = record(await postBatch(gateway!));
-      return a.status === 202 ? a : undefined;
-    }, 'the gateway to answer 202 again', 60_000, 250);
+    const recovered = await waitUntil(
+      async () => {
+        const a = record(await postBatch(gateway!));
+        return a.status === 202 ? a : undefined;
+      },
+      'the gateway to answer 202 again',
+      60_000,
+      250,
+    );
     expect(recovered.status).toBe(202);
     // Its backlog drains within moments; then it takes full batches again.
     await waitUntil(async () => (await gateway!.metric('banstream_edge_buffer_events')) === 0, 'the buffer to drain', 30_000, 100);
@@ -95,8 +105,20 @@ describe('the ingest gateway through a Kafka outage', () => {
       const t = await new TopicTail(testKafka(KAFKA_BROKERS, log.logger), topicFullName(prefix, 'events'), (b) => catalog.codec(SCHEMA_NAMES.requestEventBatch).decode(b)).start();
       const ids = () => t.records.flatMap((r) => r.value?.events.map((e) => e.eventId) ?? []);
       // A group coordinator that has just restarted can take a while to serve a new group on a busy machine.
-      const complete = await waitUntil(() => ids().length >= accepted.size, label, timeoutMs, 200).then(() => true, () => false);
-      return { tail: t, ids, complete, warnings: log.lines().filter((l) => Number(l.level) >= 40).map((l) => l.msg).slice(-5) };
+      const complete = await waitUntil(() => ids().length >= accepted.size, label, timeoutMs, 200).then(
+        () => true,
+        () => false,
+      );
+      return {
+        tail: t,
+        ids,
+        complete,
+        warnings: log
+          .lines()
+          .filter((l) => Number(l.level) >= 40)
+          .map((l) => l.msg)
+          .slice(-5),
+      };
     };
     let reading = await read(`${accepted.size} accepted events on the topic`, 90_000);
     tail = reading.tail;
@@ -116,7 +138,9 @@ describe('the ingest gateway through a Kafka outage', () => {
         const seen = new Set(reading.ids());
         const missing: Record<string, number> = {};
         for (const id of accepted) if (!seen.has(id)) missing[phaseOf.get(id)!] = (missing[phaseOf.get(id)!] ?? 0) + 1;
-        throw new Error(`accepted ${accepted.size}, gateway delivered ${delivered}; offsets ${stored}; missing by phase ${JSON.stringify(missing)}; first reading ${JSON.stringify(first)}; second reading saw ${reading.ids().length} in ${reading.tail.records.length} records\ngateway log:\n${gateway!.proc.output().slice(-6000)}`);
+        throw new Error(
+          `accepted ${accepted.size}, gateway delivered ${delivered}; offsets ${stored}; missing by phase ${JSON.stringify(missing)}; first reading ${JSON.stringify(first)}; second reading saw ${reading.ids().length} in ${reading.tail.records.length} records\ngateway log:\n${gateway!.proc.output().slice(-6000)}`,
+        );
       }
     }
     const onTopic = reading.ids;

@@ -13,8 +13,23 @@ const TOKEN = 'edge-token-for-tests-0123456789';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const batchCodec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
 const full = (e: Partial<RequestEvent>): RequestEvent => ({
-  eventId: '', timestamp: 0, ip: '', country: null, region: null, asn: null, method: 'GET', host: '', path: '/', route: null, status: 200,
-  userId: null, apiKeyHash: null, headers: {}, edgeId: '', latencyMs: null, ...e,
+  eventId: '',
+  timestamp: 0,
+  ip: '',
+  country: null,
+  region: null,
+  asn: null,
+  method: 'GET',
+  host: '',
+  path: '/',
+  route: null,
+  status: 200,
+  userId: null,
+  apiKeyHash: null,
+  headers: {},
+  edgeId: '',
+  latencyMs: null,
+  ...e,
 });
 
 // The gateway as a real process against the shared broker, on topics of its own.
@@ -26,8 +41,12 @@ describe('the ingest gateway', () => {
 
   beforeAll(async () => {
     gateway = await startGateway({
-      KAFKA_BROKERS: testInfra().kafkaBrokers, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: String(PARTITIONS),
-      INGEST_GEOIP_DB: GEO_DB, INGEST_EDGE_TOKENS: TOKEN, INGEST_BODY_LIMIT_BYTES: String(64 * 1024),
+      KAFKA_BROKERS: testInfra().kafkaBrokers,
+      TOPIC_PREFIX: prefix,
+      TOPIC_PARTITIONS: String(PARTITIONS),
+      INGEST_GEOIP_DB: GEO_DB,
+      INGEST_EDGE_TOKENS: TOKEN,
+      INGEST_BODY_LIMIT_BYTES: String(64 * 1024),
     });
     tail = await new TopicTail(kafka, topicFullName(prefix, 'events'), (b) => batchCodec.decode(b)).start();
   });
@@ -49,8 +68,12 @@ describe('the ingest gateway', () => {
     expect([murmur2(Buffer.from('21')), murmur2(Buffer.from('foobar')), murmur2(Buffer.from('a-little-bit-long-string'))]).toEqual([-973932308, -790332482, -985981536]);
 
     const json = [
-      postedEvent('8.8.8.8'), postedEvent('8.8.8.200'), postedEvent('81.2.69.160'), postedEvent('2a01:e0a::1'),
-      postedEvent('2A01:0E0A:0000::FFFF'), postedEvent('193.51.100.1', { country: 'de', region: 'DE-BE' }), // a CDN-supplied country is kept
+      postedEvent('8.8.8.8'),
+      postedEvent('8.8.8.200'),
+      postedEvent('81.2.69.160'),
+      postedEvent('2a01:e0a::1'),
+      postedEvent('2A01:0E0A:0000::FFFF'),
+      postedEvent('193.51.100.1', { country: 'de', region: 'DE-BE' }), // a CDN-supplied country is kept
     ];
     const avro = [full(postedEvent('1.1.1.1')), full(postedEvent('::ffff:8.8.4.4'))];
     const jsonRes = await gateway.post(JSON.stringify(json), 'application/json', AUTH);
@@ -95,14 +118,24 @@ describe('the ingest gateway', () => {
     await send(JSON.stringify([postedEvent('8.8.8.8'), postedEvent('8.8.8.999'), postedEvent('8.8.8.8', { path: `/${'x'.repeat(3000)}` })]), 'application/json');
 
     expect(answers.map(([status, body]) => [status, body.code])).toEqual([
-      [401, 'UNAUTHORIZED'], [401, 'UNAUTHORIZED'], [415, 'UNSUPPORTED_MEDIA_TYPE'], [413, 'BODY_TOO_LARGE'], [400, 'BAD_JSON'], [400, 'BAD_AVRO'], [400, 'INVALID_EVENTS'],
+      [401, 'UNAUTHORIZED'],
+      [401, 'UNAUTHORIZED'],
+      [415, 'UNSUPPORTED_MEDIA_TYPE'],
+      [413, 'BODY_TOO_LARGE'],
+      [400, 'BAD_JSON'],
+      [400, 'BAD_AVRO'],
+      [400, 'INVALID_EVENTS'],
     ]);
     expect(answers[0]![1].detail).toBe('a valid edge token is required: Authorization: Bearer <token>');
     expect(answers[2]![1].detail).toContain('application/avro');
     expect(answers[3]![1].detail).toBe('the body is larger than the limit of 65536 bytes (INGEST_BODY_LIMIT_BYTES): send smaller batches');
     expect(answers[5]![1].detail).toContain('SCHEMA_BAD_MAGIC');
     expect(answers[6]![1]).toEqual({
-      type: 'about:blank', title: 'Bad Request', status: 400, code: 'INVALID_EVENTS', detail: '2 of 3 events are invalid; none of the batch was accepted',
+      type: 'about:blank',
+      title: 'Bad Request',
+      status: 400,
+      code: 'INVALID_EVENTS',
+      detail: '2 of 3 events are invalid; none of the batch was accepted',
       errors: [
         { index: 1, path: '/ip', message: 'not an IP address: "8.8.8.999" (IPv4 octet above 255)' },
         { index: 2, path: '/path', message: 'Expected string length less or equal to 2048' },

@@ -9,10 +9,22 @@ import { REPO_ROOT } from './support/processes.js';
 
 function sampleEvent(i: number): RequestEvent {
   return {
-    eventId: `evt-${i}`, timestamp: 1_790_000_000_000 + i, ip: `203.0.113.${i % 256}`,
-    country: i % 2 ? 'FR' : null, region: i % 2 ? 'FR-IDF' : null, asn: 64_500 + i, method: 'POST', host: 'shop.example',
-    path: '/login', route: '/login', status: i % 3 ? 200 : 401, userId: i % 4 ? `user-${i}` : null, apiKeyHash: null,
-    headers: { 'user-agent': `curl/8.${i}` }, edgeId: 'edge-a', latencyMs: i / 10,
+    eventId: `evt-${i}`,
+    timestamp: 1_790_000_000_000 + i,
+    ip: `203.0.113.${i % 256}`,
+    country: i % 2 ? 'FR' : null,
+    region: i % 2 ? 'FR-IDF' : null,
+    asn: 64_500 + i,
+    method: 'POST',
+    host: 'shop.example',
+    path: '/login',
+    route: '/login',
+    status: i % 3 ? 200 : 401,
+    userId: i % 4 ? `user-${i}` : null,
+    apiKeyHash: null,
+    headers: { 'user-agent': `curl/8.${i}` },
+    edgeId: 'edge-a',
+    latencyMs: i / 10,
   };
 }
 
@@ -44,15 +56,16 @@ describe('RequestEvent batches through the real broker', () => {
   });
 
   it('produces single-object encoded batches, consumes them back and decodes every event', async () => {
-    const batches: RequestEventBatch[] = [
-      { events: Array.from({ length: 500 }, (_, i) => sampleEvent(i)) },
-      { events: [sampleEvent(1_000)] },
-    ];
+    const batches: RequestEventBatch[] = [{ events: Array.from({ length: 500 }, (_, i) => sampleEvent(i)) }, { events: [sampleEvent(1_000)] }];
     const encoded = batches.map((b) => codec.encode(b));
     // The single-object header: C3 01, then the writer schema's fingerprint.
     expect([...encoded[0]!.subarray(0, 2)]).toEqual([0xc3, 0x01]);
 
-    await produceOrFail(producer, topic, encoded.map((value, i) => ({ key: `203.0.113.0/24#${i}`, value })));
+    await produceOrFail(
+      producer,
+      topic,
+      encoded.map((value, i) => ({ key: `203.0.113.0/24#${i}`, value })),
+    );
 
     const received = new Map<string, RequestEventBatch>();
     await consumer.subscribe({ topic, fromBeginning: true });

@@ -33,9 +33,19 @@ describe('a path ban behind nginx, whatever the spelling', () => {
     const [enforcerPort, appPort, port] = await Promise.all([freePort(), freePort(), freePort()]);
     nginxPort = port;
     sidecar = spawnService('enforcer', {
-      KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, TOPIC_PREFIX: broker.topics.prefix, TOPIC_PARTITIONS: '3', HTTP_PORT: String(enforcerPort), LOG_LEVEL: 'warn',
+      KAFKA_BROKERS: kafkaBrokers,
+      REDIS_URL: redisUrl,
+      TOPIC_PREFIX: broker.topics.prefix,
+      TOPIC_PARTITIONS: '3',
+      HTTP_PORT: String(enforcerPort),
+      LOG_LEVEL: 'warn',
     });
-    await waitUntil(async () => (await fetch(`http://127.0.0.1:${enforcerPort}/readyz`)).status === 200, () => `enforcer ready\n${sidecar.output()}`, 60_000, 50);
+    await waitUntil(
+      async () => (await fetch(`http://127.0.0.1:${enforcerPort}/readyz`)).status === 200,
+      () => `enforcer ready\n${sidecar.output()}`,
+      60_000,
+      50,
+    );
     app = createServer((req, res) => {
       served.push(req.url ?? '');
       res.end('the application');
@@ -74,8 +84,19 @@ describe('a path ban behind nginx, whatever the spelling', () => {
   it('refuses every spelling of a banned path that nginx serves as it, and lets other paths through', async () => {
     const subject = canonicalSubject('path:/admin');
     const ban = catalog.codec(SCHEMA_NAMES.ban).encode({
-      banId: 'path-admin', subject, policyId: 'manual', reason: 'test', evidenceCount: 0, windowSeconds: 0, startedAt: Date.now(),
-      expiresAt: Date.now() + 120_000, preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'tests',
+      banId: 'path-admin',
+      subject,
+      policyId: 'manual',
+      reason: 'test',
+      evidenceCount: 0,
+      windowSeconds: 0,
+      startedAt: Date.now(),
+      expiresAt: Date.now() + 120_000,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'manual',
+      httpStatus: 403,
+      createdBy: 'tests',
     });
     await produceOrFail(broker!.producer, broker!.topics.name('bans'), [{ key: subject, value: ban }]);
     await waitUntil(async () => (await send('/admin')) === 403, 'the ban on /admin applied', 10_000, 20);

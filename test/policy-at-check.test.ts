@@ -37,19 +37,36 @@ describe('status-matched policies at the enforcer', () => {
     broker = await connectTestBroker(kafkaBrokers, 3);
     const policies = broker.topics.name('policies');
     await publishPolicy(broker.producer, policies, {
-      id: 'failures-per-path', ...failures, match: { ...failures.match, paths: [loginPath] }, key: ['path'], action: { type: 'ban', banDuration: '10m', status: 403 },
+      id: 'failures-per-path',
+      ...failures,
+      match: { ...failures.match, paths: [loginPath] },
+      key: ['path'],
+      action: { type: 'ban', banDuration: '10m', status: 403 },
     });
     await publishPolicy(broker.producer, policies, {
-      id: 'failures-per-ip-path', ...failures, match: { ...failures.match, paths: [adminPath] }, key: ['ip', 'path'], action: { type: 'ban', banDuration: '10m', status: 403 },
+      id: 'failures-per-ip-path',
+      ...failures,
+      match: { ...failures.match, paths: [adminPath] },
+      key: ['ip', 'path'],
+      action: { type: 'ban', banDuration: '10m', status: 403 },
     });
     await publishPolicy(broker.producer, policies, {
-      id: 'errors-per-path', ...failures, match: { ...failures.match, statuses: undefined, statusClasses: ['5xx'], pathPrefixes: [apiPath] }, key: ['path'], action: { type: 'throttle', status: 429 },
+      id: 'errors-per-path',
+      ...failures,
+      match: { ...failures.match, statuses: undefined, statusClasses: ['5xx'], pathPrefixes: [apiPath] },
+      key: ['path'],
+      action: { type: 'throttle', status: 429 },
     });
     aggregator = await startAggregator({ ...broker.env, AGGREGATOR_TICK_MS: '20', AGGREGATOR_GROUP_ID: `${broker.topics.prefix}aggregator` });
     const port = await freePort();
     enforcer = spawnService('enforcer', { ...broker.env, REDIS_URL: redisUrl, ENFORCER_REDIS_KEY_PREFIX: broker.topics.prefix, HTTP_PORT: String(port), LOG_LEVEL: 'warn' });
     enforcerUrl = `http://127.0.0.1:${port}`;
-    await waitUntil(async () => (await fetch(`${enforcerUrl}/readyz`)).status === 200, () => `enforcer ready\n${enforcer!.output()}`, 60_000, 50);
+    await waitUntil(
+      async () => (await fetch(`${enforcerUrl}/readyz`)).status === 200,
+      () => `enforcer ready\n${enforcer!.output()}`,
+      60_000,
+      50,
+    );
     bans = await new TopicTail(broker.kafka, broker.topics.name('bans'), decodeBan).start();
   }, 120_000);
 
@@ -65,7 +82,9 @@ describe('status-matched policies at the enforcer', () => {
 
   const check = async (ip: string, path: string): Promise<Decision> => {
     const res = await fetch(`${enforcerUrl}/v1/check`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ip, method: 'POST', host: 'shop.example', path }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ip, method: 'POST', host: 'shop.example', path }),
     });
     expect(res.status).toBe(200);
     return (await res.json()) as Decision;
@@ -77,13 +96,25 @@ describe('status-matched policies at the enforcer', () => {
     expect((await check('198.51.100.20', loginPath)).allowed).toBe(true);
     // Successful logins do not count: only the 401s (six, from six networks) cross the threshold of 5.
     await publishEvents(broker.producer, broker.topics.name('events'), failedLogins(['203.0.113.1', '203.0.113.2', '203.0.113.3'], loginPath, 200));
-    await publishEvents(broker.producer, broker.topics.name('events'), failedLogins(Array.from({ length: 6 }, (_, i) => `192.0.${i + 2}.9`), loginPath));
+    await publishEvents(
+      broker.producer,
+      broker.topics.name('events'),
+      failedLogins(
+        Array.from({ length: 6 }, (_, i) => `192.0.${i + 2}.9`),
+        loginPath,
+      ),
+    );
     const ban = await banOf('failures-per-path');
     expect(ban.subject).toBe(`path:${loginPath}`);
-    const denied = await waitUntil(async () => {
-      const d = await check('198.51.100.20', loginPath);
-      return d.allowed ? undefined : d;
-    }, 'the enforcer to deny the banned path', 20_000, 50);
+    const denied = await waitUntil(
+      async () => {
+        const d = await check('198.51.100.20', loginPath);
+        return d.allowed ? undefined : d;
+      },
+      'the enforcer to deny the banned path',
+      20_000,
+      50,
+    );
     expect(denied).toMatchObject({ status: 403, source: 'ban', policyId: 'failures-per-path' });
     expect((await check('198.51.100.21', loginPath)).allowed).toBe(false);
     expect((await check('198.51.100.20', `${loginPath}-other`)).allowed).toBe(true);
@@ -93,10 +124,15 @@ describe('status-matched policies at the enforcer', () => {
     await publishEvents(broker.producer, broker.topics.name('events'), failedLogins(Array(6).fill('203.0.113.66'), adminPath));
     const ban = await banOf('failures-per-ip-path');
     expect(ban.subject).toBe(`ip:203.0.113.66|path:${adminPath}`);
-    const denied = await waitUntil(async () => {
-      const d = await check('203.0.113.66', adminPath);
-      return d.allowed ? undefined : d;
-    }, 'the enforcer to deny the address on that path', 20_000, 50);
+    const denied = await waitUntil(
+      async () => {
+        const d = await check('203.0.113.66', adminPath);
+        return d.allowed ? undefined : d;
+      },
+      'the enforcer to deny the address on that path',
+      20_000,
+      50,
+    );
     expect(denied).toMatchObject({ status: 403, source: 'ban', policyId: 'failures-per-ip-path' });
     expect((await check('203.0.113.66', `${adminPath}/x`)).allowed).toBe(true);
     expect((await check('203.0.113.67', adminPath)).allowed).toBe(true);
@@ -106,10 +142,15 @@ describe('status-matched policies at the enforcer', () => {
     const errors = Array.from({ length: 40 }, (_, i) => event(`192.0.${(i % 20) + 10}.1`, Date.now() - 40 + i, { method: 'POST', path: apiPath, status: 503 }));
     await publishEvents(broker.producer, broker.topics.name('events'), errors);
     // 40 against a limit of 5: seven requests in eight are refused once the count arrives.
-    const throttled = await waitUntil(async () => {
-      const d = await check('198.51.100.30', apiPath);
-      return d.allowed ? undefined : d;
-    }, 'the enforcer to throttle the path', 20_000, 20);
+    const throttled = await waitUntil(
+      async () => {
+        const d = await check('198.51.100.30', apiPath);
+        return d.allowed ? undefined : d;
+      },
+      'the enforcer to throttle the path',
+      20_000,
+      20,
+    );
     expect(throttled).toMatchObject({ status: 429, source: 'throttle', policyId: 'errors-per-path' });
   });
 });

@@ -52,7 +52,10 @@ describe('npm start (scripts/run.mjs)', () => {
     // The local gateway takes anonymous edges only because the runner says so, and says it.
     expect(proc.output()).toContain('the ingest gateway accepts events without an edge token (INGEST_ALLOW_ANONYMOUS_EDGES=true for this local run; set INGEST_EDGE_TOKENS to require them)');
     for (const name of ['INGEST', 'AGGREGATOR', 'ENFORCER', 'CONTROL']) {
-      const status = await fetch(`http://127.0.0.1:${env[`BANSTREAM_${name}_PORT`]}/readyz`).then((r) => r.status, (e: Error) => `${e.message}: ${String(e.cause)}`);
+      const status = await fetch(`http://127.0.0.1:${env[`BANSTREAM_${name}_PORT`]}/readyz`).then(
+        (r) => r.status,
+        (e: Error) => `${e.message}: ${String(e.cause)}`,
+      );
       expect(status, `${name} /readyz; the runner said:\n${proc.output()}`).toBe(200);
     }
     const { services } = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { services: Record<string, number> };

@@ -22,17 +22,27 @@ describe('the services as real processes', () => {
     const port = await freePort();
     const { kafkaBrokers, redisUrl } = testInfra();
     const proc = spawnService(service, {
-      KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '2',
-      HTTP_PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '5000',
+      KAFKA_BROKERS: kafkaBrokers,
+      REDIS_URL: redisUrl,
+      TOPIC_PREFIX: prefix,
+      TOPIC_PARTITIONS: '2',
+      HTTP_PORT: String(port),
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: '5000',
       // The gateway takes events without an edge token only when told so (only ingest reads this).
       INGEST_ALLOW_ANONYMOUS_EDGES: 'true',
     });
     running.push(proc);
 
-    const ready = await waitUntil(async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-      return res.status === 200 ? ((await res.json()) as { checks: Record<string, boolean> }) : undefined;
-    }, `${service} /readyz to answer 200`, 30_000, 100);
+    const ready = await waitUntil(
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+        return res.status === 200 ? ((await res.json()) as { checks: Record<string, boolean> }) : undefined;
+      },
+      `${service} /readyz to answer 200`,
+      30_000,
+      100,
+    );
     expect(ready.checks.kafka).toBe(true);
     if (service === 'enforcer') expect(ready.checks.redis).toBe(true);
 

@@ -76,4 +76,3 @@ describe('the local stack', () => {
     expect(stackStatus(settings)).toEqual({ kafka: 'stopped', redis: 'stopped' });
   }, 120_000);
 });
-

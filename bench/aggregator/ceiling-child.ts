@@ -51,9 +51,7 @@ export function runCeilingProcess(job: CeilingJob): Promise<DrainResult> {
  * Timed from the first one's first batch to the last one's end.
  */
 export async function runParallelCeiling(job: Omit<CeilingJob, 'share'>, consumers: number): Promise<DrainResult> {
-  const parts = await Promise.all(
-    Array.from({ length: consumers }, (_, index) => runCeilingProcess({ ...job, groupId: `${job.groupId}-${index}`, share: { index, of: consumers } })),
-  );
+  const parts = await Promise.all(Array.from({ length: consumers }, (_, index) => runCeilingProcess({ ...job, groupId: `${job.groupId}-${index}`, share: { index, of: consumers } })));
   const startedAt = Math.min(...parts.map((p) => p.startedAt));
   const endedAt = Math.max(...parts.map((p) => p.endedAt));
   return { events: parts.reduce((sum, p) => sum + p.events, 0), ms: endedAt - startedAt, timedOut: parts.some((p) => p.timedOut), startedAt, endedAt };

@@ -22,14 +22,16 @@ export function benchKafka(brokers: string[], clientId: string): Kafka {
     brokers,
     logLevel: logLevel.WARN,
     // stdout carries the result line only: kafkajs logs go to stderr.
-    logCreator: () => ({ namespace, level, log }: LogEntry) => {
-      const { message, timestamp: _t, logger: _l, ...rest } = log;
-      // Errors kafkajs retries (a partition leader or a group coordinator not ready just
-      // after topic creation) are logged twice, by the connection and with a retryCount;
-      // what really fails reaches the benchmark as an exception.
-      if (namespace === 'Connection' || (rest as { retryCount?: number }).retryCount !== undefined) return;
-      note(`kafkajs ${names[level] ?? level} ${namespace}: ${message} ${JSON.stringify(rest)}`);
-    },
+    logCreator:
+      () =>
+      ({ namespace, level, log }: LogEntry) => {
+        const { message, timestamp: _t, logger: _l, ...rest } = log;
+        // Errors kafkajs retries (a partition leader or a group coordinator not ready just
+        // after topic creation) are logged twice, by the connection and with a retryCount;
+        // what really fails reaches the benchmark as an exception.
+        if (namespace === 'Connection' || (rest as { retryCount?: number }).retryCount !== undefined) return;
+        note(`kafkajs ${names[level] ?? level} ${namespace}: ${message} ${JSON.stringify(rest)}`);
+      },
   });
 }
 
@@ -277,10 +279,7 @@ export async function drainWithKafkajs(
       },
     });
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      finished.then(() => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
-    ]);
+    const timedOut = await Promise.race([finished.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
     clearTimeout(timer);
     const end = timedOut ? performance.now() : t1;
     return { events, ms: end - t0, timedOut, startedAt: performance.timeOrigin + t0, endedAt: performance.timeOrigin + end };

@@ -8,10 +8,7 @@ import { stackSettings, stackStatus, stackUp } from '../../scripts/stack/index.m
 import { SCHEMA_NAMES, loadSchemaCatalog } from '@banstream/schemas';
 import { median, min, note, report, sig } from '../lib.js';
 import { DEFAULT_SHAPE, eventSpanMs, generateEvents } from './events.js';
-import {
-  BENCH_POLICIES, CEILING_FETCH, LONGEST_WINDOW_MS, PARTITIONS, benchKafka, createTopics, deleteGroups, deleteTopics, freshOutputTopics,
-  preload, publishPolicies,
-} from './kafka.js';
+import { BENCH_POLICIES, CEILING_FETCH, LONGEST_WINDOW_MS, PARTITIONS, benchKafka, createTopics, deleteGroups, deleteTopics, freshOutputTopics, preload, publishPolicies } from './kafka.js';
 import { runCeilingProcess, runParallelCeiling } from './ceiling-child.js';
 import { CONSUMED_METRIC, freePort, serviceNodeArgs, timeService, type ServiceRun } from './service.js';
 
@@ -99,7 +96,13 @@ export async function main(repoRoot: string): Promise<void> {
       const what = `aggregator, ${workers} worker${workers === 1 ? '' : 's'}`;
       note(`run ${run}/${RUNS}: ${what} (group ${groupId}, metrics on :${port})`);
       const result = await timeService({
-        repoRoot, nodeArgs: SERVICE_NODE_ARGS, env, total: loaded.events, timeoutMs: TIMEOUT_MS, stallMs: STALL_MS, startMs: START_MS,
+        repoRoot,
+        nodeArgs: SERVICE_NODE_ARGS,
+        env,
+        total: loaded.events,
+        timeoutMs: TIMEOUT_MS,
+        stallMs: STALL_MS,
+        startMs: START_MS,
       });
       note(
         `run ${run}/${RUNS}: ${what} ${Math.round(result.eventsPerS).toLocaleString('en')} events/s, ` +
@@ -207,7 +210,10 @@ export async function main(repoRoot: string): Promise<void> {
         service: SKIP_SERVICE
           ? 'skipped (BENCH_AGG_SKIP_SERVICE=1)'
           : `node ${SERVICE_NODE_ARGS.join(' ')} with AGGREGATOR_WORKERS=${WORKERS}${WORKERS > 1 ? ' (and again with 1: *_one_worker)' : ''}, fresh AGGREGATOR_GROUP_ID and output topics (all but events and policies recreated empty) per run; ${CONSUMED_METRIC}{replay="false"} summed over the workers, sampled every 50 ms; rate between the first sample above 0 and the first sample at the total; CPU and peak RSS summed over the service's processes`,
-        ceiling_parallel: WORKERS > 1 ? `${WORKERS} ceiling consumers side by side, each in a group of its own draining partitions p % ${WORKERS} = its index (the others paused), timed from the first one's first batch to the last one's end` : 'not run (1 worker)',
+        ceiling_parallel:
+          WORKERS > 1
+            ? `${WORKERS} ceiling consumers side by side, each in a group of its own draining partitions p % ${WORKERS} = its index (the others paused), timed from the first one's first batch to the last one's end`
+            : 'not run (1 worker)',
         aggregator_fetch_kb_per_partition: FETCH_KB ?? 'service default',
         service_failures: service.flatMap((r, i) => (r.failure === undefined ? [] : [`run ${i + 1}: ${r.failure}`])),
         run_order: `per run: ${SKIP_SERVICE ? '' : WORKERS > 1 ? `aggregator (${WORKERS} workers), aggregator (1 worker), ` : 'aggregator, '}ceiling, ${WORKERS > 1 ? `${WORKERS} ceiling consumers, ` : ''}fetch-only`,

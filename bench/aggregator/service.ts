@@ -144,9 +144,7 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
   let exit: number | string | undefined;
-  const exited = new Promise<number | string>((resolve) =>
-    child.once('exit', (code, signal) => resolve((exit = code ?? signal ?? 'unknown'))),
-  );
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve((exit = code ?? signal ?? 'unknown'))));
 
   const spawnedAt = performance.now();
   let first: { t: number; count: number; cpuMs: number } | undefined;
@@ -167,9 +165,7 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
       break;
     }
     if (first === undefined && now - spawnedAt > options.startMs) {
-      failure = sampled
-        ? `${CONSUMED_METRIC} still 0 ${options.startMs} ms after the start`
-        : `no ${CONSUMED_METRIC} on /metrics (or no answer) within ${options.startMs} ms of the start`;
+      failure = sampled ? `${CONSUMED_METRIC} still 0 ${options.startMs} ms after the start` : `no ${CONSUMED_METRIC} on /metrics (or no answer) within ${options.startMs} ms of the start`;
       break;
     }
     if (first !== undefined && now - lastIncrease.t > options.stallMs) {
@@ -214,10 +210,7 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
   const rss = peakRssMb(child.pid);
   if (exit === undefined) child.kill('SIGTERM');
   let timer: NodeJS.Timeout | undefined;
-  const code = await Promise.race([
-    exited,
-    new Promise<string>((resolve) => (timer = setTimeout(() => resolve('kill'), 20_000))),
-  ]);
+  const code = await Promise.race([exited, new Promise<string>((resolve) => (timer = setTimeout(() => resolve('kill'), 20_000)))]);
   clearTimeout(timer);
   if (code === 'kill') {
     note('aggregator did not stop within 20 s of SIGTERM: SIGKILL');
@@ -248,7 +241,13 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
 /** Polls a service's /readyz (or any URL) until it answers 200; fails after 60 s. */
 export async function waitReady(url: string): Promise<void> {
   for (let i = 0; i < 600; i++) {
-    if (await fetch(url).then((r) => r.status === 200, () => false)) return;
+    if (
+      await fetch(url).then(
+        (r) => r.status === 200,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${url} not ready after 60 s`);

@@ -33,8 +33,19 @@ export async function measureFeedLag(kafka: Kafka, prefix: string): Promise<Feed
       const ip = `198.18.${i >> 8}.${i & 255}`;
       const now = Date.now();
       const value = codec.encode({
-        banId: `lag-${i}`, subject: `ip:${ip}`, policyId: 'manual', reason: 'bench', evidenceCount: 0, windowSeconds: 0, startedAt: now,
-        expiresAt: now + 600_000, preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'bench',
+        banId: `lag-${i}`,
+        subject: `ip:${ip}`,
+        policyId: 'manual',
+        reason: 'bench',
+        evidenceCount: 0,
+        windowSeconds: 0,
+        startedAt: now,
+        expiresAt: now + 600_000,
+        preview: false,
+        escalationLevel: 0,
+        origin: 'manual',
+        httpStatus: 403,
+        createdBy: 'bench',
       });
       const sent = performance.now();
       await producer.send({ topic: topicFullName(prefix, 'bans'), acks: -1, messages: [{ key: `ip:${ip}`, value }] });

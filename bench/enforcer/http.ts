@@ -50,7 +50,13 @@ await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
 
 async function waitReady(url: string): Promise<void> {
   for (let i = 0; i < 600; i++) {
-    if (await fetch(url).then((r) => r.status < 500, () => false)) return;
+    if (
+      await fetch(url).then(
+        (r) => r.status < 500,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${url} not ready after 60 s`);
@@ -143,7 +149,8 @@ export async function measureHttp(env: Record<string, string>): Promise<HttpFigu
   const children: ChildProcess[] = [];
   const sidecar = (port: number, batch: boolean) =>
     spawn(process.execPath, serviceNodeArgs('enforcer'), {
-      env: { PATH: process.env.PATH ?? '', ...env, HTTP_PORT: String(port), LOG_LEVEL: 'warn', ENFORCER_BATCH_ANSWERS: String(batch) }, stdio: 'inherit',
+      env: { PATH: process.env.PATH ?? '', ...env, HTTP_PORT: String(port), LOG_LEVEL: 'warn', ENFORCER_BATCH_ANSWERS: String(batch) },
+      stdio: 'inherit',
     });
   try {
     children.push(sidecar(sidecarPort, true), sidecar(unbatchedPort, false));
@@ -180,13 +187,24 @@ export async function measureHttp(env: Record<string, string>): Promise<HttpFigu
     const toBatchedCeiling = summary(rounds.batched, rounds.batchedHello);
     const unbatched = summary(rounds.unbatched, rounds.hello);
     return {
-      http_checks_per_s: batched.perS, http_ceiling_per_s: hello.perS, http_ratio: batched.ratio, http_ratio_min: batched.ratioMin,
-      http_latency_mean_ms: batched.meanMs, http_latency_p99_ms: batched.p99Ms, http_ceiling_latency_mean_ms: hello.meanMs, http_ceiling_latency_p99_ms: hello.p99Ms,
-      http_batched_ceiling_per_s: Math.round(median(rounds.batchedHello.map((r) => r.perS))), http_ratio_to_batched_ceiling: toBatchedCeiling.ratio,
-      http_unbatched_checks_per_s: unbatched.perS, http_unbatched_ratio: unbatched.ratio,
-      http_unbatched_latency_mean_ms: unbatched.meanMs, http_unbatched_latency_p99_ms: unbatched.p99Ms,
-      http_light_load_p50_us: light.batched.p50Us, http_light_load_p99_us: light.batched.p99Us,
-      http_unbatched_light_load_p50_us: light.unbatched.p50Us, http_unbatched_light_load_p99_us: light.unbatched.p99Us,
+      http_checks_per_s: batched.perS,
+      http_ceiling_per_s: hello.perS,
+      http_ratio: batched.ratio,
+      http_ratio_min: batched.ratioMin,
+      http_latency_mean_ms: batched.meanMs,
+      http_latency_p99_ms: batched.p99Ms,
+      http_ceiling_latency_mean_ms: hello.meanMs,
+      http_ceiling_latency_p99_ms: hello.p99Ms,
+      http_batched_ceiling_per_s: Math.round(median(rounds.batchedHello.map((r) => r.perS))),
+      http_ratio_to_batched_ceiling: toBatchedCeiling.ratio,
+      http_unbatched_checks_per_s: unbatched.perS,
+      http_unbatched_ratio: unbatched.ratio,
+      http_unbatched_latency_mean_ms: unbatched.meanMs,
+      http_unbatched_latency_p99_ms: unbatched.p99Ms,
+      http_light_load_p50_us: light.batched.p50Us,
+      http_light_load_p99_us: light.batched.p99Us,
+      http_unbatched_light_load_p50_us: light.unbatched.p50Us,
+      http_unbatched_light_load_p99_us: light.unbatched.p99Us,
     };
   } finally {
     for (const c of children) c.kill('SIGTERM');

@@ -54,8 +54,19 @@ export function measureLocal(): LocalFigures {
   for (let i = 0; i < BANS; i++) {
     const subject = `ip:${ipOf(i * 2)}`; // every other address is banned
     const ban: Ban = {
-      banId: `b${i}`, subject, policyId: 'login-flood', reason: 'bench', evidenceCount: 100, windowSeconds: 60, startedAt: now, expiresAt: now + 3_600_000,
-      preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
+      banId: `b${i}`,
+      subject,
+      policyId: 'login-flood',
+      reason: 'bench',
+      evidenceCount: 100,
+      windowSeconds: 60,
+      startedAt: now,
+      expiresAt: now + 3_600_000,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'aggregator',
+      httpStatus: 403,
+      createdBy: null,
     };
     bans.observe(subject, ban);
     ceilingMap.set(subject, ban);
@@ -76,9 +87,18 @@ export function measureLocal(): LocalFigures {
   const headers = { 'user-agent': 'bench' };
   // What a browser sends: the check reads none of it unless a policy does (headers are normalised when first read).
   const browserHeaders = {
-    host: 'shop.example', connection: 'keep-alive', 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36',
-    accept: 'text/html,application/xhtml+xml', 'accept-language': 'en-GB,en;q=0.9', 'accept-encoding': 'gzip, deflate, br', referer: 'https://shop.example/',
-    cookie: 'session=abc123; theme=dark', 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'same-origin', 'upgrade-insecure-requests': '1', 'x-forwarded-for': '203.0.113.7',
+    host: 'shop.example',
+    connection: 'keep-alive',
+    'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36',
+    accept: 'text/html,application/xhtml+xml',
+    'accept-language': 'en-GB,en;q=0.9',
+    'accept-encoding': 'gzip, deflate, br',
+    referer: 'https://shop.example/',
+    cookie: 'session=abc123; theme=dark',
+    'sec-fetch-mode': 'navigate',
+    'sec-fetch-site': 'same-origin',
+    'upgrade-insecure-requests': '1',
+    'x-forwarded-for': '203.0.113.7',
   };
   const uniform = () => 0.5;
   const reasonOf = (ban: Ban) => ban.reason;
@@ -137,8 +157,15 @@ export function measureLocal(): LocalFigures {
   if (sink < 0) throw new Error('unreachable');
   const local = median(runs.local);
   const ceiling = median(runs.ceiling);
-  return { local_checks_per_s: Math.round(local), local_checks_per_s_browser_headers: Math.round(median(runs.browser)), ceiling_lookups_per_s: Math.round(ceiling), local_ratio: Number((local / ceiling).toFixed(3)),
-    floor_lookups_per_s: Math.round(median(runs.floor)), floor_with_attributes_checks_per_s: Math.round(median(runs.attributesFloor)), active_bans: bans.size };
+  return {
+    local_checks_per_s: Math.round(local),
+    local_checks_per_s_browser_headers: Math.round(median(runs.browser)),
+    ceiling_lookups_per_s: Math.round(ceiling),
+    local_ratio: Number((local / ceiling).toFixed(3)),
+    floor_lookups_per_s: Math.round(median(runs.floor)),
+    floor_with_attributes_checks_per_s: Math.round(median(runs.attributesFloor)),
+    active_bans: bans.size,
+  };
 }
 
 /** Dotted-quad text to its 32-bit number, for the bench's own canonical addresses only. */

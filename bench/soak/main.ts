@@ -82,11 +82,18 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'soak-edge', level: 'warn', destination: process.stderr });
   // One publisher per edge (events carry edge-0..3), as a fleet of Node edges would have.
   const publishers = Array.from({ length: EDGES }, (_, i) =>
-    createEdgePublisher({ kafka: createKafka({ brokers: parseBrokers(BROKERS), clientId: `soak-edge-${i}`, logger }), topic: eventsTopic, logger }));
-  const edgeStats = () => publishers.map((x) => x.stats()).reduce((a, b) => ({
-    delivered: a.delivered + b.delivered,
-    dropped: a.dropped + Object.values(b.dropped).reduce((x, y) => x + y, 0),
-  }), { delivered: 0, dropped: 0 });
+    createEdgePublisher({ kafka: createKafka({ brokers: parseBrokers(BROKERS), clientId: `soak-edge-${i}`, logger }), topic: eventsTopic, logger }),
+  );
+  const edgeStats = () =>
+    publishers
+      .map((x) => x.stats())
+      .reduce(
+        (a, b) => ({
+          delivered: a.delivered + b.delivered,
+          dropped: a.dropped + Object.values(b.dropped).reduce((x, y) => x + y, 0),
+        }),
+        { delivered: 0, dropped: 0 },
+      );
   let stop = false;
   process.once('SIGINT', () => void (stop = true));
   try {
@@ -105,22 +112,28 @@ async function main(): Promise<void> {
     const post = (events: RequestEvent[]) => {
       gateway.inFlight++;
       fetch(gatewayUrl, { method: 'POST', body: batchCodec.encode({ events }), headers: { 'content-type': 'application/avro' } })
-        .then(async (res) => {
-          await res.arrayBuffer();
-          if (res.status === 202) gateway.accepted += events.length;
-          else gateway.refused += events.length;
-        }, () => void (gateway.refused += events.length))
+        .then(
+          async (res) => {
+            await res.arrayBuffer();
+            if (res.status === 202) gateway.accepted += events.length;
+            else gateway.refused += events.length;
+          },
+          () => void (gateway.refused += events.length),
+        )
         .finally(() => gateway.inFlight--);
     };
     const check = (ip: string, attacker: boolean) => {
       checking++;
       fetch(enforcerUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ip, method: 'GET', host: 'shop.example', path: '/' }) })
-        .then(async (res) => {
-          const allowed = ((await res.json()) as { allowed: boolean }).allowed;
-          checks.done++;
-          if (!allowed) checks.denied++;
-          if (!allowed && attacker) checks.attackerDenied++;
-        }, () => void checks.failed++)
+        .then(
+          async (res) => {
+            const allowed = ((await res.json()) as { allowed: boolean }).allowed;
+            checks.done++;
+            if (!allowed) checks.denied++;
+            if (!allowed && attacker) checks.attackerDenied++;
+          },
+          () => void checks.failed++,
+        )
         .finally(() => checking--);
     };
     let viaGateway = 0;
@@ -177,12 +190,14 @@ async function main(): Promise<void> {
       // Events Kafka acknowledged (edge publisher here, the gateway's publisher there) less those the aggregator counted.
       // A service too busy to answer within 3 s gives no figure for this sample (not a zero).
       const acked = edgeStats().delivered + metric(texts.ingest, 'banstream_edge_events_delivered_total');
-      const lagEvents = texts.aggregator === undefined || texts.ingest === undefined
-        ? Number.NaN : Math.max(0, acked - processed(texts.aggregator));
+      const lagEvents = texts.aggregator === undefined || texts.ingest === undefined ? Number.NaN : Math.max(0, acked - processed(texts.aggregator));
       const feed = { sum: metric(texts.enforcer, 'banstream_enforcer_feed_lag_seconds_sum'), count: metric(texts.enforcer, 'banstream_enforcer_feed_lag_seconds_count') };
       const feedLagMs = texts.enforcer === undefined ? Number.NaN : feed.count > lastFeed.count ? ((feed.sum - lastFeed.sum) / (feed.count - lastFeed.count)) * 1000 : 0;
       if (texts.enforcer !== undefined) lastFeed = feed;
-      await fetch(`http://127.0.0.1:${p.port('control')}/v1/bans?limit=100`, { headers: { authorization: `Bearer ${p.viewerToken}` } }).then((r) => r.arrayBuffer(), () => undefined);
+      await fetch(`http://127.0.0.1:${p.port('control')}/v1/bans?limit=100`, { headers: { authorization: `Bearer ${p.viewerToken}` } }).then(
+        (r) => r.arrayBuffer(),
+        () => undefined,
+      );
       const aggregatorKeys = metric(texts.aggregator, 'banstream_aggregator_state_keys');
       const aggregatorStateBytes = metric(texts.aggregator, 'banstream_aggregator_state_bytes');
       const point = { t, rss, heap, external, lagRecords, lagRecordsSubjects, lagEvents, feedLagMs, aggregatorKeys, aggregatorStateBytes };
@@ -190,9 +205,11 @@ async function main(): Promise<void> {
         lastProgress = t;
         const sent = pacer.totals().sent;
         const edges = edgeStats();
-        note(`soak ${(t / 60_000).toFixed(1)} min: ${sent.toLocaleString('en')} events generated (${Math.round((sent / t) * 1000).toLocaleString("en")}/s), ${edges.dropped.toLocaleString("en")} dropped by the edges, lag ${lagEvents.toLocaleString('en')} events / ${lagRecords} records, ` +
-          `rss MB ${SERVICES.map((n) => `${n} ${((rss[n] ?? 0) / MB).toFixed(0)}`).join(', ')}, ` +
-          `aggregator keys ${metric(texts.aggregator, 'banstream_aggregator_state_keys')}, bans ${metric(texts.aggregator, 'banstream_aggregator_bans_emitted_total')} / tombstones ${metric(texts.aggregator, 'banstream_aggregator_ban_tombstones_total')}`);
+        note(
+          `soak ${(t / 60_000).toFixed(1)} min: ${sent.toLocaleString('en')} events generated (${Math.round((sent / t) * 1000).toLocaleString('en')}/s), ${edges.dropped.toLocaleString('en')} dropped by the edges, lag ${lagEvents.toLocaleString('en')} events / ${lagRecords} records, ` +
+            `rss MB ${SERVICES.map((n) => `${n} ${((rss[n] ?? 0) / MB).toFixed(0)}`).join(', ')}, ` +
+            `aggregator keys ${metric(texts.aggregator, 'banstream_aggregator_state_keys')}, bans ${metric(texts.aggregator, 'banstream_aggregator_bans_emitted_total')} / tombstones ${metric(texts.aggregator, 'banstream_aggregator_ban_tombstones_total')}`,
+        );
       }
       return point;
     };
@@ -266,14 +283,24 @@ async function main(): Promise<void> {
     mkdirSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'results'), { recursive: true });
     // Every sample beside the result, to see where memory went (bench/results is not committed).
     writeFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'results', 'soak.samples.json'), JSON.stringify(points));
-    report('soak', {
-      minutes: MINUTES, rate: RATE, warmup_s: WARMUP_MS / 1000, sample_s: SAMPLE_MS / 1000, partitions: PARTITIONS, policies: SOAK_POLICIES.map((x) => x.id),
-      traffic: DEFAULT_SHAPE,
-      paths: `${GATEWAY_SHARE * 100}% of the events POSTed to the ingest gateway as Avro RequestEventBatch bodies of up to ${GATEWAY_BATCH}; the rest published straight to Kafka by ${EDGES} EdgePublishers in the soak process (one per edge id, default options); ${CHECKS_PER_TICK * (1000 / TICK_MS)} POST /v1/check a second to the enforcer sidecar; GET /v1/bans on control every ${SAMPLE_MS / 1000} s`,
-      memory: 'VmRSS from /proc/PID/status every sample; slope = least squares after the warm-up (heap_*: nodejs_heap_size_used_bytes; soak.samples.json also has nodejs_external_memory_bytes and the aggregator window state)',
-      lag: 'max_lag_events: events Kafka acknowledged minus events the aggregator is done with (counted, late or dead-lettered); lag_records: broker high watermarks minus the aggregator group\'s committed offsets, summed over partitions (events topic; _subjects: its repartition topic); enforcer feed lag: mean produce-to-applied delay per sample interval',
-      target: 'memory slope flat, under 1 MB/min after warm-up (reported, not judged)',
-    }, figures);
+    report(
+      'soak',
+      {
+        minutes: MINUTES,
+        rate: RATE,
+        warmup_s: WARMUP_MS / 1000,
+        sample_s: SAMPLE_MS / 1000,
+        partitions: PARTITIONS,
+        policies: SOAK_POLICIES.map((x) => x.id),
+        traffic: DEFAULT_SHAPE,
+        paths: `${GATEWAY_SHARE * 100}% of the events POSTed to the ingest gateway as Avro RequestEventBatch bodies of up to ${GATEWAY_BATCH}; the rest published straight to Kafka by ${EDGES} EdgePublishers in the soak process (one per edge id, default options); ${CHECKS_PER_TICK * (1000 / TICK_MS)} POST /v1/check a second to the enforcer sidecar; GET /v1/bans on control every ${SAMPLE_MS / 1000} s`,
+        memory:
+          'VmRSS from /proc/PID/status every sample; slope = least squares after the warm-up (heap_*: nodejs_heap_size_used_bytes; soak.samples.json also has nodejs_external_memory_bytes and the aggregator window state)',
+        lag: "max_lag_events: events Kafka acknowledged minus events the aggregator is done with (counted, late or dead-lettered); lag_records: broker high watermarks minus the aggregator group's committed offsets, summed over partitions (events topic; _subjects: its repartition topic); enforcer feed lag: mean produce-to-applied delay per sample interval",
+        target: 'memory slope flat, under 1 MB/min after warm-up (reported, not judged)',
+      },
+      figures,
+    );
   } finally {
     stop = true;
     await Promise.all(publishers.map((x) => x.close(5_000).catch(() => undefined)));

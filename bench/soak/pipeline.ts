@@ -22,9 +22,27 @@ export interface Service {
  * first two (see traffic.ts); the attackers cross them.
  */
 export const SOAK_POLICIES: PolicySpec[] = [
-  { id: 'soak-ip-ban', description: 'Soak: requests per IP; bans above 600 a minute for 30 s.', key: ['ip'], threshold: { count: 600, interval: '1m' }, action: { type: 'ban', banDuration: '30s', status: 403 } },
-  { id: 'soak-user-throttle', description: 'Soak: requests per user; throttles above 300 a minute.', key: ['user'], threshold: { count: 300, interval: '1m' }, action: { type: 'throttle', status: 429 } },
-  { id: 'soak-country-count', description: 'Soak: requests per country over 5 minutes (alert far above the load).', key: ['country'], threshold: { count: 1_000_000_000, interval: '5m' }, action: { type: 'alert' } },
+  {
+    id: 'soak-ip-ban',
+    description: 'Soak: requests per IP; bans above 600 a minute for 30 s.',
+    key: ['ip'],
+    threshold: { count: 600, interval: '1m' },
+    action: { type: 'ban', banDuration: '30s', status: 403 },
+  },
+  {
+    id: 'soak-user-throttle',
+    description: 'Soak: requests per user; throttles above 300 a minute.',
+    key: ['user'],
+    threshold: { count: 300, interval: '1m' },
+    action: { type: 'throttle', status: 429 },
+  },
+  {
+    id: 'soak-country-count',
+    description: 'Soak: requests per country over 5 minutes (alert far above the load).',
+    key: ['country'],
+    threshold: { count: 1_000_000_000, interval: '5m' },
+    action: { type: 'alert' },
+  },
 ];
 
 export interface Pipeline {
@@ -51,10 +69,12 @@ export async function startPipeline(env: Record<string, string>, groupId: string
   let stopping = false;
   const stop = async () => {
     stopping = true;
-    await Promise.all(services.map(async (s) => {
-      s.proc.child.kill('SIGTERM');
-      await exitWithin(s.proc, 20_000).catch(() => s.proc.child.kill('SIGKILL'));
-    }));
+    await Promise.all(
+      services.map(async (s) => {
+        s.proc.child.kill('SIGTERM');
+        await exitWithin(s.proc, 20_000).catch(() => s.proc.child.kill('SIGKILL'));
+      }),
+    );
   };
   try {
     for (const name of SERVICES) {
@@ -75,7 +95,14 @@ export async function startPipeline(env: Record<string, string>, groupId: string
     services,
     viewerToken,
     port: (name) => services.find((s) => s.name === name)!.port,
-    died: () => [...exits].map(([name, code]) => `${name} exited (${code}):\n${services.find((s) => s.name === name)!.proc.output().slice(-3_000)}`),
+    died: () =>
+      [...exits].map(
+        ([name, code]) =>
+          `${name} exited (${code}):\n${services
+            .find((s) => s.name === name)!
+            .proc.output()
+            .slice(-3_000)}`,
+      ),
     stop,
   };
 }

@@ -28,7 +28,7 @@ export async function scrape(port: number): Promise<string | undefined> {
 }
 
 /** metricSum that reads an absent metric as 0. */
-export const metric = (text: string | undefined, name: string): number => (text === undefined ? 0 : metricSum(text, name) ?? 0);
+export const metric = (text: string | undefined, name: string): number => (text === undefined ? 0 : (metricSum(text, name) ?? 0));
 
 /**
  * Records between a group's committed offsets and the high watermarks of a topic,

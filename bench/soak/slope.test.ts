@@ -10,7 +10,12 @@ describe('memory slope', () => {
     const samples = noise.map((e, i) => ({ t: i * 10, value: 3 * i * 10 + 7 + e }));
     expect(leastSquaresSlope(samples)).toBeCloseTo(3, 10);
     expect(leastSquaresSlope([{ t: 0, value: 1 }])).toBeNaN();
-    expect(leastSquaresSlope([{ t: 5, value: 1 }, { t: 5, value: 9 }])).toBeNaN();
+    expect(
+      leastSquaresSlope([
+        { t: 5, value: 1 },
+        { t: 5, value: 9 },
+      ]),
+    ).toBeNaN();
   });
 
   it('counts only samples after the warm-up, in MB per minute', () => {

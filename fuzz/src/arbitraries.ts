@@ -36,19 +36,32 @@ function mapOf(values: fc.Arbitrary<unknown>): fc.Arbitrary<Record<string, unkno
 
 export function valueOf(node: Node, depth = 0): fc.Arbitrary<unknown> {
   switch (node.kind) {
-    case 'null': return fc.constant(null);
-    case 'boolean': return fc.boolean();
-    case 'int': return int;
-    case 'long': return long;
-    case 'float': return fc.float();
-    case 'double': return fc.double();
-    case 'bytes': return fc.uint8Array({ maxLength: 16 }).map((b) => Buffer.from(b));
-    case 'string': return text;
-    case 'fixed': return fc.uint8Array({ minLength: node.size, maxLength: node.size }).map((b) => Buffer.from(b));
-    case 'enum': return fc.constantFrom(...node.symbols);
-    case 'union': return fc.oneof(...node.branches.map((b) => valueOf(b, depth)));
-    case 'array': return fc.array(valueOf(node.items, depth + 1), { maxLength: depth > 1 ? 1 : 4 });
-    case 'map': return mapOf(valueOf(node.values, depth + 1));
+    case 'null':
+      return fc.constant(null);
+    case 'boolean':
+      return fc.boolean();
+    case 'int':
+      return int;
+    case 'long':
+      return long;
+    case 'float':
+      return fc.float();
+    case 'double':
+      return fc.double();
+    case 'bytes':
+      return fc.uint8Array({ maxLength: 16 }).map((b) => Buffer.from(b));
+    case 'string':
+      return text;
+    case 'fixed':
+      return fc.uint8Array({ minLength: node.size, maxLength: node.size }).map((b) => Buffer.from(b));
+    case 'enum':
+      return fc.constantFrom(...node.symbols);
+    case 'union':
+      return fc.oneof(...node.branches.map((b) => valueOf(b, depth)));
+    case 'array':
+      return fc.array(valueOf(node.items, depth + 1), { maxLength: depth > 1 ? 1 : 4 });
+    case 'map':
+      return mapOf(valueOf(node.values, depth + 1));
     case 'record': {
       const fields: Record<string, fc.Arbitrary<unknown>> = {};
       for (const f of node.fields) fields[f.name] = valueOf(f.type, depth);
@@ -104,7 +117,14 @@ const TRICKY: Record<string, unknown[]> = {
   status: [99, 1000, -1],
   userId: ['u'.repeat(257)],
   apiKeyHash: ['AB'.repeat(32), 'ab'.repeat(31), 'zz'.repeat(32)],
-  headers: [{ 'X-A': '1' }, { authorization: 'x' }, { 'bad name': '1' }, { 'x-a': 'v'.repeat(1025) }, Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`h${i}`, 'v'])), { ['__proto__']: 'p', constructor: 'c' }],
+  headers: [
+    { 'X-A': '1' },
+    { authorization: 'x' },
+    { 'bad name': '1' },
+    { 'x-a': 'v'.repeat(1025) },
+    Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`h${i}`, 'v'])),
+    { ['__proto__']: 'p', constructor: 'c' },
+  ],
   edgeId: ['', 'e'.repeat(129)],
   latencyMs: [-0.5, Number.NaN, Number.POSITIVE_INFINITY],
 };

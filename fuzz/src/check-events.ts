@@ -29,18 +29,32 @@ export function checkEvents(sut: Sut, bytes: Buffer, probe: Probe): void {
     return (resolve(writer.node, node, value) as { events: Record<string, unknown>[] }).events;
   });
   if (ref === 'crashed') return;
-  const counted = (events: Record<string, unknown>[], headers: boolean) =>
-    events.map((e) => pick(e, headers ? [...COUNTED_FIELDS, 'headers'] : COUNTED_FIELDS));
+  const counted = (events: Record<string, unknown>[], headers: boolean) => events.map((e) => pick(e, headers ? [...COUNTED_FIELDS, 'headers'] : COUNTED_FIELDS));
 
   const full = probe.run('catalog.codec', () => sut.batchCodec.decode(bytes));
   if (designed(probe, 'catalog.codec', full)) {
-    agree(probe, 'catalog.codec', full, ref, (v) => ({ events: v.events }), (events) => ({ events }));
+    agree(
+      probe,
+      'catalog.codec',
+      full,
+      ref,
+      (v) => ({ events: v.events }),
+      (events) => ({ events }),
+    );
     if (full.ok && !sut.latest.get(name)!.version.type.isValid(full.value)) probe.fail('catalog.codec', 'crashes', 'decoded a value its schema calls invalid');
   }
   for (const a of sut.aggregator) {
     const slow = `aggregator.avsc${a.headers ? '+headers' : ''}`;
     const answer = probe.run(slow, () => a.decode(bytes).events);
-    if (designed(probe, slow, answer)) agree(probe, slow, answer, ref, (v) => v, (events) => counted(events, a.headers));
+    if (designed(probe, slow, answer))
+      agree(
+        probe,
+        slow,
+        answer,
+        ref,
+        (v) => v,
+        (events) => counted(events, a.headers),
+      );
     const fast = `aggregator.reader${a.headers ? '+headers' : ''}`;
     const read = probe.run(fast, () => a.read(bytes));
     if (!read.ok) probe.fail(fast, 'crashes', `threw ${describe(read.error)}`);
@@ -136,9 +150,16 @@ function eventsOf(sut: Sut, events: readonly EncodedEvent[]): { key: string; eve
 /** The gateway's output as its publisher packs it (one record per key), read by the aggregator as it reads. */
 function readBack(sut: Sut, probe: Probe, events: readonly EncodedEvent[]): void {
   const boundary = 'gateway→aggregator';
-  const { groups } = groupByKey(events.map((value, seq) => ({ value, bytes: 0, seq })), (e) => e.key, 500);
+  const { groups } = groupByKey(
+    events.map((value, seq) => ({ value, bytes: 0, seq })),
+    (e) => e.key,
+    500,
+  );
   for (const group of groups) {
-    const record = concatBatch(sut.batchHeader, group.items.map((i) => i.value.body));
+    const record = concatBatch(
+      sut.batchHeader,
+      group.items.map((i) => i.value.body),
+    );
     let sent: Record<string, unknown>[];
     try {
       sent = (decodeSingleObject(sut.writers, SCHEMA_NAMES.requestEventBatch, record).value as { events: Record<string, unknown>[] }).events;
@@ -153,7 +174,10 @@ function readBack(sut: Sut, probe: Probe, events: readonly EncodedEvent[]): void
         continue;
       }
       probe.accepted(boundary);
-      const at = difference(got.value, sent.map((e) => pick(e, a.headers ? [...COUNTED_FIELDS, 'headers'] : COUNTED_FIELDS)));
+      const at = difference(
+        got.value,
+        sent.map((e) => pick(e, a.headers ? [...COUNTED_FIELDS, 'headers'] : COUNTED_FIELDS)),
+      );
       if (at) probe.fail(boundary, 'lost', `the aggregator read the gateway's events otherwise at ${at}`);
     }
   }

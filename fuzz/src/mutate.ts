@@ -9,8 +9,24 @@ import { varint, type Spot } from './writer.js';
  */
 
 export const MUTATIONS = [
-  'cut', 'flip-bit', 'set-byte', 'extend', 'insert', 'delete', 'count', 'resize', 'size', 'length',
-  'overlong', 'out-of-range', 'index', 'boolean', 'terminator', 'duplicate', 'fingerprint', 'magic',
+  'cut',
+  'flip-bit',
+  'set-byte',
+  'extend',
+  'insert',
+  'delete',
+  'count',
+  'resize',
+  'size',
+  'length',
+  'overlong',
+  'out-of-range',
+  'index',
+  'boolean',
+  'terminator',
+  'duplicate',
+  'fingerprint',
+  'magic',
 ] as const;
 export type Mutation = (typeof MUTATIONS)[number];
 
@@ -75,7 +91,10 @@ function editFor(kind: Mutation, b: Uint8Array, spots: readonly Spot[], rng: Rng
     }
     case 'resize': {
       // A block rewritten with a negative count and a size: right, a little off, negative, pointing back.
-      const s = pickFrom(rng, of('count').filter((c) => c.value > 0 && c.blockBytes !== undefined));
+      const s = pickFrom(
+        rng,
+        of('count').filter((c) => c.value > 0 && c.blockBytes !== undefined),
+      );
       if (!s) return undefined;
       const exact = s.blockBytes!;
       const size = rng.pick([exact, exact, exact - 1, exact + 1, 0, -1, -2, -(s.end - s.at) - 1, -(s.at + 1), exact + 64, 2 ** 31, 2 ** 53 - 2]);
@@ -94,7 +113,10 @@ function editFor(kind: Mutation, b: Uint8Array, spots: readonly Spot[], rng: Rng
     }
     case 'overlong': {
       // The same number in more bytes than it needs: continuation bits, then zero groups.
-      const s = pickFrom(rng, spots.filter((x) => x.kind !== 'boolean' && x.kind !== 'double'));
+      const s = pickFrom(
+        rng,
+        spots.filter((x) => x.kind !== 'boolean' && x.kind !== 'double'),
+      );
       if (!s) return undefined;
       const bytes = varint(s.value);
       bytes[bytes.length - 1] = bytes[bytes.length - 1]! | 0x80;

@@ -30,7 +30,7 @@ function asWritten(value: unknown): unknown {
 }
 
 describe('the reference decoder', () => {
-  it('reads the Avro specification\'s examples', () => {
+  it("reads the Avro specification's examples", () => {
     // "Binary Encoding": zigzag varints, a string, an array of two longs in one block.
     expect([0x00, 0x01, 0x02, 0x03, 0x7f].map((b) => read('long', b))).toEqual([0, -1, 1, -2, -64]);
     expect(read('long', 0x80, 0x01)).toBe(64);
@@ -91,7 +91,28 @@ describe('mutations', () => {
   it('are the same for the same seed, and an exact size keeps a record valid', () => {
     const catalog = loadSchemaCatalog();
     const node = parseSchema(catalog.latest('request-event-batch').schema);
-    const value = { events: [{ eventId: 'e', timestamp: 1, ip: 'i', country: null, region: null, asn: null, method: 'GET', host: 'h', path: '/', route: null, status: 200, userId: null, apiKeyHash: null, headers: { a: 'b' }, edgeId: 'x', latencyMs: null }] };
+    const value = {
+      events: [
+        {
+          eventId: 'e',
+          timestamp: 1,
+          ip: 'i',
+          country: null,
+          region: null,
+          asn: null,
+          method: 'GET',
+          host: 'h',
+          path: '/',
+          route: null,
+          status: 200,
+          userId: null,
+          apiKeyHash: null,
+          headers: { a: 'b' },
+          edgeId: 'x',
+          latencyMs: null,
+        },
+      ],
+    };
     const { bytes: body, spots } = encodeTraced(node, value, new Rng(1), true);
     const record = Buffer.concat([Buffer.alloc(10), body]);
     const at = spots.map((s) => ({ ...s, at: s.at + 10, end: s.end + 10 }));

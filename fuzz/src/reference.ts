@@ -29,11 +29,22 @@ export function parseSchema(json: unknown): Node {
       return found;
     }
     if (Array.isArray(s)) return { kind: 'union', branches: s.map((b) => parse(b, namespace)) };
-    const o = s as { type: unknown; name?: string; namespace?: string; fields?: { name: string; type: unknown; default?: unknown }[]; symbols?: string[]; default?: string; size?: number; items?: unknown; values?: unknown };
+    const o = s as {
+      type: unknown;
+      name?: string;
+      namespace?: string;
+      fields?: { name: string; type: unknown; default?: unknown }[];
+      symbols?: string[];
+      default?: string;
+      size?: number;
+      items?: unknown;
+      values?: unknown;
+    };
     if (typeof o.type !== 'string') return parse(o.type, namespace);
     const ns = o.name?.includes('.') ? o.name.slice(0, o.name.lastIndexOf('.')) : (o.namespace ?? namespace);
     switch (o.type) {
-      case 'record': case 'error': {
+      case 'record':
+      case 'error': {
         const node = { kind: 'record' as const, name: fullName(o.name!, ns), fields: [] as { name: string; type: Node; default?: unknown; hasDefault: boolean }[] };
         named.set(node.name, node);
         for (const f of o.fields!) node.fields.push({ name: f.name, type: parse(f.type, ns), default: f.default, hasDefault: 'default' in f });
@@ -49,9 +60,12 @@ export function parseSchema(json: unknown): Node {
         named.set(node.name, node);
         return node;
       }
-      case 'array': return { kind: 'array', items: parse(o.items, namespace) };
-      case 'map': return { kind: 'map', values: parse(o.values, namespace) };
-      default: return parse(o.type, namespace);
+      case 'array':
+        return { kind: 'array', items: parse(o.items, namespace) };
+      case 'map':
+        return { kind: 'map', values: parse(o.values, namespace) };
+      default:
+        return parse(o.type, namespace);
     }
   };
   return parse(json, undefined);
@@ -59,7 +73,10 @@ export function parseSchema(json: unknown): Node {
 
 /** The reference's refusal: which rule, at which byte. */
 export class Refused extends Error {
-  constructor(readonly rule: string, readonly at: number) {
+  constructor(
+    readonly rule: string,
+    readonly at: number,
+  ) {
     super(`${rule} at byte ${at}`);
   }
 }
@@ -71,7 +88,10 @@ const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
 /** A decoding position over bytes. */
 export class Input {
-  constructor(readonly bytes: Uint8Array, public pos: number) {}
+  constructor(
+    readonly bytes: Uint8Array,
+    public pos: number,
+  ) {}
 
   take(n: number): Uint8Array {
     if (n > this.bytes.length - this.pos) throw new Refused('runs past the end', this.pos);
@@ -122,22 +142,32 @@ export class Input {
 /** One value of `node` at the input's position. */
 export function readValue(node: Node, input: Input): unknown {
   switch (node.kind) {
-    case 'null': return null;
+    case 'null':
+      return null;
     case 'boolean': {
       const at = input.pos;
       const b = input.take(1)[0]!;
       if (b > 1) throw new Refused('boolean neither 0 nor 1', at);
       return b === 1;
     }
-    case 'int': return input.int();
-    case 'long': return input.long();
-    case 'float': return new DataView(copy(input.take(4)).buffer).getFloat32(0, true);
-    case 'double': return new DataView(copy(input.take(8)).buffer).getFloat64(0, true);
-    case 'bytes': return Buffer.from(copy(input.take(input.length())));
-    case 'string': return utf8.decode(input.take(input.length()));
-    case 'fixed': return Buffer.from(copy(input.take(node.size)));
-    case 'enum': return node.symbols[index(input, node.symbols.length)];
-    case 'union': return readValue(node.branches[index(input, node.branches.length)]!, input);
+    case 'int':
+      return input.int();
+    case 'long':
+      return input.long();
+    case 'float':
+      return new DataView(copy(input.take(4)).buffer).getFloat32(0, true);
+    case 'double':
+      return new DataView(copy(input.take(8)).buffer).getFloat64(0, true);
+    case 'bytes':
+      return Buffer.from(copy(input.take(input.length())));
+    case 'string':
+      return utf8.decode(input.take(input.length()));
+    case 'fixed':
+      return Buffer.from(copy(input.take(node.size)));
+    case 'enum':
+      return node.symbols[index(input, node.symbols.length)];
+    case 'union':
+      return readValue(node.branches[index(input, node.branches.length)]!, input);
     case 'record': {
       const out: Record<string, unknown> = {};
       for (const f of node.fields) out[f.name] = readValue(f.type, input);

@@ -17,8 +17,22 @@ const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
 const EVENTS = SCHEMA_NAMES.requestEventBatch;
 
 const event: RequestEvent = {
-  eventId: 'e1', timestamp: 1_764_000_000_000, ip: '203.0.113.7', country: 'FR', region: null, asn: null, method: 'GET', host: 'a.example',
-  path: '/', route: null, status: 200, userId: null, apiKeyHash: null, headers: { 'user-agent': 'curl/8.0' }, edgeId: 'edge-1', latencyMs: null,
+  eventId: 'e1',
+  timestamp: 1_764_000_000_000,
+  ip: '203.0.113.7',
+  country: 'FR',
+  region: null,
+  asn: null,
+  method: 'GET',
+  host: 'a.example',
+  path: '/',
+  route: null,
+  status: 200,
+  userId: null,
+  apiKeyHash: null,
+  headers: { 'user-agent': 'curl/8.0' },
+  edgeId: 'edge-1',
+  latencyMs: null,
 };
 const valid = codec.encode({ events: [event] });
 /** The headers map: its count (1), then the key 'user-agent'. */
@@ -99,8 +113,19 @@ describe('records that broke a reader', () => {
     const bigStatus = patched(statusAt, 2, varint(2 ** 40));
     const ban = catalog.codec(SCHEMA_NAMES.ban);
     const banBytes = ban.encode({
-      banId: 'b', subject: 'ip:203.0.113.7', policyId: 'manual', reason: 'r', evidenceCount: 0, windowSeconds: 0, startedAt: 1, expiresAt: 2,
-      preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: null,
+      banId: 'b',
+      subject: 'ip:203.0.113.7',
+      policyId: 'manual',
+      reason: 'r',
+      evidenceCount: 0,
+      windowSeconds: 0,
+      startedAt: 1,
+      expiresAt: 2,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'manual',
+      httpStatus: 403,
+      createdBy: null,
     });
     const previewAt = banBytes.length - 1 - 2 - 7 - 1 - 1; // createdBy, httpStatus, origin, escalationLevel: the byte before
     expect(banBytes[previewAt]).toBe(0);

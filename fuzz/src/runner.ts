@@ -62,7 +62,14 @@ export async function runFuzz(options: RunOptions): Promise<RunResult> {
         const budget = (options.maxInputs ?? Number.MAX_SAFE_INTEGER) - tried;
         const progress = new SharedProgress();
         const job: WorkerJob = {
-          seed: options.seed, worker, chunk, step, deadline, maxInputs: budget, limitMs: options.limitMs ?? 10, progress: progress.buffer,
+          seed: options.seed,
+          worker,
+          chunk,
+          step,
+          deadline,
+          maxInputs: budget,
+          limitMs: options.limitMs ?? 10,
+          progress: progress.buffer,
           ...(options.inputs ? { inputs: options.inputs } : {}),
         };
         const thread = new Worker(workerUrl, { workerData: job });
@@ -87,8 +94,13 @@ export async function runFuzz(options: RunOptions): Promise<RunResult> {
           const at = where.step + 1 === CHUNK * VARIANTS && !options.inputs ? ([where.chunk + 1, 0] as const) : ([where.chunk, where.step + 1] as const);
           if (Date.now() < deadline && budget > 1 && (!options.inputs || at[1] < options.inputs.length)) next = [...at];
           failed({
-            reader, kind: 'slow', detail: `did not return within ${hangMs} ms (a hang)`, hex: Buffer.from(where.bytes).toString('hex'),
-            path: options.inputs ? `given.${where.step}` : pathOf(worker, where.chunk, where.step), target: options.inputs?.[where.step]?.target ?? '?', mutations: '?',
+            reader,
+            kind: 'slow',
+            detail: `did not return within ${hangMs} ms (a hang)`,
+            hex: Buffer.from(where.bytes).toString('hex'),
+            path: options.inputs ? `given.${where.step}` : pathOf(worker, where.chunk, where.step),
+            target: options.inputs?.[where.step]?.target ?? '?',
+            mutations: '?',
           });
           void thread.terminate();
         }, WATCH_EVERY_MS);

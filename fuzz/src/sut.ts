@@ -29,8 +29,7 @@ export interface Sut {
 
 /** Some networks known (one with region and ASN), as a geography database would answer. */
 function fakeGeo(): GeoLookup {
-  const lookup = (ip: string) =>
-    ip.startsWith('203.') ? { country: 'AU', region: null, asn: null } : ip.startsWith('2001:db8:') ? { country: 'FR', region: 'FR-IDF', asn: 3215 } : undefined;
+  const lookup = (ip: string) => (ip.startsWith('203.') ? { country: 'AU', region: null, asn: null } : ip.startsWith('2001:db8:') ? { country: 'FR', region: 'FR-IDF', asn: 3215 } : undefined);
   return { lookup, lookupIpv4: (address) => lookup(formatIpv4(address)) };
 }
 
@@ -49,7 +48,13 @@ export function buildSut(): Sut {
   batchHeader.set(SINGLE_OBJECT_MAGIC);
   batchHeader.writeBigUInt64LE(batchCodec.fingerprint, 2);
   return {
-    catalog, writers, fingerprints: [...writers.keys()], latest, eventNode: parseSchema(eventVersion.schema), batchCodec, batchHeader,
+    catalog,
+    writers,
+    fingerprints: [...writers.keys()],
+    latest,
+    eventNode: parseSchema(eventVersion.schema),
+    batchCodec,
+    batchHeader,
     preparation: { validator: new EventValidator(eventVersion.schema, EVENT_RULES), batchCodec, eventType: eventVersion.type, geo: fakeGeo(), time: FUZZ_TIME },
     aggregator: [true, false].map((headers) => ({ headers, read: countedEventsReader(catalog, { headers }), decode: countedEventsDecoder(catalog, { headers }).decode })),
   };

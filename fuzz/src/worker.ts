@@ -23,11 +23,7 @@ export interface WorkerJob {
   inputs?: { target: string; hex: string }[];
 }
 
-export type WorkerMessage =
-  | { type: 'readers'; names: string[] }
-  | { type: 'tally'; tally: Tally }
-  | { type: 'failure'; failure: Failure }
-  | { type: 'done'; tally: Tally };
+export type WorkerMessage = { type: 'readers'; names: string[] } | { type: 'tally'; tally: Tally } | { type: 'failure'; failure: Failure } | { type: 'done'; tally: Tally };
 
 const REPORT_EVERY_MS = 1_000;
 

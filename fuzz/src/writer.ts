@@ -93,14 +93,17 @@ export function encodeTraced(node: Node, value: unknown, rng: Rng, canonical = f
 
 function write(node: Node, value: unknown, w: Writer, rng: Rng | undefined): void {
   switch (node.kind) {
-    case 'null': return;
+    case 'null':
+      return;
     case 'boolean': {
       w.spots.push({ kind: 'boolean', at: w.length, end: w.length + 1, value: value ? 1 : 0 });
       w.raw([value ? 1 : 0]);
       return;
     }
-    case 'int': return w.number('int', value as number);
-    case 'long': return w.number('long', value as number);
+    case 'int':
+      return w.number('int', value as number);
+    case 'long':
+      return w.number('long', value as number);
     case 'float': {
       const b = Buffer.alloc(4);
       b.writeFloatLE(value as number);
@@ -112,13 +115,16 @@ function write(node: Node, value: unknown, w: Writer, rng: Rng | undefined): voi
       w.spots.push({ kind: 'double', at: w.length, end: w.length + 8, value: value as number });
       return w.raw(b);
     }
-    case 'bytes': case 'string': {
+    case 'bytes':
+    case 'string': {
       const b = typeof value === 'string' ? Buffer.from(value, 'utf8') : (value as Uint8Array);
       w.number('length', b.length);
       return w.raw(b);
     }
-    case 'fixed': return w.raw(value as Uint8Array);
-    case 'enum': return w.number('index', node.symbols.indexOf(value as string));
+    case 'fixed':
+      return w.raw(value as Uint8Array);
+    case 'enum':
+      return w.number('index', node.symbols.indexOf(value as string));
     case 'union': {
       const i = value === null ? node.branches.findIndex((b) => b.kind === 'null') : node.branches.findIndex((b) => b.kind !== 'null');
       w.number('index', i);
@@ -128,7 +134,11 @@ function write(node: Node, value: unknown, w: Writer, rng: Rng | undefined): voi
       for (const f of node.fields) write(f.type, (value as Record<string, unknown>)[f.name], w, rng);
       return;
     case 'array':
-      return writeBlocks((value as unknown[]).map((v) => (c: Writer) => write(node.items, v, c, rng)), w, rng);
+      return writeBlocks(
+        (value as unknown[]).map((v) => (c: Writer) => write(node.items, v, c, rng)),
+        w,
+        rng,
+      );
     case 'map':
       return writeBlocks(
         Object.keys(value as object).map((k) => (c: Writer) => {

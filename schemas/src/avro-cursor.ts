@@ -27,7 +27,10 @@ export class AvroCursor {
   /** Where the block last opened by block() must end; -1 when it gave no size. */
   blockEnd = -1;
 
-  constructor(readonly buf: Buffer, public pos: number) {}
+  constructor(
+    readonly buf: Buffer,
+    public pos: number,
+  ) {}
 
   /** Records the broken rule and throws. */
   refuse(problem: string): never {

@@ -60,9 +60,7 @@ function caught(fn: () => unknown): BanstreamError {
   throw new Error('expected an error');
 }
 
-const catalog = loadSchemaCatalog(
-  schemaDir({ 'widget/v1.avsc': widgetV1, 'widget/v2.avsc': widgetV2, 'gadget/v1.avsc': gadgetV1, 'widget/README.md': 'notes' }),
-);
+const catalog = loadSchemaCatalog(schemaDir({ 'widget/v1.avsc': widgetV1, 'widget/v2.avsc': widgetV2, 'gadget/v1.avsc': gadgetV1, 'widget/README.md': 'notes' }));
 
 describe('SchemaCatalog', () => {
   it('loads every version, oldest first, keyed by name and fingerprint', () => {
@@ -149,8 +147,19 @@ describe('catalog.projection', () => {
   const writer = catalog.latest(SCHEMA_NAMES.ban).schema as { fields: { name: string }[] };
   const projected = { ...writer, fields: writer.fields.filter((f) => ['banId', 'subject', 'expiresAt'].includes(f.name)) };
   const ban = {
-    banId: 'b', subject: 'ip:192.0.2.1', policyId: 'p', reason: 'r', evidenceCount: 1, windowSeconds: 60, startedAt: 1, expiresAt: 2,
-    preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
+    banId: 'b',
+    subject: 'ip:192.0.2.1',
+    policyId: 'p',
+    reason: 'r',
+    evidenceCount: 1,
+    windowSeconds: 60,
+    startedAt: 1,
+    expiresAt: 2,
+    preview: false,
+    escalationLevel: 0,
+    origin: 'aggregator',
+    httpStatus: 403,
+    createdBy: null,
   };
 
   it('reads a record into the fields the projection keeps', () => {

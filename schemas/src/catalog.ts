@@ -130,7 +130,12 @@ export function buildSchemaCatalog(sources: readonly SchemaSource[]): SchemaCata
       const canonicalForm = parsingCanonicalForm(readerSchema);
       const fingerprint = crc64Avro(canonicalForm);
       const reader: SchemaVersion = Object.freeze({
-        name, version: 0, fingerprint, fingerprintHex: fingerprintToHex(fingerprint), canonicalForm, schema: readerSchema,
+        name,
+        version: 0,
+        fingerprint,
+        fingerprintHex: fingerprintToHex(fingerprint),
+        canonicalForm,
+        schema: readerSchema,
         type: toAvroType(readerSchema, `projection of ${name}`),
       });
       const codec = createCodec(reader, identify);
@@ -139,10 +144,7 @@ export function buildSchemaCatalog(sources: readonly SchemaSource[]): SchemaCata
   };
 }
 
-function createCodec(
-  reader: SchemaVersion,
-  identify: (buf: Uint8Array, expected: string) => SchemaVersion,
-): Codec<unknown> {
+function createCodec(reader: SchemaVersion, identify: (buf: Uint8Array, expected: string) => SchemaVersion): Codec<unknown> {
   const { name, type, fingerprint } = reader;
   const resolvers = new Map<bigint, Resolver>();
   const resolverFor = (writer: SchemaVersion): Resolver => {

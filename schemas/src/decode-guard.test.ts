@@ -66,11 +66,20 @@ describe('block-count guard', () => {
     const item = (s: string): number[] => str(s);
     const sized = [...item('c')];
     const body = [
-      ...long(2), ...item('a'), ...item('b'),
-      ...long(-1), ...long(sized.length), ...sized,
+      ...long(2),
+      ...item('a'),
+      ...item('b'),
+      ...long(-1),
+      ...long(sized.length),
+      ...sized,
       0,
-      ...long(1), ...str('k1'), ...str('v1'),
-      ...long(-1), ...long(str('k2').length + str('v2').length), ...str('k2'), ...str('v2'),
+      ...long(1),
+      ...str('k1'),
+      ...str('v1'),
+      ...long(-1),
+      ...long(str('k2').length + str('v2').length),
+      ...str('k2'),
+      ...str('v2'),
       0,
     ];
     const buf = message(body);

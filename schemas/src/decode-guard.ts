@@ -165,16 +165,30 @@ export function assertItemsTakeBytes(type: Type, where: string): void {
     const u = t as unknown as { typeName: string; fields?: { type: Type }[]; types?: Type[]; itemsType?: Type; valuesType?: Type; size?: number; underlyingType?: Type };
     let bytes: number;
     switch (u.typeName) {
-      case 'null': bytes = 0; break;
-      case 'float': bytes = 4; break;
-      case 'double': bytes = 8; break;
-      case 'fixed': bytes = u.size!; break;
-      case 'record': case 'error': bytes = u.fields!.reduce((sum, f) => sum + visit(f.type), 0); break;
+      case 'null':
+        bytes = 0;
+        break;
+      case 'float':
+        bytes = 4;
+        break;
+      case 'double':
+        bytes = 8;
+        break;
+      case 'fixed':
+        bytes = u.size!;
+        break;
+      case 'record':
+      case 'error':
+        bytes = u.fields!.reduce((sum, f) => sum + visit(f.type), 0);
+        break;
       case 'array':
         if (visit(u.itemsType!) === 0) throw new Error(`${where}: an array of ${u.itemsType!.typeName} items, which can take no bytes`);
         bytes = 1;
         break;
-      case 'map': visit(u.valuesType!); bytes = 1; break;
+      case 'map':
+        visit(u.valuesType!);
+        bytes = 1;
+        break;
       default:
         if (u.types) bytes = 1 + Math.min(...u.types.map(visit));
         else bytes = u.underlyingType ? visit(u.underlyingType) : 1; // boolean, int, long, string, bytes, enum: a byte at least

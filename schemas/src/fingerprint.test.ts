@@ -1,14 +1,7 @@
 import { readFileSync } from 'node:fs';
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
-import {
-  CRC64_AVRO_EMPTY,
-  crc64Avro,
-  fingerprintToHex,
-  parsingCanonicalForm,
-  schemaFingerprint,
-  toSignedLong,
-} from './fingerprint.js';
+import { CRC64_AVRO_EMPTY, crc64Avro, fingerprintToHex, parsingCanonicalForm, schemaFingerprint, toSignedLong } from './fingerprint.js';
 
 interface Vector {
   id: string;
@@ -18,9 +11,7 @@ interface Vector {
 }
 
 // Copied from apache/avro share/test/data/schema-tests.txt; see the file's _source.
-const fixture = JSON.parse(
-  readFileSync(new URL('./fixtures/avro-fingerprint-vectors.json', import.meta.url), 'utf8'),
-) as { vectors: Vector[] };
+const fixture = JSON.parse(readFileSync(new URL('./fixtures/avro-fingerprint-vectors.json', import.meta.url), 'utf8')) as { vectors: Vector[] };
 
 /** The specification's bit-by-bit definition, without the table, as an independent oracle. */
 function slowCrc64(bytes: Uint8Array): bigint {

@@ -55,7 +55,10 @@ describe('single-object encoding', () => {
   it('refuses a header shorter than 10 bytes with SCHEMA_TRUNCATED', () => {
     const buf = encodeSingleObject(type, fp, value, 'sample');
     for (const length of [0, 1, 2, 9]) {
-      expect(codeOf(() => readFingerprint(buf.subarray(0, length))), `length ${length}`).toBe('SCHEMA_TRUNCATED');
+      expect(
+        codeOf(() => readFingerprint(buf.subarray(0, length))),
+        `length ${length}`,
+      ).toBe('SCHEMA_TRUNCATED');
     }
   });
 
@@ -63,7 +66,10 @@ describe('single-object encoding', () => {
     const buf = encodeSingleObject(type, fp, value, 'sample');
     for (let length = 10; length < buf.length; length++) {
       const cut = buf.subarray(0, length);
-      expect(codeOf(() => decodeSingleObjectBody(type, cut, fp, 'sample')), `length ${length}`).toBe('SCHEMA_TRUNCATED');
+      expect(
+        codeOf(() => decodeSingleObjectBody(type, cut, fp, 'sample')),
+        `length ${length}`,
+      ).toBe('SCHEMA_TRUNCATED');
     }
     const trailing = Buffer.concat([buf, Buffer.from([0])]);
     expect(codeOf(() => decodeSingleObjectBody(type, trailing, fp, 'sample'))).toBe('SCHEMA_TRUNCATED');
@@ -81,11 +87,7 @@ describe('single-object encoding', () => {
     } catch (err) {
       expect(isBanstreamError(err, 'SCHEMA_INVALID_VALUE')).toBe(true);
       const e = err as Error & { details: { problems: string[] } };
-      expect(e.details.problems).toEqual([
-        'n: expected int',
-        'color: expected test.Color',
-        'items.1.ip: expected string',
-      ]);
+      expect(e.details.problems).toEqual(['n: expected int', 'color: expected test.Color', 'items.1.ip: expected string']);
       expect(e.message).not.toContain('blue');
     }
   });

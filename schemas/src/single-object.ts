@@ -78,9 +78,7 @@ export function encodeSingleObject(type: Type, fingerprint: bigint, value: unkno
  */
 export function readFingerprint(buf: Uint8Array): bigint {
   const bytes = asBuffer(buf);
-  const magicOk =
-    (bytes.length < 1 || bytes[0] === SINGLE_OBJECT_MAGIC[0]) &&
-    (bytes.length < 2 || bytes[1] === SINGLE_OBJECT_MAGIC[1]);
+  const magicOk = (bytes.length < 1 || bytes[0] === SINGLE_OBJECT_MAGIC[0]) && (bytes.length < 2 || bytes[1] === SINGLE_OBJECT_MAGIC[1]);
   if (!magicOk) {
     throw new BanstreamError('SCHEMA_BAD_MAGIC', 'not an Avro single-object encoding: bad magic bytes', {
       details: { magic: bytes.subarray(0, 2).toString('hex') },
@@ -100,14 +98,7 @@ export function readFingerprint(buf: Uint8Array): bigint {
  * breaks one, is cut short, or leaves bytes unread is SCHEMA_TRUNCATED, its message
  * naming the field, the rule and the byte offset.
  */
-export function decodeSingleObjectBody(
-  type: Type,
-  buf: Uint8Array,
-  fingerprint: bigint,
-  label: string,
-  resolver?: Resolver,
-  writer: Type = type,
-): unknown {
+export function decodeSingleObjectBody(type: Type, buf: Uint8Array, fingerprint: bigint, label: string, resolver?: Resolver, writer: Type = type): unknown {
   const bytes = asBuffer(buf);
   const refuse = (problem: string, at: number, cause?: unknown) => {
     const field = cause === OFF_FAST_PATH ? locateProblem(writer, bytes, SINGLE_OBJECT_HEADER_LENGTH) : '';

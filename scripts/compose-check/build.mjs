@@ -42,7 +42,5 @@ function declaredArgs(dockerfileText) {
 
 /** build.args: list of KEY=VALUE or mapping. */
 function buildArgsOf(build) {
-  return Array.isArray(build.args)
-    ? Object.fromEntries(build.args.map((a) => String(a).split(/=(.*)/s).slice(0, 2)))
-    : isMap(build.args) ? build.args : {};
+  return Array.isArray(build.args) ? Object.fromEntries(build.args.map((a) => String(a).split(/=(.*)/s).slice(0, 2))) : isMap(build.args) ? build.args : {};
 }

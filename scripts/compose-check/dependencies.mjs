@@ -12,7 +12,7 @@ export function checkDependsOn(name, svc, where, { services, serviceNames }) {
       problems.push(`${where}.depends_on: \`${target}\` is not a service`);
       continue;
     }
-    const condition = isMap(spec) ? spec.condition ?? 'service_started' : 'service_started';
+    const condition = isMap(spec) ? (spec.condition ?? 'service_started') : 'service_started';
     if (!CONDITIONS.has(condition)) {
       problems.push(`${where}.depends_on.${target}.condition: \`${condition}\` is not one of ${[...CONDITIONS].join(', ')}`);
     } else if (condition === 'service_healthy' && !hasHealthcheck(services[target])) {

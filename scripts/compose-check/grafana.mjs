@@ -10,7 +10,9 @@ export function checkGrafana(stack, { projectDir, rel, readYaml }) {
   const dsDir = bindSourceFor(stack.services.grafana, GRAFANA_DATASOURCES_IN_CONTAINER, projectDir);
   if (!dsDir || !existsSync(dsDir)) return [];
   const files = statSync(dsDir).isDirectory()
-    ? readdirSync(dsDir).filter((f) => /\.ya?ml$/.test(f)).map((f) => path.join(dsDir, f))
+    ? readdirSync(dsDir)
+        .filter((f) => /\.ya?ml$/.test(f))
+        .map((f) => path.join(dsDir, f))
     : [dsDir];
   const problems = [];
   if (files.length === 0) problems.push(`${rel(dsDir)}: no datasource files`);

@@ -14,9 +14,7 @@ export function checkHealthcheck(svc, where) {
   if (h.disable === true) return [];
   const problems = [];
   const t = h.test;
-  const okTest =
-    (typeof t === 'string' && t.trim() !== '') ||
-    (Array.isArray(t) && t.length > 0 && (t[0] === 'NONE' || (['CMD', 'CMD-SHELL'].includes(t[0]) && t.length > 1)));
+  const okTest = (typeof t === 'string' && t.trim() !== '') || (Array.isArray(t) && t.length > 0 && (t[0] === 'NONE' || (['CMD', 'CMD-SHELL'].includes(t[0]) && t.length > 1)));
   if (!okTest) problems.push(`${where}.healthcheck.test: missing or malformed (a string, or a list starting with CMD, CMD-SHELL or NONE)`);
   for (const k of ['interval', 'timeout', 'start_period', 'start_interval']) {
     if (h[k] !== undefined && !DURATION.test(String(h[k]))) problems.push(`${where}.healthcheck.${k}: \`${h[k]}\` is not a duration such as 10s or 1m30s`);

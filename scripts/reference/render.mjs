@@ -6,7 +6,9 @@ const OPTIONAL = Symbol.for('TypeBox.Optional');
 
 /** A table cell: one line, pipes escaped. */
 function cell(text) {
-  return String(text).replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|');
+  return String(text)
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(/\|/g, '\\|');
 }
 
 function code(text) {
@@ -44,8 +46,7 @@ export function variablesByReaders(declarations) {
     groups.get(readers).push({ name, uses: list });
   }
   // The widest groups (every service) first; otherwise declaration order (sort is stable).
-  return [...groups].map(([readers, variables]) => ({ readers, variables, count: variables[0].uses.length }))
-    .sort((a, b) => b.count - a.count);
+  return [...groups].map(([readers, variables]) => ({ readers, variables, count: variables[0].uses.length })).sort((a, b) => b.count - a.count);
 }
 
 export function renderConfiguration(declarations) {
@@ -108,19 +109,12 @@ export function renderMetrics(sets, processMetrics) {
     `> ${GENERATED}. Built from the services' own metric factories on a fresh registry; scripts/reference/sources.mjs lists them.`,
     '',
     'Each service serves these at `/metrics` (Prometheus text format) on `HTTP_HOST:HTTP_PORT`. Every',
-    'series also carries the label `service` (the service\'s name, or `SERVICE_NAME`). A service run as',
-    'several workers serves the sum over its workers, with its supervisor\'s own metrics beside them.',
+    "series also carries the label `service` (the service's name, or `SERVICE_NAME`). A service run as",
+    "several workers serves the sum over its workers, with its supervisor's own metrics beside them.",
     '',
   ];
   for (const { exposedBy, metrics } of metricsByExposer(sets)) lines.push(`## Exposed by ${exposedBy}`, '', ...metricTable(metrics), '');
-  lines.push(
-    '## Node.js process metrics (every service)',
-    '',
-    'prom-client\'s default metrics, prefixed `banstream_`.',
-    '',
-    ...metricTable(processMetrics),
-    '',
-  );
+  lines.push('## Node.js process metrics (every service)', '', "prom-client's default metrics, prefixed `banstream_`.", '', ...metricTable(processMetrics), '');
   return lines.join('\n');
 }
 

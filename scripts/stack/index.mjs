@@ -17,7 +17,12 @@ export async function stackUp(settings = stackSettings(), log = console.log) {
   await startRedis(settings, log);
   await startKafka(settings, log);
   const connection = { KAFKA_BROKERS: settings.kafkaBrokers, REDIS_URL: settings.redisUrl };
-  writeFileSync(join(settings.dir, 'env'), Object.entries(connection).map(([k, v]) => `${k}=${v}\n`).join(''));
+  writeFileSync(
+    join(settings.dir, 'env'),
+    Object.entries(connection)
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(''),
+  );
   return connection;
 }
 

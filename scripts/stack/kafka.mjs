@@ -35,10 +35,7 @@ export function fetchKafka(s, log = console.log) {
 
 function writeServerProperties(s) {
   // biome-ignore-start lint/suspicious/noTemplateCurlyInString: the template's own ${NAME} placeholders
-  const text = readFileSync(s.kafkaTemplate, 'utf8')
-    .replaceAll('${KAFKA_PORT}', String(s.kafkaPort))
-    .replaceAll('${CONTROLLER_PORT}', String(s.controllerPort))
-    .replaceAll('${DATA_DIR}', s.kafkaData);
+  const text = readFileSync(s.kafkaTemplate, 'utf8').replaceAll('${KAFKA_PORT}', String(s.kafkaPort)).replaceAll('${CONTROLLER_PORT}', String(s.controllerPort)).replaceAll('${DATA_DIR}', s.kafkaData);
   // biome-ignore-end lint/suspicious/noTemplateCurlyInString: placeholders end
   const file = join(s.dir, 'kafka-server.properties');
   writeFileSync(file, text);
@@ -47,11 +44,18 @@ function writeServerProperties(s) {
 
 function javaArgs(s, mainClass, args) {
   return [
-    `-Xmx${s.kafkaHeap}`, '-Xms256m', '-XX:+UseG1GC', '-Djava.awt.headless=true',
-    `-Dlog4j2.configurationFile=${s.kafkaLog4j}`, `-Dkafka.logs.dir=${s.logs}`,
+    `-Xmx${s.kafkaHeap}`,
+    '-Xms256m',
+    '-XX:+UseG1GC',
+    '-Djava.awt.headless=true',
+    `-Dlog4j2.configurationFile=${s.kafkaLog4j}`,
+    `-Dkafka.logs.dir=${s.logs}`,
     // The stack folder on the command line lets `down` recognise its own process.
     `-Dbanstream.stack=${s.dir}`,
-    '-cp', `${s.kafkaLibs}/*`, mainClass, ...args,
+    '-cp',
+    `${s.kafkaLibs}/*`,
+    mainClass,
+    ...args,
   ];
 }
 
@@ -84,10 +88,13 @@ export async function startKafka(s, log = console.log) {
     writePid(pidFile(s), child.pid);
     log(`kafka: started (pid ${child.pid}), logs in ${s.logs}`);
   }
-  await waitFor(async () => {
-    if (!isOurProcess(readPid(pidFile(s)), s.dir)) throw new StackError(`kafka exited during start-up:\n${tail(join(s.logs, 'kafka.out'))}\n${tail(join(s.logs, 'server.log'))}`);
-    return kafkaAnswers(s);
-  }, { timeoutMs: 90_000, intervalMs: 300, message: () => `kafka did not answer on ${s.kafkaBrokers} within 90 s:\n${tail(join(s.logs, 'server.log'))}` });
+  await waitFor(
+    async () => {
+      if (!isOurProcess(readPid(pidFile(s)), s.dir)) throw new StackError(`kafka exited during start-up:\n${tail(join(s.logs, 'kafka.out'))}\n${tail(join(s.logs, 'server.log'))}`);
+      return kafkaAnswers(s);
+    },
+    { timeoutMs: 90_000, intervalMs: 300, message: () => `kafka did not answer on ${s.kafkaBrokers} within 90 s:\n${tail(join(s.logs, 'server.log'))}` },
+  );
 }
 
 /** Answers when a metadata request succeeds, not merely when the port is open. */

@@ -30,10 +30,13 @@ export async function startRedis(s, log = console.log) {
     writePid(pidFile(s), child.pid);
     log(`redis: started (pid ${child.pid}), logs in ${s.logs}`);
   }
-  await waitFor(async () => {
-    if (!isOurProcess(readPid(pidFile(s)), s.dir)) throw new StackError(`redis exited during start-up:\n${tail(join(s.logs, 'redis.log'))}`);
-    return (await ping(s.redisPort)) === '+PONG';
-  }, { timeoutMs: 20_000, message: `redis did not answer PING on ${s.redisUrl} within 20 s` });
+  await waitFor(
+    async () => {
+      if (!isOurProcess(readPid(pidFile(s)), s.dir)) throw new StackError(`redis exited during start-up:\n${tail(join(s.logs, 'redis.log'))}`);
+      return (await ping(s.redisPort)) === '+PONG';
+    },
+    { timeoutMs: 20_000, message: `redis did not answer PING on ${s.redisUrl} within 20 s` },
+  );
 }
 
 /** One inline PING; no client library needed before `npm ci`. */

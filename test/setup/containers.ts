@@ -33,7 +33,10 @@ export async function startContainers(log: (line: string) => void): Promise<{ ka
     })
     .withWaitStrategy(Wait.forLogMessage(/Kafka Server started/))
     .start();
-  const redis = await new GenericContainer('redis:7-alpine').withExposedPorts(6379).withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/)).start();
+  const redis = await new GenericContainer('redis:7-alpine')
+    .withExposedPorts(6379)
+    .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
+    .start();
   return {
     kafkaBrokers: `127.0.0.1:${kafkaPort}`,
     redisUrl: `redis://${redis.getHost()}:${redis.getMappedPort(6379)}`,

@@ -12,8 +12,13 @@ export const ATTACKERS = ['192.0.2.66', '198.18.7.66', '198.18.200.66', '203.0.1
 /** The aggregator settings of the scale-out tests: 12 partitions, every count published, quick ticks and failover. */
 export function scaleOutEnv(kafkaBrokers: string, prefix: string) {
   return {
-    KAFKA_BROKERS: kafkaBrokers, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '12', AGGREGATOR_HOT_SHARE: '0',
-    AGGREGATOR_SESSION_TIMEOUT_MS: '6000', AGGREGATOR_TICK_MS: '20', AGGREGATOR_GROUP_ID: `${prefix}aggregator`,
+    KAFKA_BROKERS: kafkaBrokers,
+    TOPIC_PREFIX: prefix,
+    TOPIC_PARTITIONS: '12',
+    AGGREGATOR_HOT_SHARE: '0',
+    AGGREGATOR_SESSION_TIMEOUT_MS: '6000',
+    AGGREGATOR_TICK_MS: '20',
+    AGGREGATOR_GROUP_ID: `${prefix}aggregator`,
   };
 }
 
@@ -27,7 +32,7 @@ export async function publishCountingPolicies(producer: Producer, topic: string)
 /** A seeded source of numbers, so a failure can be replayed. */
 function prng(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0) / 2 ** 32;
 }
 
 /** Normal clients on many /24s (so on every partition), users and countries crossing them, and a few attackers. */

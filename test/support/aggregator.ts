@@ -35,9 +35,15 @@ export interface Aggregator {
 export async function startAggregator(env: Record<string, string>): Promise<Aggregator> {
   const port = await freePort();
   const proc = spawnService('aggregator', { LOG_LEVEL: 'warn', ...env, HTTP_PORT: String(port) });
-  await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, () => `aggregator on ${port} to be ready (${describeProcess(proc)})`, 60_000, 100);
+  await waitUntil(
+    async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
+    () => `aggregator on ${port} to be ready (${describeProcess(proc)})`,
+    60_000,
+    100,
+  );
   return {
-    proc, port,
+    proc,
+    port,
     async metric(name, having) {
       return sumMetric(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(), name, having);
     },
@@ -65,8 +71,23 @@ export async function stopAggregators(running: readonly Aggregator[], ms: number
 let sequence = 0;
 export function event(ip: string, timestamp: number, extra: Partial<RequestEvent> = {}): RequestEvent {
   return {
-    eventId: `e${++sequence}`, timestamp, ip, country: null, region: null, asn: null, method: 'GET', host: 'shop.example',
-    path: '/', route: null, status: 200, userId: null, apiKeyHash: null, headers: {}, edgeId: 'test-edge', latencyMs: null, ...extra,
+    eventId: `e${++sequence}`,
+    timestamp,
+    ip,
+    country: null,
+    region: null,
+    asn: null,
+    method: 'GET',
+    host: 'shop.example',
+    path: '/',
+    route: null,
+    status: 200,
+    userId: null,
+    apiKeyHash: null,
+    headers: {},
+    edgeId: 'test-edge',
+    latencyMs: null,
+    ...extra,
   };
 }
 
@@ -90,8 +111,15 @@ export async function publishEvents(producer: Producer, topic: string, events: r
 
 export async function publishPolicy(producer: Producer, topic: string, spec: Record<string, unknown> & { id: string }, version = 1): Promise<void> {
   const value = catalog.codec(SCHEMA_NAMES.policy).encode({
-    id: spec.id, version, description: 'test policy', owner: 'tests', mode: (spec.mode as 'enforce' | 'preview' | undefined) ?? 'enforce',
-    enabled: true, definition: JSON.stringify(spec), updatedBy: 'tests', updatedAt: Date.now(),
+    id: spec.id,
+    version,
+    description: 'test policy',
+    owner: 'tests',
+    mode: (spec.mode as 'enforce' | 'preview' | undefined) ?? 'enforce',
+    enabled: true,
+    definition: JSON.stringify(spec),
+    updatedBy: 'tests',
+    updatedAt: Date.now(),
   });
   await produceOrFail(producer, topic, [{ key: spec.id, value }]);
 }
@@ -101,7 +129,11 @@ export class TopicTail<T> {
   readonly records: { key: string; value: T | null; partition: number }[] = [];
   private consumer: Consumer | undefined;
 
-  constructor(private readonly kafka: Kafka, private readonly topic: string, private readonly decode: (b: Buffer) => T) {}
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly topic: string,
+    private readonly decode: (b: Buffer) => T,
+  ) {}
 
   async start(): Promise<this> {
     this.consumer = this.kafka.consumer({ groupId: uniqueName('tail'), maxWaitTimeInMs: 50 });

@@ -22,7 +22,10 @@ export async function connectTestBroker(brokers: string, partitions = 3): Promis
   await producer.connect();
   const topics = await testTopics(admin, partitions);
   return {
-    kafka, admin, producer, topics,
+    kafka,
+    admin,
+    producer,
+    topics,
     env: { KAFKA_BROKERS: brokers, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: String(partitions) },
     async close() {
       await producer.disconnect();

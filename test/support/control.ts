@@ -10,7 +10,9 @@ export type Role = 'viewer' | 'operator' | 'admin';
 export function testTokens(): Record<Role, string> & { entries: string } {
   const make = () => `bst_${randomBytes(24).toString('base64url')}`;
   const tokens = { viewer: make(), operator: make(), admin: make() };
-  const entries = Object.entries(tokens).map(([role, t]) => `${role}-user:${role}:${createHash('sha256').update(t).digest('hex')}`).join(',');
+  const entries = Object.entries(tokens)
+    .map(([role, t]) => `${role}-user:${role}:${createHash('sha256').update(t).digest('hex')}`)
+    .join(',');
   return { ...tokens, entries };
 }
 
@@ -27,9 +29,15 @@ export async function startControl(env: Record<string, string>): Promise<Control
   const port = await freePort();
   const proc = spawnService('control', { LOG_LEVEL: 'info', ...env, HTTP_PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
-  await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, () => `control on ${port} to be ready (${describeProcess(proc)})`, 60_000, 100);
+  await waitUntil(
+    async () => (await fetch(`${url}/readyz`)).status === 200,
+    () => `control on ${port} to be ready (${describeProcess(proc)})`,
+    60_000,
+    100,
+  );
   return {
-    proc, url,
+    proc,
+    url,
     async call(method, path, options = {}) {
       const res = await fetch(`${url}${path}`, {
         method,

@@ -52,8 +52,18 @@ export function floodSuite(policies: (Record<string, unknown> & { id: string })[
       const { kafka, producer, topics } = this.broker;
       const bans = await new TopicTail<Ban>(kafka, topics.name('bans'), decodeBan).start();
       try {
-        await publishEvents(producer, topics.name('events'), Array.from({ length: 120 }, (_, i) => event(FLOODER, Date.now() + i)), 20);
-        return await waitUntil(() => bans.latest().get(`ip:${FLOODER}`), () => `the flood banned\n${a.proc.output().slice(-3000)}`, timeoutMs, 100);
+        await publishEvents(
+          producer,
+          topics.name('events'),
+          Array.from({ length: 120 }, (_, i) => event(FLOODER, Date.now() + i)),
+          20,
+        );
+        return await waitUntil(
+          () => bans.latest().get(`ip:${FLOODER}`),
+          () => `the flood banned\n${a.proc.output().slice(-3000)}`,
+          timeoutMs,
+          100,
+        );
       } finally {
         await bans.stop();
       }

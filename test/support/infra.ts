@@ -29,9 +29,7 @@ export function captureLogger(): { logger: Logger; lines: () => Record<string, u
  * Polls until `check` returns a value that is not undefined/false, or fails naming what
  * it waited for; `what` may be a function, read at the timeout (a process's output then).
  */
-export async function waitUntil<T>(
-  check: () => Promise<T | undefined | false> | T | undefined | false, what: string | (() => string), timeoutMs = 20_000, intervalMs = 50,
-): Promise<T> {
+export async function waitUntil<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string | (() => string), timeoutMs = 20_000, intervalMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

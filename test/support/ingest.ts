@@ -19,9 +19,15 @@ export async function startGateway(env: Record<string, string>): Promise<Gateway
   const port = await freePort();
   const proc = spawnService('ingest', { LOG_LEVEL: 'warn', ...env, HTTP_PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
-  await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, () => `ingest on ${port} to be ready (${describeProcess(proc)})`, 60_000, 100);
+  await waitUntil(
+    async () => (await fetch(`${url}/readyz`)).status === 200,
+    () => `ingest on ${port} to be ready (${describeProcess(proc)})`,
+    60_000,
+    100,
+  );
   return {
-    proc, url,
+    proc,
+    url,
     post: (body, contentType, headers = {}) => fetch(`${url}/v1/events`, { method: 'POST', body, headers: { 'content-type': contentType, ...headers } }),
     /** The sum over every label set of a metric. */
     async metric(name) {

@@ -21,9 +21,14 @@ export function startExampleNginx(ports: { nginx: number; enforcer: number; app:
   const dir = mkdtempSync(join(tmpdir(), 'banstream-nginx-'));
   writeFileSync(join(dir, 'htpasswd'), htpasswd);
   const server = readFileSync(join(REPO_ROOT, 'examples/nginx/banstream-server.conf'), 'utf8')
-    .replaceAll('@LISTEN@', `127.0.0.1:${ports.nginx}`).replaceAll('@ENFORCER@', `127.0.0.1:${ports.enforcer}`).replaceAll('@UPSTREAM@', `127.0.0.1:${ports.app}`)
+    .replaceAll('@LISTEN@', `127.0.0.1:${ports.nginx}`)
+    .replaceAll('@ENFORCER@', `127.0.0.1:${ports.enforcer}`)
+    .replaceAll('@UPSTREAM@', `127.0.0.1:${ports.app}`)
     .replaceAll('@HTPASSWD@', join(dir, 'htpasswd'));
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${join(dir, t)};`).join('\n  ');
-  writeFileSync(join(dir, 'nginx.conf'), `daemon off;\nmaster_process off;\npid ${join(dir, 'nginx.pid')};\nerror_log ${join(dir, 'error.log')} warn;\nevents {}\nhttp {\n  access_log off;\n  ${temp}\n${server}\n}\n`);
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `daemon off;\nmaster_process off;\npid ${join(dir, 'nginx.pid')};\nerror_log ${join(dir, 'error.log')} warn;\nevents {}\nhttp {\n  access_log off;\n  ${temp}\n${server}\n}\n`,
+  );
   return { child: spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'inherit' }), dir };
 }

@@ -56,8 +56,12 @@ export async function startPipeline(brokers: string, partitions = 3): Promise<Pi
   const host = `${uniqueName('fault')}.example`;
   const groupId = `${topics.prefix}aggregator`;
   const aggregatorEnv = {
-    ...broker.env, AGGREGATOR_GROUP_ID: groupId, AGGREGATOR_HOT_SHARE: '0', AGGREGATOR_TICK_MS: '20',
-    AGGREGATOR_SESSION_TIMEOUT_MS: '6000', GEO_ALERT_ENABLED: 'false',
+    ...broker.env,
+    AGGREGATOR_GROUP_ID: groupId,
+    AGGREGATOR_HOT_SHARE: '0',
+    AGGREGATOR_TICK_MS: '20',
+    AGGREGATOR_SESSION_TIMEOUT_MS: '6000',
+    GEO_ALERT_ENABLED: 'false',
   };
   const processes: RunningProcess[] = [];
   const aggregators: Aggregator[] = [];
@@ -65,11 +69,17 @@ export async function startPipeline(brokers: string, partitions = 3): Promise<Pi
   let counts: TopicTail<WindowCount> | undefined;
   let bans: TopicTail<Ban> | undefined;
   await publishPolicy(producer, topics.name('policies'), {
-    id: TOTAL_POLICY, key: ['host'], threshold: { count: 1_000_000_000, interval: '1h' }, action: { type: 'throttle' },
+    id: TOTAL_POLICY,
+    key: ['host'],
+    threshold: { count: 1_000_000_000, interval: '1h' },
+    action: { type: 'throttle' },
   });
 
   const pipeline: Pipeline = {
-    broker, host, groupId, aggregatorEnv,
+    broker,
+    host,
+    groupId,
+    aggregatorEnv,
     async startAggregator(extra = {}) {
       const a = await startAggregator({ ...aggregatorEnv, ...extra });
       processes.push(a.proc);
@@ -90,8 +100,19 @@ export async function startPipeline(brokers: string, partitions = 3): Promise<Pi
     async ban(subject, ttlMs = 600_000) {
       const now = Date.now();
       const ban: Ban = {
-        banId: `manual-${randomUUID()}`, subject, policyId: 'manual', reason: 'fault test', evidenceCount: 0, windowSeconds: 0, startedAt: now,
-        expiresAt: now + ttlMs, preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'tests',
+        banId: `manual-${randomUUID()}`,
+        subject,
+        policyId: 'manual',
+        reason: 'fault test',
+        evidenceCount: 0,
+        windowSeconds: 0,
+        startedAt: now,
+        expiresAt: now + ttlMs,
+        preview: false,
+        escalationLevel: 0,
+        origin: 'manual',
+        httpStatus: 403,
+        createdBy: 'tests',
       };
       await produceOrFail(producer, topics.name('bans'), [{ key: subject, value: catalog.codec(SCHEMA_NAMES.ban).encode(ban) }]);
       return ban;
@@ -106,8 +127,21 @@ export async function startPipeline(brokers: string, partitions = 3): Promise<Pi
     counted: () => counts?.latest().get(`${TOTAL_POLICY}|host:${host}`)?.count,
     async waitCounted(expected, timeoutMs) {
       await waitUntil(() => pipeline.counted() === expected(), 'the aggregator to count every accepted event', timeoutMs, 200).catch(async (error: Error) => {
-        const state = await Promise.all(aggregators.map((a) => fetch(`http://127.0.0.1:${a.port}/metrics`).then((r) => r.text()).catch(() => 'gone')));
-        const logs = state.map((m) => m.split('\n').filter((l) => /consumed_total|replaying|counts_emitted|consumer_lag|entries_applied|late_events/.test(l) && !l.startsWith('#')).join('\n')).join('\n---\n');
+        const state = await Promise.all(
+          aggregators.map((a) =>
+            fetch(`http://127.0.0.1:${a.port}/metrics`)
+              .then((r) => r.text())
+              .catch(() => 'gone'),
+          ),
+        );
+        const logs = state
+          .map((m) =>
+            m
+              .split('\n')
+              .filter((l) => /consumed_total|replaying|counts_emitted|consumer_lag|entries_applied|late_events/.test(l) && !l.startsWith('#'))
+              .join('\n'),
+          )
+          .join('\n---\n');
         throw new Error(`${error.message}: counted ${pipeline.counted()}, accepted ${expected()}\naggregator state:\n${logs}`);
       });
     },
@@ -162,13 +196,24 @@ function createEdge(broker: TestBroker, host: string, name: string, options: Pic
     },
     accepted: () => publisher.stats().delivered,
     stats: () => publisher.stats(),
-    settle: (timeoutMs) => waitUntil(() => {
-      const s = publisher.stats();
-      return s.pendingEvents === 0 && s.inFlightEvents === 0 ? s : undefined;
-    }, `edge ${name} to deliver what it buffered`, timeoutMs, 50).catch((error: Error) => {
-      throw new Error(`${error.message}: ${JSON.stringify(publisher.stats())}; last warnings: ${edge.warnings().join(' | ')}`);
-    }),
-    warnings: () => log.lines().filter((l) => Number(l.level) >= 40).slice(-8).map((l) => `${String(l.msg)} ${l.err ? JSON.stringify(l.err).slice(0, 300) : ''}`),
+    settle: (timeoutMs) =>
+      waitUntil(
+        () => {
+          const s = publisher.stats();
+          return s.pendingEvents === 0 && s.inFlightEvents === 0 ? s : undefined;
+        },
+        `edge ${name} to deliver what it buffered`,
+        timeoutMs,
+        50,
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}: ${JSON.stringify(publisher.stats())}; last warnings: ${edge.warnings().join(' | ')}`);
+      }),
+    warnings: () =>
+      log
+        .lines()
+        .filter((l) => Number(l.level) >= 40)
+        .slice(-8)
+        .map((l) => `${String(l.msg)} ${l.err ? JSON.stringify(l.err).slice(0, 300) : ''}`),
   };
   return edge;
 }
@@ -184,7 +229,9 @@ export function serveThrough(edge: Edge, current: () => Sidecar, clients: readon
   const loop = (async () => {
     for (let i = 0; serving; i++) {
       const ip = clients[i % clients.length]!;
-      const answer = await current().check({ ip }).catch(() => undefined);
+      const answer = await current()
+        .check({ ip })
+        .catch(() => undefined);
       if (answer?.status === 200) served.checked++;
       else served.failedOpen++;
       edge.send(ip, answer?.body.allowed === false ? Number(answer.body.status) : 200);
@@ -206,11 +253,13 @@ export async function startSidecar(env: Record<string, string>): Promise<Sidecar
   const proc = spawnService('enforcer', { LOG_LEVEL: 'warn', ...env, HTTP_PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
   const sidecar: Sidecar = {
-    proc, url,
+    proc,
+    url,
     async check({ ip, path = '/', userId }) {
       const started = performance.now();
       const res = await fetch(`${url}/v1/check`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ ip, method: 'GET', host: 'shop.example', path, ...(userId ? { userId } : {}) }),
       });
       const body = (await res.json()) as Record<string, unknown>;
@@ -218,7 +267,12 @@ export async function startSidecar(env: Record<string, string>): Promise<Sidecar
     },
     ready: async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200,
   };
-  await waitUntil(() => sidecar.ready(), () => `enforcer on ${port} to be ready (${describeProcess(proc)})`, 60_000, 10);
+  await waitUntil(
+    () => sidecar.ready(),
+    () => `enforcer on ${port} to be ready (${describeProcess(proc)})`,
+    60_000,
+    10,
+  );
   return sidecar;
 }
 

@@ -79,35 +79,48 @@ function values(o: SubjectCaseOptions, maxLength: number): fc.Arbitrary<string> 
 }
 
 export function subjectCases(o: SubjectCaseOptions): fc.Arbitrary<SubjectCase> {
-  const user = fc.tuple(userIds(o), fc.constantFrom<'escaped' | 'listed'>('escaped', 'listed')).map(([u, form]): SubjectCase => ({
-    kind: 'user',
-    // As typed by hand (the value escaped as the README says), or as a listed ban shows it (bounded: long ids hashed).
-    typed: `user:${form === 'escaped' ? escapeValue(u) : boundValue(u)!}`,
-    carrier: { ip: IDENTITY_CARRIER_IP, userId: u },
-    other: { ip: IDENTITY_CARRIER_IP, userId: `${u}x` },
-  }));
+  const user = fc.tuple(userIds(o), fc.constantFrom<'escaped' | 'listed'>('escaped', 'listed')).map(
+    ([u, form]): SubjectCase => ({
+      kind: 'user',
+      // As typed by hand (the value escaped as the README says), or as a listed ban shows it (bounded: long ids hashed).
+      typed: `user:${form === 'escaped' ? escapeValue(u) : boundValue(u)!}`,
+      carrier: { ip: IDENTITY_CARRIER_IP, userId: u },
+      other: { ip: IDENTITY_CARRIER_IP, userId: `${u}x` },
+    }),
+  );
   const apikey = fc.tuple(fc.string({ unit: o.wellFormed ? 'grapheme' : 'binary', minLength: 1, maxLength: 80 }), fc.constantFrom(32, 64), upper).map(([key, hex, up]): SubjectCase => {
     const hash = hashApiKey(key).slice(0, hex);
     return { kind: 'apikey', typed: `apikey:${up ? hash.toUpperCase() : hash}`, carrier: { ip: IDENTITY_CARRIER_IP, apiKey: key }, other: { ip: IDENTITY_CARRIER_IP, apiKey: `${key}x` } };
   });
   const address = (bytes: Uint8Array) => formatIp(bytes);
-  const ipv4 = fc.tuple(byteArray(4), fc.boolean()).map(([b, prefixed]): SubjectCase => ({
-    kind: 'ipv4', typed: `${prefixed ? 'ip:' : ''}${address(b)}`, carrier: { ip: address(b) }, other: { ip: address(flipBit(b, 31)) },
-  }));
-  const ipv6 = fc.tuple(byteArray(16), fc.boolean(), upper).filter(([b]) => !isMapped(b)).map(([b, prefixed, up]): SubjectCase => {
-    const text = address(b);
-    return { kind: 'ipv6', typed: `${prefixed ? 'ip:' : ''}${up ? text.toUpperCase() : text}`, carrier: { ip: text }, other: { ip: address(flipBit(b, 127)) } };
-  });
+  const ipv4 = fc.tuple(byteArray(4), fc.boolean()).map(
+    ([b, prefixed]): SubjectCase => ({
+      kind: 'ipv4',
+      typed: `${prefixed ? 'ip:' : ''}${address(b)}`,
+      carrier: { ip: address(b) },
+      other: { ip: address(flipBit(b, 31)) },
+    }),
+  );
+  const ipv6 = fc
+    .tuple(byteArray(16), fc.boolean(), upper)
+    .filter(([b]) => !isMapped(b))
+    .map(([b, prefixed, up]): SubjectCase => {
+      const text = address(b);
+      return { kind: 'ipv6', typed: `${prefixed ? 'ip:' : ''}${up ? text.toUpperCase() : text}`, carrier: { ip: text }, other: { ip: address(flipBit(b, 127)) } };
+    });
   // IPv4-mapped IPv6 is the IPv4 address: typed either way, sent either way (a dual-stack socket gives the mapped form).
   const mapped = fc.tuple(byteArray(4), fc.boolean(), fc.boolean()).map(([b, typedMapped, sentMapped]): SubjectCase => {
     const v4 = address(b);
     return {
-      kind: 'mapped', typed: typedMapped ? `::ffff:${v4}` : `ip:${v4}`, carrier: { ip: sentMapped ? `::ffff:${v4}` : v4 },
+      kind: 'mapped',
+      typed: typedMapped ? `::ffff:${v4}` : `ip:${v4}`,
+      carrier: { ip: sentMapped ? `::ffff:${v4}` : v4 },
       other: { ip: `::ffff:${address(flipBit(b, 31))}` },
     };
   });
   const network = (family: 4 | 6, mappedForm: boolean) =>
-    fc.tuple(byteArray(family === 4 ? 4 : 16), fc.integer({ min: family === 4 ? o.minBits.v4 : o.minBits.v6, max: family === 4 ? 32 : 128 }), fc.boolean(), upper)
+    fc
+      .tuple(byteArray(family === 4 ? 4 : 16), fc.integer({ min: family === 4 ? o.minBits.v4 : o.minBits.v6, max: family === 4 ? 32 : 128 }), fc.boolean(), upper)
       .filter(([b]) => family === 4 || !isMapped(b))
       .map(([b, bits, prefixed, up]): SubjectCase => {
         const inside = address(b);
@@ -122,24 +135,55 @@ export function subjectCases(o: SubjectCaseOptions): fc.Arbitrary<SubjectCase> {
       });
   // Paths: no `?` or `#` (a path subject never holds a query), but the request may carry one.
   const pathValue = values(o, 160).map((v) => `/${v.replace(/[?#]/g, '_')}`);
-  const path = pathValue.map((p): SubjectCase => ({
-    kind: 'path', typed: `path:${escapeValue(p)}`, carrier: { ip: IDENTITY_CARRIER_IP, path: `${p}?q=1` }, other: { ip: IDENTITY_CARRIER_IP, path: `${p}x` },
-  }));
+  const path = pathValue.map(
+    (p): SubjectCase => ({
+      kind: 'path',
+      typed: `path:${escapeValue(p)}`,
+      carrier: { ip: IDENTITY_CARRIER_IP, path: `${p}?q=1` },
+      other: { ip: IDENTITY_CARRIER_IP, path: `${p}x` },
+    }),
+  );
   // Header values as an HTTP parser gives them: no leading white space or line breaks.
-  const header = fc.tuple(fc.constantFrom('user-agent', 'x-tenant'), values(o, 160).map((v) => v.replace(/[\r\n]/g, '_').trimStart()).filter((v) => v.length > 0))
-    .map(([name, v]): SubjectCase => ({
-      kind: 'header', typed: `header.${name}:${escapeValue(v)}`, carrier: { ip: IDENTITY_CARRIER_IP, headers: { [name]: v } }, other: { ip: IDENTITY_CARRIER_IP, headers: { [name]: `${v}x` } },
-    }));
-  const country = fc.tuple(fc.constantFrom('FR', 'cn', 'Us', 'ZA'), fc.boolean()).map(([c, up]): SubjectCase => ({
-    kind: 'country', typed: `country:${up ? c.toUpperCase() : c}`, carrier: { ip: IDENTITY_CARRIER_IP, country: c }, other: { ip: IDENTITY_CARRIER_IP, country: c === 'FR' ? 'DE' : 'FR' },
-  }));
+  const header = fc
+    .tuple(
+      fc.constantFrom('user-agent', 'x-tenant'),
+      values(o, 160)
+        .map((v) => v.replace(/[\r\n]/g, '_').trimStart())
+        .filter((v) => v.length > 0),
+    )
+    .map(
+      ([name, v]): SubjectCase => ({
+        kind: 'header',
+        typed: `header.${name}:${escapeValue(v)}`,
+        carrier: { ip: IDENTITY_CARRIER_IP, headers: { [name]: v } },
+        other: { ip: IDENTITY_CARRIER_IP, headers: { [name]: `${v}x` } },
+      }),
+    );
+  const country = fc.tuple(fc.constantFrom('FR', 'cn', 'Us', 'ZA'), fc.boolean()).map(
+    ([c, up]): SubjectCase => ({
+      kind: 'country',
+      typed: `country:${up ? c.toUpperCase() : c}`,
+      carrier: { ip: IDENTITY_CARRIER_IP, country: c },
+      other: { ip: IDENTITY_CARRIER_IP, country: c === 'FR' ? 'DE' : 'FR' },
+    }),
+  );
   // Composites typed in any order: their canonical text puts the network part first, as the aggregator does.
-  const ipPath = fc.tuple(byteArray(4), pathValue).map(([b, p]): SubjectCase => ({
-    kind: 'ip+path', typed: `path:${escapeValue(p)}|ip:${address(b)}`, carrier: { ip: address(b), path: p }, other: { ip: address(b), path: `${p}x` },
-  }));
-  const cidrUser = fc.tuple(byteArray(4), fc.integer({ min: Math.max(8, o.minBits.v4), max: 31 }), userIds(o)).map(([b, bits, u]): SubjectCase => ({
-    kind: 'cidr+user', typed: `user:${escapeValue(u)}|cidr:${address(b)}/${bits}`, carrier: { ip: address(b), userId: u }, other: { ip: address(b), userId: `${u}x` },
-  }));
+  const ipPath = fc.tuple(byteArray(4), pathValue).map(
+    ([b, p]): SubjectCase => ({
+      kind: 'ip+path',
+      typed: `path:${escapeValue(p)}|ip:${address(b)}`,
+      carrier: { ip: address(b), path: p },
+      other: { ip: address(b), path: `${p}x` },
+    }),
+  );
+  const cidrUser = fc.tuple(byteArray(4), fc.integer({ min: Math.max(8, o.minBits.v4), max: 31 }), userIds(o)).map(
+    ([b, bits, u]): SubjectCase => ({
+      kind: 'cidr+user',
+      typed: `user:${escapeValue(u)}|cidr:${address(b)}/${bits}`,
+      carrier: { ip: address(b), userId: u },
+      other: { ip: address(b), userId: `${u}x` },
+    }),
+  );
   return fc.oneof(user, apikey, ipv4, ipv6, mapped, network(4, false), network(6, false), network(4, true), path, header, country, ipPath, cidrUser);
 }
 

@@ -29,7 +29,7 @@ export function usage(): string {
     '  --url URL          the control API (BANSTREAM_URL; default http://127.0.0.1:8083)',
     '  --token-file FILE  a file holding the API token (BANSTREAM_TOKEN_FILE; or the token in BANSTREAM_TOKEN)',
     '  --json             JSON for scripts instead of tables',
-    '  -h, --help         this help, or a command\'s usage',
+    "  -h, --help         this help, or a command's usage",
     '',
     'exit codes: 0 ok, 1 failed, 2 usage, 3 invalid input, 4 unauthenticated, 5 forbidden, 6 not found, 7 conflict or rate limited, 8 API unreachable',
   ].join('\n');
@@ -62,7 +62,10 @@ export async function run(argv: readonly string[], io: Io): Promise<ExitCode> {
     const url = typeof values.url === 'string' ? values.url : undefined;
     const tokenFile = typeof values['token-file'] === 'string' ? values['token-file'] : undefined;
     const code = await command.run({
-      args: positionals, values, json: values.json === true, io,
+      args: positionals,
+      values,
+      json: values.json === true,
+      io,
       api: () => new ApiClient(connection({ ...(url ? { url } : {}), ...(tokenFile ? { tokenFile } : {}) }, io.env)),
       // A block body: write's boolean must never become the command's exit code.
       print: (text) => {

@@ -72,7 +72,7 @@ export class ApiClient {
     if (res.ok) return parsed as T;
     const problem = (parsed ?? {}) as Problem;
     const details = (problem.errors ?? []).map((e) => `${e.path}: ${e.message}`);
-    const detail = details.length > 0 && problem.code !== undefined ? `${problem.code}` : problem.detail ?? `HTTP ${res.status}`;
+    const detail = details.length > 0 && problem.code !== undefined ? `${problem.code}` : (problem.detail ?? `HTTP ${res.status}`);
     throw new CliError(`${method} ${path.split('?')[0]}: ${res.status} ${detail}`, exitForStatus(res.status), details, problem.code);
   }
 }

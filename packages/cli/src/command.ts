@@ -44,7 +44,9 @@ export function text(values: Values, name: string): string | undefined {
 /** A command that lists what one API path returns: a table, or the JSON with --json. */
 export function listCommand<T>(spec: { name: string; summary: string; path: string; field: string; columns(io: Io): Column<T>[] }): Command {
   return {
-    name: spec.name, usage: `banstream ${spec.name} [--json]`, summary: spec.summary,
+    name: spec.name,
+    usage: `banstream ${spec.name} [--json]`,
+    summary: spec.summary,
     async run({ api, json, print, io }) {
       const items = (await api().get<Record<string, T[]>>(spec.path))[spec.field] ?? [];
       print(json ? JSON.stringify(items, null, 2) : table(items, spec.columns(io)));

@@ -34,7 +34,12 @@ export function exitForStatus(status: number): ExitCode {
 /** An error that ends the command with a message and an exit code. */
 export class CliError extends Error {
   /** `problem`: the API's stable error code, when the error is an API answer (NETWORK_TOO_WIDE…). */
-  constructor(message: string, readonly exitCode: ExitCode, readonly details: string[] = [], readonly problem?: string) {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode,
+    readonly details: string[] = [],
+    readonly problem?: string,
+  ) {
     super(message);
     this.name = 'CliError';
   }

@@ -11,7 +11,10 @@ const EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
  */
 export function loadPolicyFiles(path: string): PolicyDocumentSpec {
   const files = statSync(path).isDirectory()
-    ? readdirSync(path).filter((f) => EXTENSIONS.has(extname(f).toLowerCase())).sort().map((f) => join(path, f))
+    ? readdirSync(path)
+        .filter((f) => EXTENSIONS.has(extname(f).toLowerCase()))
+        .sort()
+        .map((f) => join(path, f))
     : [path];
   const policies: PolicySpec[] = [];
   const allowlist: AllowEntrySpec[] = [];

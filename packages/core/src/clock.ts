@@ -11,7 +11,11 @@ export function manualClock(start = 0): Clock & { set(ms: number): void; advance
   let t = start;
   return {
     now: () => t,
-    set: (ms) => { t = ms; },
-    advance: (ms) => { t += ms; },
+    set: (ms) => {
+      t = ms;
+    },
+    advance: (ms) => {
+      t += ms;
+    },
   };
 }

@@ -4,8 +4,17 @@ import { problemDocument } from './problem.js';
 
 /** RFC 9110's reason phrases: an `about:blank` problem's title is its status's (RFC 9457 §4.2.1). */
 const REASON_PHRASES: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 413: 'Content Too Large',
-  415: 'Unsupported Media Type', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
 };
 
 describe('the error catalogue', () => {
@@ -34,7 +43,12 @@ describe('the error catalogue', () => {
   it('adds extension members after the standard ones', () => {
     const errors = [{ path: 'threshold.count', message: 'must be > 0' }];
     expect(problemDocument('POLICY_INVALID', 'threshold.count: must be > 0', { errors })).toEqual({
-      type: 'about:blank', title: 'Bad Request', status: 400, detail: 'threshold.count: must be > 0', code: 'POLICY_INVALID', errors,
+      type: 'about:blank',
+      title: 'Bad Request',
+      status: 400,
+      detail: 'threshold.count: must be > 0',
+      code: 'POLICY_INVALID',
+      errors,
     });
   });
 });

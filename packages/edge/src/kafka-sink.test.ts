@@ -42,7 +42,10 @@ describe('the Kafka sink', () => {
     const error = await sink.send(records).catch((e: unknown) => e);
     expect(isPermanentFailure(error)).toBe(false);
     await sink.send(records);
-    expect(made.map((p) => [p.sent, p.disconnected])).toEqual([[0, true], [1, false]]);
+    expect(made.map((p) => [p.sent, p.disconnected])).toEqual([
+      [0, true],
+      [1, false],
+    ]);
   });
 
   it('leaves other refusals as they are: a record too large stays permanent', async () => {

@@ -33,13 +33,14 @@ export function producerStateLost(error: unknown): string | undefined {
  */
 export function createKafkaSink(options: KafkaSinkOptions): RecordSink {
   const { kafka, topic, logger, reconnectMs } = options;
-  const newProducer = () => kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 5,
-    allowAutoTopicCreation: false,
-    retry: { retries: Number.MAX_SAFE_INTEGER },
-    createPartitioner: KeyPartitioner,
-  });
+  const newProducer = () =>
+    kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 5,
+      allowAutoTopicCreation: false,
+      retry: { retries: Number.MAX_SAFE_INTEGER },
+      createPartitioner: KeyPartitioner,
+    });
   let producer = newProducer();
   let closed = false;
   let connecting: Promise<void> | undefined;

@@ -11,14 +11,20 @@ export function edgeMetrics(registry: Registry) {
   const m = {
     published: counter(registry, { name: 'banstream_edge_events_published_total', help: 'Events handed to the publisher (publish, or an accepted offer)', labelNames: [] }),
     delivered: counter(registry, { name: 'banstream_edge_events_delivered_total', help: 'Events acknowledged by every in-sync replica', labelNames: [] }),
-    dropped: counter(registry, { name: 'banstream_edge_events_dropped_total', help: 'Events given up, by reason (buffer_full, too_large, invalid, rejected, closed, shutdown)', labelNames: ['reason'] }),
+    dropped: counter(registry, {
+      name: 'banstream_edge_events_dropped_total',
+      help: 'Events given up, by reason (buffer_full, too_large, invalid, rejected, closed, shutdown)',
+      labelNames: ['reason'],
+    }),
     refused: counter(registry, { name: 'banstream_edge_events_refused_total', help: 'Events offered all-or-nothing and refused for want of room (the gateway answered 503)', labelNames: [] }),
     bufferBytes: gauge(registry, { name: 'banstream_edge_buffer_bytes', help: 'Estimated memory of buffered and in-flight events', labelNames: [] }),
     bufferEvents: gauge(registry, { name: 'banstream_edge_buffer_events', help: 'Buffered and in-flight events', labelNames: [] }),
     budgetBytes: gauge(registry, { name: 'banstream_edge_buffer_budget_bytes', help: 'Memory budget of the buffer', labelNames: [] }),
     recordEvents: histogram(registry, { name: 'banstream_edge_record_events', help: 'Events per Kafka record (batch size)', labelNames: [], buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] }),
     produceSeconds: histogram(registry, {
-      name: 'banstream_edge_produce_seconds', help: 'From handing records to the producer to their acknowledgement', labelNames: [],
+      name: 'banstream_edge_produce_seconds',
+      help: 'From handing records to the producer to their acknowledgement',
+      labelNames: [],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     }),
   };

@@ -55,8 +55,23 @@ function logCapture() {
 let seq = 0;
 function event(ip: string, extra: Partial<RequestEvent> = {}): RequestEvent {
   return {
-    eventId: `e${++seq}`, timestamp: 1_700_000_000_000, ip, country: null, region: null, asn: null, method: 'GET', host: 'shop.example',
-    path: '/', route: null, status: 200, userId: null, apiKeyHash: null, headers: {}, edgeId: 'edge-1', latencyMs: null, ...extra,
+    eventId: `e${++seq}`,
+    timestamp: 1_700_000_000_000,
+    ip,
+    country: null,
+    region: null,
+    asn: null,
+    method: 'GET',
+    host: 'shop.example',
+    path: '/',
+    route: null,
+    status: 200,
+    userId: null,
+    apiKeyHash: null,
+    headers: {},
+    edgeId: 'edge-1',
+    latencyMs: null,
+    ...extra,
   };
 }
 
@@ -85,7 +100,12 @@ describe('EdgePublisher', () => {
       for (const e of events) expect(eventPartitionKey(e.ip)).toBe(record.key);
     }
     expect(new Set(sink.sent.map((r) => r.key))).toEqual(new Set(['203.0.113.0/24', '198.51.100.0/24', '2001:db8:1::/48']));
-    expect(sink.events().map((e) => e.ip).sort()).toEqual([...ips].sort());
+    expect(
+      sink
+        .events()
+        .map((e) => e.ip)
+        .sort(),
+    ).toEqual([...ips].sort());
     await publisher.close();
   });
 
@@ -98,7 +118,12 @@ describe('EdgePublisher', () => {
     publisher.publish(event('198.51.100.3'));
     await settled(publisher);
     expect(publisher.stats().delivered).toBe(3);
-    expect(sink.events().map((e) => e.ip).sort()).toEqual(['198.51.100.1', '198.51.100.2', '198.51.100.3']);
+    expect(
+      sink
+        .events()
+        .map((e) => e.ip)
+        .sort(),
+    ).toEqual(['198.51.100.1', '198.51.100.2', '198.51.100.3']);
     expect(new Set(sink.sent.map((r) => r.key))).toEqual(new Set(['198.51.100.0/24']));
     await publisher.close();
   });

@@ -3,8 +3,20 @@ import type { Ban } from '@banstream/schemas';
 import { BanLedger } from './ban-ledger.js';
 
 const ban = (over: Partial<Ban> = {}): Ban => ({
-  banId: 'b1', subject: 'ip:192.0.2.1', policyId: 'p', reason: 'r', evidenceCount: 21, windowSeconds: 60, startedAt: 1_000,
-  expiresAt: 61_000, preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null, ...over,
+  banId: 'b1',
+  subject: 'ip:192.0.2.1',
+  policyId: 'p',
+  reason: 'r',
+  evidenceCount: 21,
+  windowSeconds: 60,
+  startedAt: 1_000,
+  expiresAt: 61_000,
+  preview: false,
+  escalationLevel: 0,
+  origin: 'aggregator',
+  httpStatus: 403,
+  createdBy: null,
+  ...over,
 });
 
 describe('BanLedger', () => {
@@ -31,7 +43,12 @@ describe('BanLedger', () => {
     ledger.observe('user:7', ban({ banId: 'm', subject: 'user:7', origin: 'manual', expiresAt: 5_000 }));
     ledger.observe('ip:192.0.2.9', ban({ banId: 'other', subject: 'ip:192.0.2.9', expiresAt: 5_000 }));
     expect(ledger.takeExpired(10_000, (b) => b.subject !== 'ip:192.0.2.9')).toEqual([]);
-    expect(ledger.takeExpired(70_000, () => true).map((b) => b.banId).sort()).toEqual(['b1', 'other']);
+    expect(
+      ledger
+        .takeExpired(70_000, () => true)
+        .map((b) => b.banId)
+        .sort(),
+    ).toEqual(['b1', 'other']);
     expect(ledger.get('user:7')?.banId).toBe('m');
     ledger.observe('ip:192.0.2.1', null);
     expect(ledger.historyOf('p', 'ip:192.0.2.1')).toEqual({ level: 2, lastBanEndsAt: 61_000 });

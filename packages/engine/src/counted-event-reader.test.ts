@@ -19,13 +19,28 @@ function avscRead(record: Buffer, headers: boolean): CountedEvent[] | 'refused' 
 }
 
 // Small pools, so that consecutive events repeat a field's bytes (or nearly: same length, one byte apart).
-const text = fc.oneof(fc.constantFrom('', 'GET', 'GEt', 'FR', 'FR-IDF', 'FR-IDG', 'é', '😀', '/login', '/logim', 'shop.example'), fc.string({ maxLength: 12 }), fc.string({ unit: 'binary', maxLength: 6 }));
+const text = fc.oneof(
+  fc.constantFrom('', 'GET', 'GEt', 'FR', 'FR-IDF', 'FR-IDG', 'é', '😀', '/login', '/logim', 'shop.example'),
+  fc.string({ maxLength: 12 }),
+  fc.string({ unit: 'binary', maxLength: 6 }),
+);
 const optional = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: null });
 const event: fc.Arbitrary<RequestEvent> = fc.record({
-  eventId: text, timestamp: fc.oneof(fc.constantFrom(0, 1, -1, 2 ** 52, -(2 ** 52), 1_764_000_000_000), fc.integer()), ip: text,
-  country: optional(text), region: optional(text), asn: optional(fc.oneof(fc.constantFrom(0, 4_294_967_295, 2 ** 52), fc.integer())),
-  method: text, host: text, path: text, route: optional(text), status: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
-  userId: optional(text), apiKeyHash: optional(text), headers: fc.dictionary(text, text, { maxKeys: 4 }), edgeId: text,
+  eventId: text,
+  timestamp: fc.oneof(fc.constantFrom(0, 1, -1, 2 ** 52, -(2 ** 52), 1_764_000_000_000), fc.integer()),
+  ip: text,
+  country: optional(text),
+  region: optional(text),
+  asn: optional(fc.oneof(fc.constantFrom(0, 4_294_967_295, 2 ** 52), fc.integer())),
+  method: text,
+  host: text,
+  path: text,
+  route: optional(text),
+  status: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+  userId: optional(text),
+  apiKeyHash: optional(text),
+  headers: fc.dictionary(text, text, { maxKeys: 4 }),
+  edgeId: text,
   latencyMs: optional(fc.double()),
 });
 const records = fc.array(fc.array(event, { maxLength: 6 }), { minLength: 1, maxLength: 3 }).map((batches) => batches.map((events) => codec.encode({ events })));
@@ -76,8 +91,22 @@ describe('countedEventsReader', () => {
   it('leaves blocks written with a negative count and a byte size to avsc, which reads them when the size is exact', () => {
     const fields = (catalog.latest(SCHEMA_NAMES.requestEvent).schema as { fields: { name: keyof RequestEvent; type: avro.Schema }[] }).fields;
     const e: RequestEvent = {
-      eventId: 'e1', timestamp: 1_764_000_000_000, ip: '203.0.113.7', country: 'FR', region: null, asn: 64500, method: 'GET', host: 'a.example',
-      path: '/', route: null, status: 200, userId: 'u1', apiKeyHash: null, headers: { a: '1', b: '2' }, edgeId: 'edge-1', latencyMs: 2.5,
+      eventId: 'e1',
+      timestamp: 1_764_000_000_000,
+      ip: '203.0.113.7',
+      country: 'FR',
+      region: null,
+      asn: 64500,
+      method: 'GET',
+      host: 'a.example',
+      path: '/',
+      route: null,
+      status: 200,
+      userId: 'u1',
+      apiKeyHash: null,
+      headers: { a: '1', b: '2' },
+      edgeId: 'edge-1',
+      latencyMs: 2.5,
     };
     const long = (n: number) => avro.Type.forSchema('long').toBuffer(n);
     const sized = (count: number, body: Buffer, size = body.length) => Buffer.concat([long(-count), long(size), body, long(0)]);

@@ -6,8 +6,22 @@ import { countedEventsDecoder, readsHeaders } from './counted-event.js';
 const policy = (spec: Partial<PolicySpec>) => compilePolicy({ id: 'p', key: ['ip'], threshold: { count: 1, interval: '1m' }, action: { type: 'throttle' }, ...spec });
 
 const event: RequestEvent = {
-  eventId: 'e1', timestamp: 1_700_000_000_000, ip: '203.0.113.7', country: 'FR', region: 'FR-IDF', asn: 64500, method: 'POST', host: 'shop.example',
-  path: '/login', route: '/login', status: 401, userId: 'u1', apiKeyHash: null, headers: { 'user-agent': 'curl/8', cookie: 'sid=abc' }, edgeId: 'edge-1', latencyMs: 3.5,
+  eventId: 'e1',
+  timestamp: 1_700_000_000_000,
+  ip: '203.0.113.7',
+  country: 'FR',
+  region: 'FR-IDF',
+  asn: 64500,
+  method: 'POST',
+  host: 'shop.example',
+  path: '/login',
+  route: '/login',
+  status: 401,
+  userId: 'u1',
+  apiKeyHash: null,
+  headers: { 'user-agent': 'curl/8', cookie: 'sid=abc' },
+  edgeId: 'edge-1',
+  latencyMs: 3.5,
 };
 
 describe('counted events', () => {

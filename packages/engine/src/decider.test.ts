@@ -8,7 +8,11 @@ import { PartitionState } from './partition-state.js';
 
 const T0 = Date.UTC(2026, 10, 22, 3, 0);
 const banPolicy = compilePolicy({
-  id: 'flood', mode: 'enforce', key: ['ip'], threshold: { count: 5, interval: '1m' }, action: { type: 'ban', banDuration: '10m' },
+  id: 'flood',
+  mode: 'enforce',
+  key: ['ip'],
+  threshold: { count: 5, interval: '1m' },
+  action: { type: 'ban', banDuration: '10m' },
   escalation: { multiplier: 2, maxDuration: '1d', decayAfter: '1d' },
 });
 
@@ -40,7 +44,8 @@ describe('observe', () => {
   it('counts a subject given as key prefix and value (observeKeyed) together with the same subject whole', () => {
     const env = setup();
     send(env, 'ip:192.0.2.1', 3, T0);
-    for (let i = 0; i < 3; i++) observeKeyed(env.ctx, env.state, { policy: banPolicy, keyPrefix: 'flood|ip:' }, { rest: '192.0.2.1', timeMs: T0 + 10 + i, count: 1, watermark: env.state.advance(T0 + 10 + i) }, env.out);
+    for (let i = 0; i < 3; i++)
+      observeKeyed(env.ctx, env.state, { policy: banPolicy, keyPrefix: 'flood|ip:' }, { rest: '192.0.2.1', timeMs: T0 + 10 + i, count: 1, watermark: env.state.advance(T0 + 10 + i) }, env.out);
     expect(env.out.bans).toHaveLength(1);
     expect(env.out.bans[0]!.value).toMatchObject({ subject: 'ip:192.0.2.1', evidenceCount: 6, startedAt: T0 + 12 });
     publishCounts(env.state, 'ip', T0, T0 + 12, env.out);
@@ -64,7 +69,10 @@ describe('observe', () => {
     publishCounts(env.state, 'subject', 0, env.state.watermark, env.out);
     expect(env.out.counts.map((c) => c.value?.count)).toEqual([4]);
     publishCounts(env.state, 'subject', 1000, T0 + 200_000, env.out);
-    expect(env.out.counts.slice(1).map((c) => [c.key, c.value?.final ?? 'tombstone'])).toEqual([['flood|ip:192.0.2.2', true], ['flood|ip:192.0.2.2', 'tombstone']]);
+    expect(env.out.counts.slice(1).map((c) => [c.key, c.value?.final ?? 'tombstone'])).toEqual([
+      ['flood|ip:192.0.2.2', true],
+      ['flood|ip:192.0.2.2', 'tombstone'],
+    ]);
   });
 });
 

@@ -45,10 +45,7 @@ const sighting: Sighting = { rest: '', timeMs: 0, count: 0, watermark: 0 };
  * decides: the subject's count may become hot (published by `publishCounts`), and
  * a ban policy may ban it, at once, in `out`.
  */
-export function observe(
-  ctx: DeciderContext, state: PartitionState, policy: CompiledPolicy, subject: string,
-  timeMs: number, count: number, watermark: number, out: Outbox,
-): Observation {
+export function observe(ctx: DeciderContext, state: PartitionState, policy: CompiledPolicy, subject: string, timeMs: number, count: number, watermark: number, out: Outbox): Observation {
   // observeKeyed is synchronous and keeps nothing of the sighting: one object serves every call.
   sighting.rest = subject;
   sighting.timeMs = timeMs;
@@ -97,7 +94,10 @@ export function observeKeyed(ctx: DeciderContext, state: PartitionState, route: 
   const subject = subjectOfKey(key ?? keyPrefix + rest, policy);
   const held = ctx.ledger.get(subject);
   const decision = evaluateBan({
-    policy, subject, count: banCount, atMs: at,
+    policy,
+    subject,
+    count: banCount,
+    atMs: at,
     ...(held && held.policyId === policy.id ? { activeBanExpiresAt: held.expiresAt } : {}),
     ...withHistory(ctx.ledger.historyOf(policy.id, subject)),
   });
@@ -130,8 +130,18 @@ export function publishCounts(state: PartitionState, kind: string, nowMs: number
 
 export function toBanRecord(d: BanDecision): Ban {
   return {
-    banId: d.banId, subject: d.subject, policyId: d.policyId, reason: d.reason, evidenceCount: d.evidenceCount,
-    windowSeconds: Math.max(1, Math.round(d.windowMs / 1000)), startedAt: d.startedAt, expiresAt: d.expiresAt,
-    preview: d.preview, escalationLevel: d.escalationLevel, origin: 'aggregator', httpStatus: d.status, createdBy: null,
+    banId: d.banId,
+    subject: d.subject,
+    policyId: d.policyId,
+    reason: d.reason,
+    evidenceCount: d.evidenceCount,
+    windowSeconds: Math.max(1, Math.round(d.windowMs / 1000)),
+    startedAt: d.startedAt,
+    expiresAt: d.expiresAt,
+    preview: d.preview,
+    escalationLevel: d.escalationLevel,
+    origin: 'aggregator',
+    httpStatus: d.status,
+    createdBy: null,
   };
 }

@@ -4,8 +4,23 @@ import { checkEvent } from './event-check.js';
 
 const NOW = 1_800_000_000_000;
 const event = (over: Partial<RequestEvent>): RequestEvent => ({
-  eventId: 'e', timestamp: NOW, ip: '::ffff:192.0.2.1', country: null, region: null, asn: null, method: 'GET', host: 'h', path: '/',
-  route: null, status: 200, userId: null, apiKeyHash: null, headers: {}, edgeId: 'edge', latencyMs: null, ...over,
+  eventId: 'e',
+  timestamp: NOW,
+  ip: '::ffff:192.0.2.1',
+  country: null,
+  region: null,
+  asn: null,
+  method: 'GET',
+  host: 'h',
+  path: '/',
+  route: null,
+  status: 200,
+  userId: null,
+  apiKeyHash: null,
+  headers: {},
+  edgeId: 'edge',
+  latencyMs: null,
+  ...over,
 });
 
 describe('checkEvent', () => {
@@ -16,7 +31,11 @@ describe('checkEvent', () => {
 
   it('refuses events dated further ahead of the time their record was received than allowed, naming how far', () => {
     expect(checkEvent(event({ timestamp: NOW + 5_000 }), NOW, 5_000).ok).toBe(true);
-    expect(checkEvent(event({ timestamp: NOW + 5_001 }), NOW, 5_000)).toEqual({ ok: false, code: 'EVENT_TIME_OUT_OF_RANGE', message: 'timestamp is 5001 ms ahead of the time its record was received (at most 5000)' });
+    expect(checkEvent(event({ timestamp: NOW + 5_001 }), NOW, 5_000)).toEqual({
+      ok: false,
+      code: 'EVENT_TIME_OUT_OF_RANGE',
+      message: 'timestamp is 5001 ms ahead of the time its record was received (at most 5000)',
+    });
     expect(checkEvent(event({ timestamp: NOW + 55_000 }), NOW, 5_000)).toMatchObject({ ok: false, code: 'EVENT_TIME_OUT_OF_RANGE' });
     expect(checkEvent(event({ timestamp: NOW + 3_600_000 }), NOW, 5_000)).toMatchObject({ ok: false, code: 'EVENT_TIME_OUT_OF_RANGE' });
     // Old events are not this check's to refuse: lateness is the partition clock's (PartitionState.admit).

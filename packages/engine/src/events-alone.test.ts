@@ -7,8 +7,22 @@ const batchCodec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
 const eventCodec = catalog.codec(SCHEMA_NAMES.requestEvent);
 
 const event = (i: number): RequestEvent => ({
-  eventId: `e${i}`, timestamp: 1_800_000_000_000 + i, ip: '192.0.2.1', country: null, region: null, asn: null, method: 'GET', host: 'h', path: `/${i}`,
-  route: null, status: 200, userId: `user-${i}`, apiKeyHash: null, headers: { 'user-agent': 'x' }, edgeId: 'edge', latencyMs: null,
+  eventId: `e${i}`,
+  timestamp: 1_800_000_000_000 + i,
+  ip: '192.0.2.1',
+  country: null,
+  region: null,
+  asn: null,
+  method: 'GET',
+  host: 'h',
+  path: `/${i}`,
+  route: null,
+  status: 200,
+  userId: `user-${i}`,
+  apiKeyHash: null,
+  headers: { 'user-agent': 'x' },
+  edgeId: 'edge',
+  latencyMs: null,
 });
 
 /** The real codecs, counting full decodes of a record. */
@@ -61,7 +75,15 @@ describe('eventsAlone', () => {
 
   it('gives the whole record when the event cannot be written alone', () => {
     const record = batchCodec.encode({ events: [event(0)] });
-    const alone = eventsAlone({ ...counting(), encodeEvent: () => { throw new Error('no'); } }, record);
+    const alone = eventsAlone(
+      {
+        ...counting(),
+        encodeEvent: () => {
+          throw new Error('no');
+        },
+      },
+      record,
+    );
     expect(alone(0)).toBe(record);
   });
 });

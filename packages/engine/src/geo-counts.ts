@@ -25,7 +25,10 @@ export class GeoCounts {
   private readonly windows: HotSubjects;
   private readonly hours = new Map<string, HourCount>();
 
-  constructor(private readonly windowMs: number, intervalMs: number) {
+  constructor(
+    private readonly windowMs: number,
+    intervalMs: number,
+  ) {
     this.windows = new HotSubjects(0, intervalMs);
   }
 
@@ -64,7 +67,13 @@ function kindOf(subject: string): string {
 
 function hourRecord(h: HourCount): WindowCount {
   return {
-    policyId: GEO_POLICY_ID, subject: h.subject, kind: 'hour-of-day', count: h.count, windowSeconds: 3600,
-    threshold: 0, observedAt: h.hourStart + HOUR_MS - 1, final: false,
+    policyId: GEO_POLICY_ID,
+    subject: h.subject,
+    kind: 'hour-of-day',
+    count: h.count,
+    windowSeconds: 3600,
+    threshold: 0,
+    observedAt: h.hourStart + HOUR_MS - 1,
+    final: false,
   };
 }

@@ -6,8 +6,14 @@ import { Outbox } from './outbox.js';
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 5, 1); // Monday 00:00 UTC
 const options = (code: string): DetectorOptions => ({
-  windowMs: MIN, lagMs: 5_000, timeZone: code.startsWith('FR') ? 'Europe/Paris' : 'UTC', thresholds: { ratio: 3, z: 5, minRate: 1 },
-  warmupSamples: 30, alpha: 0.01, resolveMs: 2 * MIN, cooldownMs: 10 * MIN,
+  windowMs: MIN,
+  lagMs: 5_000,
+  timeZone: code.startsWith('FR') ? 'Europe/Paris' : 'UTC',
+  thresholds: { ratio: 3, z: 5, minRate: 1 },
+  warmupSamples: 30,
+  alpha: 0.01,
+  resolveMs: 2 * MIN,
+  cooldownMs: 10 * MIN,
 });
 
 function run(watch: GeoWatch, subject: string, from: number, to: number, perSecond: number, out: Outbox, report = emptyReport()) {
@@ -26,8 +32,13 @@ describe('GeoWatch', () => {
     const [alert] = out.alerts;
     expect(alert!.key).toBe('FR');
     expect(alert!.value).toMatchObject({
-      alertId: `geo-FR-${alert!.value!.at}`, scope: 'country', code: 'FR', state: 'fired', timeZone: 'Europe/Paris',
-      hourOfWeek: 0, localHourOfWeek: 2, // Monday 00:40 UTC is 02:40 in Paris in June
+      alertId: `geo-FR-${alert!.value!.at}`,
+      scope: 'country',
+      code: 'FR',
+      state: 'fired',
+      timeZone: 'Europe/Paris',
+      hourOfWeek: 0,
+      localHourOfWeek: 2, // Monday 00:40 UTC is 02:40 in Paris in June
     });
     const [state] = out.baselines;
     expect(state!.key).toBe('country:FR');

@@ -110,9 +110,18 @@ export function emptyReport(): GeoWatchReport {
 
 function geoAlert(w: Watched, v: GeoVerdict): GeoAlert {
   return {
-    alertId: geoAlertId(w.code, v.firedAt), scope: w.scope, code: w.code, state: v.state,
-    currentRate: v.rate, baselineRate: v.baselineRate, zScore: v.zScore, ratio: v.ratio,
-    hourOfWeek: hourOfWeek(v.at - 1, 'UTC'), at: v.at, timeZone: w.detector.timeZone, localHourOfWeek: v.hourOfWeek,
+    alertId: geoAlertId(w.code, v.firedAt),
+    scope: w.scope,
+    code: w.code,
+    state: v.state,
+    currentRate: v.rate,
+    baselineRate: v.baselineRate,
+    zScore: v.zScore,
+    ratio: v.ratio,
+    hourOfWeek: hourOfWeek(v.at - 1, 'UTC'),
+    at: v.at,
+    timeZone: w.detector.timeZone,
+    localHourOfWeek: v.hourOfWeek,
   };
 }
 
@@ -121,8 +130,13 @@ function baselineRecord(w: Watched, nowMs: number) {
   const s = w.detector.snapshot();
   w.detector.dirty = false;
   const value: GeoBaseline = {
-    subject: w.subject, timeZone: s.timeZone, evaluatedUntil: s.evaluatedUntil, ...s.baseline,
-    alert: s.alert, cooldownUntil: Number.isFinite(s.cooldownUntil) ? s.cooldownUntil : -1, updatedAt: nowMs,
+    subject: w.subject,
+    timeZone: s.timeZone,
+    evaluatedUntil: s.evaluatedUntil,
+    ...s.baseline,
+    alert: s.alert,
+    cooldownUntil: Number.isFinite(s.cooldownUntil) ? s.cooldownUntil : -1,
+    updatedAt: nowMs,
   };
   return { key: w.subject, value };
 }
@@ -133,8 +147,10 @@ export function snapshotOf(record: GeoBaseline): DetectorSnapshot {
     if (a.length !== HOURS_PER_WEEK) throw new RangeError(`${record.subject}: ${a.length} hours stored, expected ${HOURS_PER_WEEK}`);
   }
   return {
-    timeZone: record.timeZone, evaluatedUntil: record.evaluatedUntil,
+    timeZone: record.timeZone,
+    evaluatedUntil: record.evaluatedUntil,
     baseline: { samples: record.samples, means: record.means, variances: record.variances },
-    alert: record.alert, cooldownUntil: record.cooldownUntil < 0 ? -Infinity : record.cooldownUntil,
+    alert: record.alert,
+    cooldownUntil: record.cooldownUntil < 0 ? -Infinity : record.cooldownUntil,
   };
 }

@@ -25,7 +25,14 @@ describe('HotSubjects', () => {
     expect(hot.cool(20, () => 60)).toEqual([]);
     const [cooled] = hot.cool(30, () => 40);
     expect(toWindowCount(cooled!, 'subject', true)).toEqual({
-      policyId: 'p', subject: 'ip:a', kind: 'subject', count: 40, windowSeconds: 60, threshold: 100, observedAt: 30, final: true,
+      policyId: 'p',
+      subject: 'ip:a',
+      kind: 'subject',
+      count: 40,
+      windowSeconds: 60,
+      threshold: 100,
+      observedAt: 30,
+      final: true,
     });
     expect(hot.size).toBe(0);
   });

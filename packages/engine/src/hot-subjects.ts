@@ -23,7 +23,10 @@ export interface HotEntry {
 export class HotSubjects {
   private readonly entries = new Map<string, HotEntry>();
 
-  constructor(private readonly share: number, private readonly intervalMs: number) {}
+  constructor(
+    private readonly share: number,
+    private readonly intervalMs: number,
+  ) {}
 
   get size(): number {
     return this.entries.size;
@@ -89,8 +92,14 @@ export class HotSubjects {
 
 export function toWindowCount(e: HotEntry, kind: string, final: boolean): WindowCount {
   return {
-    policyId: e.policyId, subject: e.subject, kind, count: e.count,
-    windowSeconds: Math.max(1, Math.round(e.windowMs / 1000)), threshold: e.threshold, observedAt: e.observedAt, final,
+    policyId: e.policyId,
+    subject: e.subject,
+    kind,
+    count: e.count,
+    windowSeconds: Math.max(1, Math.round(e.windowMs / 1000)),
+    threshold: e.threshold,
+    observedAt: e.observedAt,
+    final,
   };
 }
 

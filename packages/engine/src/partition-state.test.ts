@@ -76,39 +76,43 @@ describe('PartitionState.admit', () => {
   );
 
   it('never lets an event be late that is counted no older than the grace period behind the newest receiving time, nor the clock pass that time', () => {
-    fc.assert(fc.property(records, (rs) => {
-      const s = state();
-      let written = NOW;
-      let newest = -Infinity;
-      for (const r of rs) {
-        written += r.gap;
-        const received = receivedAt(String(written), written + r.lag);
-        newest = Math.max(newest, received);
-        for (const offset of r.offsets) {
-          // An honest event (dated at or before its receiving time) is counted at its own time.
-          const at = countedAt(received + offset, received);
-          const t = s.admit(received + offset, received);
-          if (at >= newest - GRACE) expect(t).toBe(at);
-          expect(s.watermark).toBeLessThanOrEqual(newest);
+    fc.assert(
+      fc.property(records, (rs) => {
+        const s = state();
+        let written = NOW;
+        let newest = -Infinity;
+        for (const r of rs) {
+          written += r.gap;
+          const received = receivedAt(String(written), written + r.lag);
+          newest = Math.max(newest, received);
+          for (const offset of r.offsets) {
+            // An honest event (dated at or before its receiving time) is counted at its own time.
+            const at = countedAt(received + offset, received);
+            const t = s.admit(received + offset, received);
+            if (at >= newest - GRACE) expect(t).toBe(at);
+            expect(s.watermark).toBeLessThanOrEqual(newest);
+          }
         }
-      }
-    }));
+      }),
+    );
   });
 
   it('decides in a replay, hours later, exactly as it did live', () => {
-    fc.assert(fc.property(records, (rs) => {
-      const run = (readAt: (written: number, lag: number) => number) => {
-        const s = state();
-        const decisions: number[] = [];
-        let written = NOW;
-        for (const r of rs) {
-          written += r.gap;
-          const received = receivedAt(String(written), readAt(written, r.lag));
-          for (const offset of r.offsets) decisions.push(s.admit(written + offset, received));
-        }
-        return { decisions, watermark: s.watermark };
-      };
-      expect(run((_written, _lag) => NOW + 7_200_000)).toEqual(run((written, lag) => written + lag));
-    }));
+    fc.assert(
+      fc.property(records, (rs) => {
+        const run = (readAt: (written: number, lag: number) => number) => {
+          const s = state();
+          const decisions: number[] = [];
+          let written = NOW;
+          for (const r of rs) {
+            written += r.gap;
+            const received = receivedAt(String(written), readAt(written, r.lag));
+            for (const offset of r.offsets) decisions.push(s.admit(written + offset, received));
+          }
+          return { decisions, watermark: s.watermark };
+        };
+        expect(run((_written, _lag) => NOW + 7_200_000)).toEqual(run((written, lag) => written + lag));
+      }),
+    );
   });
 });

@@ -27,7 +27,10 @@ export class PartitionState {
   resumeAt = 0;
   private readonly graceMs: number;
 
-  constructor(readonly partition: number, options: CountingOptions) {
+  constructor(
+    readonly partition: number,
+    options: CountingOptions,
+  ) {
     this.graceMs = options.graceMs;
     this.counter = new WindowCounter(options.graceMs);
     this.hot = new HotSubjects(options.hotShare, options.countIntervalMs);

@@ -19,7 +19,10 @@ describe('RepartitionBuffer', () => {
       expect(e.partition).toBe(partitionFor(e.subject, 12));
       expect(e.source).toBe(4);
     }
-    expect(all.filter((e) => e.subject === 'country:FR').map((e) => [e.offset, e.count])).toEqual([[100, 3], [101, 1]]);
+    expect(all.filter((e) => e.subject === 'country:FR').map((e) => [e.offset, e.count])).toEqual([
+      [100, 3],
+      [101, 1],
+    ]);
     expect(buffer.take()).toEqual([]);
   });
 });
@@ -42,8 +45,14 @@ describe('AppliedOffsets', () => {
     const applied = new AppliedOffsets();
     const first = { sourcePartition: 1, entries: [entry(5, 0), entry(5, 1)] };
     const second = { sourcePartition: 1, entries: [entry(5, 2), entry(6, 0)] };
-    expect(freshIn(applied, first).map((e) => [e.offset, e.seq])).toEqual([[5, 0], [5, 1]]);
-    expect(freshIn(applied, second).map((e) => [e.offset, e.seq])).toEqual([[5, 2], [6, 0]]);
+    expect(freshIn(applied, first).map((e) => [e.offset, e.seq])).toEqual([
+      [5, 0],
+      [5, 1],
+    ]);
+    expect(freshIn(applied, second).map((e) => [e.offset, e.seq])).toEqual([
+      [5, 2],
+      [6, 0],
+    ]);
     expect(freshIn(applied, first)).toEqual([]);
     expect(freshIn(applied, second)).toEqual([]);
     expect(freshIn(applied, { sourcePartition: 1, entries: [entry(6, 0), entry(6, 1)] }).map((e) => [e.offset, e.seq])).toEqual([[6, 1]]);

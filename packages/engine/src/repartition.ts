@@ -15,7 +15,10 @@ export class RepartitionBuffer {
   private offset = -1;
   private entries = 0;
 
-  constructor(private readonly sourcePartition: number, private readonly partitions: number) {}
+  constructor(
+    private readonly sourcePartition: number,
+    private readonly partitions: number,
+  ) {}
 
   /** Entries waiting to be sent. */
   get size(): number {

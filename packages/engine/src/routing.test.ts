@@ -40,7 +40,12 @@ describe('routing', () => {
 
   it('partitions like the Java client and kafkajs (murmur2)', () => {
     // Hashes from the Kafka Java client's UtilsTest.testMurmur2; partition = (hash & 0x7fffffff) % n.
-    const vectors: [string, number][] = [['21', -973932308], ['foobar', -790332482], ['a-little-bit-long-string', -985981536], ['abc', 479470107]];
+    const vectors: [string, number][] = [
+      ['21', -973932308],
+      ['foobar', -790332482],
+      ['a-little-bit-long-string', -985981536],
+      ['abc', 479470107],
+    ];
     for (const [key, hash] of vectors) expect(partitionFor(key, 1_000_003)).toBe((hash & 0x7fffffff) % 1_000_003);
     expect(new Set(Array.from({ length: 200 }, (_, i) => partitionFor(`user:${i}`, 12))).size).toBe(12);
   });

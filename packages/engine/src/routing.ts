@@ -1,4 +1,16 @@
-import { EVENT_KEY_PREFIX_BITS, eventPartitionKey, keyPartition, keyParts, parseCidr, parseKey, parseSubject, policyIntervals, type CompiledPolicy, type KeyDimension, type RequestAttributes } from '@banstream/core';
+import {
+  EVENT_KEY_PREFIX_BITS,
+  eventPartitionKey,
+  keyPartition,
+  keyParts,
+  parseCidr,
+  parseKey,
+  parseSubject,
+  policyIntervals,
+  type CompiledPolicy,
+  type KeyDimension,
+  type RequestAttributes,
+} from '@banstream/core';
 import { countingPrefix, type CountingRoute } from './decider.js';
 
 /**
@@ -42,8 +54,12 @@ export function routeOf(policy: CompiledPolicy): Route {
   const shortest = Math.min(...policyIntervals(policy));
   const parts = keyParts(policy.spec.key) ?? { scope: '', valueOf: policy.subjectOf };
   return {
-    policy, local: isPartitionLocal(policy), resolutionMs: Math.min(1000, Math.max(1, Math.floor(shortest / 1000))),
-    scope: parts.scope, keyPrefix: `${countingPrefix(policy)}${parts.scope}`, valueOf: parts.valueOf,
+    policy,
+    local: isPartitionLocal(policy),
+    resolutionMs: Math.min(1000, Math.max(1, Math.floor(shortest / 1000))),
+    scope: parts.scope,
+    keyPrefix: `${countingPrefix(policy)}${parts.scope}`,
+    valueOf: parts.valueOf,
   };
 }
 

@@ -30,7 +30,7 @@ describe('inSends', () => {
 });
 
 describe('kafkaRefusal', () => {
-  it('finds Kafka refusing the records themselves inside kafkajs\'s wrappers', () => {
+  it("finds Kafka refusing the records themselves inside kafkajs's wrappers", () => {
     expect(kafkaRefusal(kafkajsError('MESSAGE_TOO_LARGE'))).toEqual({ type: 'MESSAGE_TOO_LARGE', message: 'broker says MESSAGE_TOO_LARGE' });
     for (const type of ['RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'INVALID_TIMESTAMP']) expect(kafkaRefusal(kafkajsError(type))?.type).toBe(type);
   });
@@ -58,7 +58,8 @@ function broker(options: { limit: number; refused?: Set<string>; transient?: num
   const sends: number[] = [];
   let transient = options.transient ?? 0;
   return {
-    written, sends,
+    written,
+    sends,
     async send(part: { key: string; value: Buffer }[]) {
       const bytes = part.reduce((n, m) => n + m.value.length + m.key.length, 0);
       sends.push(part.length);
@@ -117,7 +118,7 @@ describe('cappedPublication', () => {
     expect(b.written).toEqual(['k1']);
   });
 
-  it('renews the producer before sending a refused send\'s messages one by one (kafkajs forgot it wrote the other partitions)', async () => {
+  it("renews the producer before sending a refused send's messages one by one (kafkajs forgot it wrote the other partitions)", async () => {
     const b = broker({ limit: 1 << 20, refused: new Set(['k1']) });
     const events: string[] = [];
     await cappedPublication([msg('k0', 10), msg('k1', 10), msg('k2', 10)], {
@@ -151,7 +152,7 @@ describe('cappedPublication', () => {
 });
 
 describe('producerStateLost', () => {
-  it('finds a lost producer state inside kafkajs\'s wrappers, and nothing else', () => {
+  it("finds a lost producer state inside kafkajs's wrappers, and nothing else", () => {
     for (const type of ['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH']) expect(producerStateLost(kafkajsError(type))).toBe(type);
     expect(producerStateLost(kafkajsError('MESSAGE_TOO_LARGE'))).toBeUndefined();
     expect(producerStateLost(new Error('Connection error'))).toBeUndefined();

@@ -46,5 +46,8 @@ function forwardKafkaLog(log: Logger, { namespace, level, log: record }: LogEntr
 
 /** KAFKA_BROKERS is validated by the config schema; this only splits it. */
 export function parseBrokers(list: string): string[] {
-  return list.split(',').map((b) => b.trim()).filter((b) => b.length > 0);
+  return list
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b.length > 0);
 }

@@ -94,7 +94,8 @@ export class CompactedFeed {
         if (batch.messages.length > 0) this.reached.set(batch.partition, BigInt(batch.lastOffset()) + 1n);
         this.checkCaughtUp();
         // Not awaited: a DLQ Kafka cannot take now must not hold back the bans and policies behind it.
-        if (dead.length > 0) void this.options.deadLetters?.(dead).catch((error: unknown) => this.options.logger.error({ err: error, topic, records: dead.length }, 'could not write skipped records to the DLQ'));
+        if (dead.length > 0)
+          void this.options.deadLetters?.(dead).catch((error: unknown) => this.options.logger.error({ err: error, topic, records: dead.length }, 'could not write skipped records to the DLQ'));
       },
     });
     await caughtUp;
@@ -121,7 +122,11 @@ export class CompactedFeed {
     const trap = watch.trapped(record.partition, record.offset);
     if (trap) {
       if (!trap.deadLetteredAt && this.options.deadLetters) watch.deadLettered(trap);
-      return this.skipped(record, { code: DLQ_REASON.stalled, message: `a process stalled on this record (${trap.heldMs} ms in hand, budget ${trap.budgetMs} ms): skipped unapplied` }, trap.deadLetteredAt === undefined);
+      return this.skipped(
+        record,
+        { code: DLQ_REASON.stalled, message: `a process stalled on this record (${trap.heldMs} ms in hand, budget ${trap.budgetMs} ms): skipped unapplied` },
+        trap.deadLetteredAt === undefined,
+      );
     }
     watch.begin(record.partition, record.offset);
     let failure: unknown;
@@ -135,7 +140,10 @@ export class CompactedFeed {
     const heldMs = watch.end();
     if (heldMs > this.slowRecordMs) {
       this.metrics?.slow.inc({ feed: this.feed });
-      this.options.logger.warn({ topic: this.options.topic, partition: record.partition, offset: record.offset, heldMs, budgetMs: this.slowRecordMs }, 'record applied, but slower than the time budget');
+      this.options.logger.warn(
+        { topic: this.options.topic, partition: record.partition, offset: record.offset, heldMs, budgetMs: this.slowRecordMs },
+        'record applied, but slower than the time budget',
+      );
     }
     return failed ? this.skipped(record, reasonOfError(failure), true) : undefined;
   }

@@ -8,7 +8,14 @@ describe('deadLetterRecord', () => {
 
   it('keeps a record whole, where it came from and why', () => {
     expect(deadLetterRecord(source, { code: 'SCHEMA_BAD_MAGIC', message: 'bad' }, 99)).toEqual({
-      originalTopic: 'p.events.v1', partition: 3, offset: 12, key: Buffer.from('k'), value: Buffer.from('v'), reasonCode: 'SCHEMA_BAD_MAGIC', reasonMessage: 'bad', at: 99,
+      originalTopic: 'p.events.v1',
+      partition: 3,
+      offset: 12,
+      key: Buffer.from('k'),
+      value: Buffer.from('v'),
+      reasonCode: 'SCHEMA_BAD_MAGIC',
+      reasonMessage: 'bad',
+      at: 99,
     });
   });
 
@@ -24,13 +31,24 @@ describe('deadLetterRecord', () => {
 });
 
 describe('refusedRecord', () => {
-  it('keeps a record Kafka refused, where it was going, never written (offset -1), with Kafka\'s reason', () => {
+  it("keeps a record Kafka refused, where it was going, never written (offset -1), with Kafka's reason", () => {
     const refusal = { type: 'MESSAGE_TOO_LARGE', message: 'The request included a message larger than the max message size the server will accept' };
     expect(refusedRecord({ topic: 'p.counts.v1' }, 'ip:1', Buffer.from('v'), refusal, 7)).toEqual({
-      originalTopic: 'p.counts.v1', partition: -1, offset: -1, key: Buffer.from('ip:1'), value: Buffer.from('v'), reasonCode: 'OUTPUT_REFUSED',
-      reasonMessage: `Kafka refused this record for p.counts.v1: MESSAGE_TOO_LARGE: ${refusal.message}`, at: 7,
+      originalTopic: 'p.counts.v1',
+      partition: -1,
+      offset: -1,
+      key: Buffer.from('ip:1'),
+      value: Buffer.from('v'),
+      reasonCode: 'OUTPUT_REFUSED',
+      reasonMessage: `Kafka refused this record for p.counts.v1: MESSAGE_TOO_LARGE: ${refusal.message}`,
+      at: 7,
     });
-    expect(refusedRecord({ topic: 's', partition: 2 }, null, null, refusal, 7)).toMatchObject({ partition: 2, key: null, value: Buffer.alloc(0), reasonMessage: expect.stringMatching(/^Kafka refused this record for s partition 2: MESSAGE_TOO_LARGE/) });
+    expect(refusedRecord({ topic: 's', partition: 2 }, null, null, refusal, 7)).toMatchObject({
+      partition: 2,
+      key: null,
+      value: Buffer.alloc(0),
+      reasonMessage: expect.stringMatching(/^Kafka refused this record for s partition 2: MESSAGE_TOO_LARGE/),
+    });
   });
 });
 

@@ -50,8 +50,14 @@ export function deadLetterRecord(source: SourceRecord, reason: DeadLetterReason,
   let message = reason.message.length > MAX_MESSAGE_CHARS ? `${reason.message.slice(0, MAX_MESSAGE_CHARS)}…` : reason.message;
   if (cuts.length > 0) message += ` (${cuts.join(', ')}: the whole record is at its topic, partition and offset)`;
   return {
-    originalTopic: source.topic, partition: source.partition, offset: Number(source.offset),
-    key: keptKey, value: keptValue, reasonCode: reason.code, reasonMessage: message, at: nowMs,
+    originalTopic: source.topic,
+    partition: source.partition,
+    offset: Number(source.offset),
+    key: keptKey,
+    value: keptValue,
+    reasonCode: reason.code,
+    reasonMessage: message,
+    at: nowMs,
   };
 }
 

@@ -13,6 +13,18 @@ export { kafkaEnv, kafkaFromConfig, ensureTopicsFromConfig, kafkaReachable, type
 export { CompactedFeed, type CompactedFeedOptions, type FeedRecord } from './compacted-feed.js';
 export { feedMetrics } from './metrics.js';
 export { createTopicsEnv } from './cli/create-topics-env.js';
-export { deadLetterRecord, deadLetterSink, reasonOfError, refusedRecord, DLQ_REASON, DLQ_MAX_KEY_BYTES, DLQ_MAX_VALUE_BYTES, type DeadLetterReason, type DeadLetterSink, type DeadLetterSinkOptions, type SourceRecord } from './dead-letter.js';
+export {
+  deadLetterRecord,
+  deadLetterSink,
+  reasonOfError,
+  refusedRecord,
+  DLQ_REASON,
+  DLQ_MAX_KEY_BYTES,
+  DLQ_MAX_VALUE_BYTES,
+  type DeadLetterReason,
+  type DeadLetterSink,
+  type DeadLetterSinkOptions,
+  type SourceRecord,
+} from './dead-letter.js';
 export { cappedPublication, inSends, kafkaRefusal, producerStateLost, KAFKA_MAX_SEND_BYTES, type CappedPublicationOptions, type KafkaRefusal, type SizedMessage } from './capped-sends.js';
 export { RenewableProducer } from './renewable-producer.js';

@@ -3,8 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { keyPartition, murmur2 } from '@banstream/core';
 import { KeyPartitioner } from './key-partitioner.js';
 
-const metadata = (n: number): PartitionMetadata[] =>
-  Array.from({ length: n }, (_, partitionId) => ({ partitionId, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
+const metadata = (n: number): PartitionMetadata[] => Array.from({ length: n }, (_, partitionId) => ({ partitionId, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
 
 function randomKey(random: () => number): string {
   const length = Math.floor(random() * 40);
@@ -19,14 +18,14 @@ function randomKey(random: () => number): string {
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 describe('keyPartition', () => {
   const kafkajs = Partitioners.DefaultPartitioner();
   const ours = KeyPartitioner();
 
-  it('puts every key where kafkajs 2.2.4 (the Java client\'s murmur2) puts it', () => {
+  it("puts every key where kafkajs 2.2.4 (the Java client's murmur2) puts it", () => {
     const random = prng(42);
     const keys = ['', 'a', 'ab', 'abc', 'abcd', 'abcde', '203.0.113.0/24', '2001:db8:1::/48', 'user:42', 'country:FR', 'x'.repeat(300), 'é'.repeat(200)];
     for (let i = 0; i < 5000; i++) keys.push(randomKey(random));

@@ -5,7 +5,11 @@ export type FeedMetrics = ReturnType<typeof feedMetrics>;
 /** Metrics of the compacted-topic readers (CompactedFeed); labels are feed names and reason codes, never a record's key. */
 export function feedMetrics(registry: Registry) {
   return {
-    skipped: counter(registry, { name: 'banstream_feed_records_skipped_total', help: 'Records of a compacted topic skipped unapplied (their handler threw, or an earlier process stalled on them), by feed and reason code', labelNames: ['feed', 'reason'] }),
+    skipped: counter(registry, {
+      name: 'banstream_feed_records_skipped_total',
+      help: 'Records of a compacted topic skipped unapplied (their handler threw, or an earlier process stalled on them), by feed and reason code',
+      labelNames: ['feed', 'reason'],
+    }),
     slow: counter(registry, { name: 'banstream_feed_slow_records_total', help: 'Records of a compacted topic applied, but slower than the time budget', labelNames: ['feed'] }),
   };
 }

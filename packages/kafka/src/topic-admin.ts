@@ -30,7 +30,10 @@ export async function ensureTopics(admin: Admin, specs: readonly TopicSpec[]): P
         })),
       });
       result.created.push(...missing.map((s) => s.name));
-      await waitForLeaders(admin, missing.map((s) => s.name));
+      await waitForLeaders(
+        admin,
+        missing.map((s) => s.name),
+      );
     }
     for (const spec of specs.filter((s) => present.has(s.name))) {
       result.existing.push(spec.name);

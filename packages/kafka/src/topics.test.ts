@@ -7,9 +7,16 @@ describe('topicSpecs', () => {
 
   it('names the topics of the design under the prefix', () => {
     expect(specs.map((s) => s.name)).toEqual([
-      'banstream.events.v1', 'banstream.bans.v1', 'banstream.counts.v1', 'banstream.policies.v1',
-      'banstream.allowlist.v1', 'banstream.alerts.v1', 'banstream.audit.v1', 'banstream.dlq.v1',
-      'banstream.aggregator-subjects.v1', 'banstream.aggregator-baselines.v1',
+      'banstream.events.v1',
+      'banstream.bans.v1',
+      'banstream.counts.v1',
+      'banstream.policies.v1',
+      'banstream.allowlist.v1',
+      'banstream.alerts.v1',
+      'banstream.audit.v1',
+      'banstream.dlq.v1',
+      'banstream.aggregator-subjects.v1',
+      'banstream.aggregator-baselines.v1',
     ]);
   });
 
@@ -25,7 +32,7 @@ describe('topicSpecs', () => {
     expect(long[0]?.configs['retention.ms']).toBe(String(6 * 24 * 3_600_000));
   });
 
-  it('dates the aggregator\'s input records by the broker\'s clock, which no producer chooses', () => {
+  it("dates the aggregator's input records by the broker's clock, which no producer chooses", () => {
     const appendTimed = specs.filter((s) => s.configs['message.timestamp.type'] === 'LogAppendTime').map((s) => s.name);
     expect(appendTimed).toEqual(['banstream.events.v1', 'banstream.aggregator-subjects.v1']);
   });

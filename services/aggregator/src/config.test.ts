@@ -16,8 +16,15 @@ describe('aggregator configuration: geographic alerting', () => {
   it('has sane defaults and takes per-code overrides and zones', () => {
     const config = loadConfig(aggregatorEnv, { ...base, GEO_ALERT_OVERRIDES: 'US:minRate=50;FR-IDF:ratio=4,z=6', GEO_TIME_ZONES: 'FR=Europe/Paris,US=America/New_York' });
     expect(config).toMatchObject({
-      GEO_ALERT_ENABLED: true, GEO_ALERT_RATIO: 3, GEO_ALERT_Z: 5, GEO_ALERT_MIN_RATE: 1, GEO_ALERT_WARMUP_SAMPLES: 30,
-      GEO_ALERT_RESOLVE_MS: 120_000, GEO_ALERT_COOLDOWN_MS: 900_000, GEO_BASELINE_ALPHA: 0.01, GEO_DEFAULT_TIME_ZONE: 'UTC',
+      GEO_ALERT_ENABLED: true,
+      GEO_ALERT_RATIO: 3,
+      GEO_ALERT_Z: 5,
+      GEO_ALERT_MIN_RATE: 1,
+      GEO_ALERT_WARMUP_SAMPLES: 30,
+      GEO_ALERT_RESOLVE_MS: 120_000,
+      GEO_ALERT_COOLDOWN_MS: 900_000,
+      GEO_BASELINE_ALPHA: 0.01,
+      GEO_DEFAULT_TIME_ZONE: 'UTC',
       GEO_ALERT_OVERRIDES: 'US:minRate=50;FR-IDF:ratio=4,z=6',
     });
     expect(config.GEO_ALERT_WEBHOOK_URL).toBeUndefined();

@@ -42,15 +42,29 @@ export function geoAlerting({ config, kafka, admin, logger, metrics, topics, cat
   );
   const baselines = new BaselineFeed({ kafka, admin, logger, catalog, topic: topics.baselines, groupId: `${config.AGGREGATOR_GROUP_ID}.baselines.${instance}` });
   const url = config.GEO_ALERT_WEBHOOK_URL;
-  const notifier = url === undefined ? undefined : new WebhookNotifier({
-    kafka, logger, catalog, metrics, topic: topics.alerts, groupId: `${config.AGGREGATOR_GROUP_ID}.alerts-webhook`,
-    sessionTimeoutMs: config.AGGREGATOR_SESSION_TIMEOUT_MS, secret: config.GEO_ALERT_WEBHOOK_SECRET,
-    target: { url, timeoutMs: config.GEO_ALERT_WEBHOOK_TIMEOUT_MS, retries: config.GEO_ALERT_WEBHOOK_RETRIES, backoffMs: config.GEO_ALERT_WEBHOOK_BACKOFF_MS },
-  });
+  const notifier =
+    url === undefined
+      ? undefined
+      : new WebhookNotifier({
+          kafka,
+          logger,
+          catalog,
+          metrics,
+          topic: topics.alerts,
+          groupId: `${config.AGGREGATOR_GROUP_ID}.alerts-webhook`,
+          sessionTimeoutMs: config.AGGREGATOR_SESSION_TIMEOUT_MS,
+          secret: config.GEO_ALERT_WEBHOOK_SECRET,
+          target: { url, timeoutMs: config.GEO_ALERT_WEBHOOK_TIMEOUT_MS, retries: config.GEO_ALERT_WEBHOOK_RETRIES, backoffMs: config.GEO_ALERT_WEBHOOK_BACKOFF_MS },
+        });
   const optionsFor = (code: string): DetectorOptions => ({
-    windowMs: config.AGGREGATOR_GEO_WINDOW_MS, lagMs: config.AGGREGATOR_GRACE_MS, timeZone: settings.timeZoneFor(code),
-    thresholds: settings.thresholdsFor(code), warmupSamples: config.GEO_ALERT_WARMUP_SAMPLES, alpha: config.GEO_BASELINE_ALPHA,
-    resolveMs: config.GEO_ALERT_RESOLVE_MS, cooldownMs: config.GEO_ALERT_COOLDOWN_MS,
+    windowMs: config.AGGREGATOR_GEO_WINDOW_MS,
+    lagMs: config.AGGREGATOR_GRACE_MS,
+    timeZone: settings.timeZoneFor(code),
+    thresholds: settings.thresholdsFor(code),
+    warmupSamples: config.GEO_ALERT_WARMUP_SAMPLES,
+    alpha: config.GEO_BASELINE_ALPHA,
+    resolveMs: config.GEO_ALERT_RESOLVE_MS,
+    cooldownMs: config.GEO_ALERT_COOLDOWN_MS,
   });
   const context: GeoContext = {
     optionsFor,
@@ -60,7 +74,10 @@ export function geoAlerting({ config, kafka, admin, logger, metrics, topics, cat
       if (report.learned > 0) metrics.geoLearned.inc(report.learned);
       if (report.restored > 0) metrics.geoRestored.inc(report.restored);
       for (const { scope, code, verdict } of report.verdicts) {
-        logger.warn({ scope, code, state: verdict.state, firedAt: verdict.firedAt, at: verdict.at, rate: verdict.rate, baselineRate: verdict.baselineRate, ratio: verdict.ratio, zScore: verdict.zScore }, 'geographic alert');
+        logger.warn(
+          { scope, code, state: verdict.state, firedAt: verdict.firedAt, at: verdict.at, rate: verdict.rate, baselineRate: verdict.baselineRate, ratio: verdict.ratio, zScore: verdict.zScore },
+          'geographic alert',
+        );
       }
     },
   };

@@ -1,2 +1,2 @@
-export { createAggregatorService, aggregatorEnv, type AggregatorConfig } from "./service.js";
+export { createAggregatorService, aggregatorEnv, type AggregatorConfig } from './service.js';
 export { aggregatorMetrics } from './metrics.js';

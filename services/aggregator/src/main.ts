@@ -9,6 +9,9 @@ installKafkaPatches();
 
 // The watchdog makes the process a supervisor of AGGREGATOR_WORKERS workers, one included.
 await runService({
-  name: 'aggregator', env: aggregatorEnv, create: createAggregatorService, workers: (config) => config.AGGREGATOR_WORKERS,
+  name: 'aggregator',
+  env: aggregatorEnv,
+  create: createAggregatorService,
+  workers: (config) => config.AGGREGATOR_WORKERS,
   watchdog: (config) => ({ budgetMs: config.AGGREGATOR_RECORD_BUDGET_MS, stateDir: stateDirOf(config) }),
 });

@@ -7,19 +7,37 @@ export type AggregatorMetrics = ReturnType<typeof aggregatorMetrics>;
 export function aggregatorMetrics(registry: Registry) {
   return {
     eventsConsumed: counter(registry, { name: 'banstream_aggregator_events_consumed_total', help: 'Request events decoded and counted, replayed ones included', labelNames: ['replay'] }),
-    entriesApplied: counter(registry, { name: 'banstream_aggregator_subject_entries_applied_total', help: 'Repartitioned (policy, subject, time) entries applied; duplicates skipped are not counted', labelNames: [] }),
-    entriesDuplicate: counter(registry, { name: 'banstream_aggregator_subject_entries_duplicate_total', help: 'Repartitioned entries skipped because an earlier owner already sent them', labelNames: [] }),
+    entriesApplied: counter(registry, {
+      name: 'banstream_aggregator_subject_entries_applied_total',
+      help: 'Repartitioned (policy, subject, time) entries applied; duplicates skipped are not counted',
+      labelNames: [],
+    }),
+    entriesDuplicate: counter(registry, {
+      name: 'banstream_aggregator_subject_entries_duplicate_total',
+      help: 'Repartitioned entries skipped because an earlier owner already sent them',
+      labelNames: [],
+    }),
     late: counter(registry, { name: 'banstream_aggregator_late_events_total', help: 'Events older than the grace period behind their partition, not counted', labelNames: [] }),
     dlq: counter(registry, { name: 'banstream_aggregator_dlq_records_total', help: 'Records or events sent to the DLQ, by reason code', labelNames: ['reason'] }),
-    slowRecords: counter(registry, { name: 'banstream_aggregator_slow_records_total', help: 'Input records handled, but in more than AGGREGATOR_RECORD_BUDGET_MS (their effect is applied)', labelNames: ['stage'] }),
-    quarantined: counter(registry, { name: 'banstream_aggregator_quarantined_records_total', help: 'Input records skipped unhandled because a process stalled on them (dead-lettered once, as RECORD_STALLED)', labelNames: ['stage'] }),
+    slowRecords: counter(registry, {
+      name: 'banstream_aggregator_slow_records_total',
+      help: 'Input records handled, but in more than AGGREGATOR_RECORD_BUDGET_MS (their effect is applied)',
+      labelNames: ['stage'],
+    }),
+    quarantined: counter(registry, {
+      name: 'banstream_aggregator_quarantined_records_total',
+      help: 'Input records skipped unhandled because a process stalled on them (dead-lettered once, as RECORD_STALLED)',
+      labelNames: ['stage'],
+    }),
     bans: counter(registry, { name: 'banstream_aggregator_bans_emitted_total', help: 'Bans published, by policy and preview flag', labelNames: ['policy', 'preview'] }),
     unbans: counter(registry, { name: 'banstream_aggregator_ban_tombstones_total', help: 'Expired bans lifted with a tombstone', labelNames: [] }),
     counts: counter(registry, { name: 'banstream_aggregator_counts_emitted_total', help: 'Window count records published, by kind (final ones included)', labelNames: ['kind'] }),
     policies: gauge(registry, { name: 'banstream_aggregator_policies', help: 'Enabled async policies being counted', labelNames: [] }),
     policyRejected: counter(registry, { name: 'banstream_aggregator_policy_rejected_total', help: 'Policy records that failed validation and were not applied', labelNames: [] }),
     banDelay: histogram(registry, {
-      name: 'banstream_aggregator_ban_delay_seconds', help: 'From the event time of the crossing event to the ban being published', labelNames: [],
+      name: 'banstream_aggregator_ban_delay_seconds',
+      help: 'From the event time of the crossing event to the ban being published',
+      labelNames: [],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     }),
     lag: gauge(registry, { name: 'banstream_aggregator_consumer_lag', help: 'Records behind the high watermark, per stage and partition, as of the last batch', labelNames: ['stage', 'partition'] }),
@@ -29,7 +47,11 @@ export function aggregatorMetrics(registry: Registry) {
     replaying: gauge(registry, { name: 'banstream_aggregator_partitions_replaying', help: 'Owned partitions still rebuilding state by replay', labelNames: ['stage'] }),
     policyHottest: gauge(registry, POLICY_HOTTEST),
     publicationPending: gauge(registry, PUBLICATION_PENDING),
-    outputRefused: counter(registry, { name: 'banstream_aggregator_output_refused_total', help: 'Records Kafka refused for what they are (too large, invalid), by output topic; dead-lettered, or dropped when the DLQ refused them too', labelNames: ['output', 'dead_lettered'] }),
+    outputRefused: counter(registry, {
+      name: 'banstream_aggregator_output_refused_total',
+      help: 'Records Kafka refused for what they are (too large, invalid), by output topic; dead-lettered, or dropped when the DLQ refused them too',
+      labelNames: ['output', 'dead_lettered'],
+    }),
     ...geoMetrics(registry),
   };
 }
@@ -43,13 +65,17 @@ export function aggregatorMetrics(registry: Registry) {
  * instances (`max by (policy)`), since each subject is counted by one of them.
  */
 const POLICY_HOTTEST = {
-  name: 'banstream_aggregator_policy_hottest_count', labelNames: ['policy'] as const, aggregator: 'max' as const,
+  name: 'banstream_aggregator_policy_hottest_count',
+  labelNames: ['policy'] as const,
+  aggregator: 'max' as const,
   help: 'Window count of the policy\'s hottest subject on this instance (hot subjects only; the subjects nearest their threshold are in the log line "hot subjects nearest their threshold")',
 };
 
 /** Read when scraped from the source showPendingPublications gave; across workers, the longest. */
 const PUBLICATION_PENDING = {
-  name: 'banstream_aggregator_publication_pending_seconds', labelNames: [] as const, aggregator: 'max' as const,
+  name: 'banstream_aggregator_publication_pending_seconds',
+  labelNames: [] as const,
+  aggregator: 'max' as const,
   help: 'How long the oldest publication to Kafka still under way has been at it, retries included (0: none); past AGGREGATOR_PUBLISH_STUCK_MS, /readyz is not ready',
   collect(this: Gauge) {
     const pendingMs = pendingSources.get(this);
@@ -85,8 +111,16 @@ function geoMetrics(registry: Registry) {
     geoBaselineRate: gauge(registry, { name: 'banstream_aggregator_geo_baseline_rate', help: 'Learned requests per second per country for the hour of the week last judged', labelNames: ['country'] }),
     geoSubjects: gauge(registry, { name: 'banstream_aggregator_geo_subjects', help: 'Countries and regions watched by this instance', labelNames: [] }),
     geoLearned: counter(registry, { name: 'banstream_aggregator_geo_samples_learned_total', help: 'Rate samples learned into baselines', labelNames: [] }),
-    geoRestored: counter(registry, { name: 'banstream_aggregator_geo_baselines_restored_total', help: 'Countries and regions whose learned state was read back from the baselines topic', labelNames: [] }),
-    webhookDeliveries: counter(registry, { name: 'banstream_aggregator_geo_webhook_deliveries_total', help: 'Alerts posted to the webhook, by outcome (delivered, failed after every retry or refused)', labelNames: ['outcome'] }),
+    geoRestored: counter(registry, {
+      name: 'banstream_aggregator_geo_baselines_restored_total',
+      help: 'Countries and regions whose learned state was read back from the baselines topic',
+      labelNames: [],
+    }),
+    webhookDeliveries: counter(registry, {
+      name: 'banstream_aggregator_geo_webhook_deliveries_total',
+      help: 'Alerts posted to the webhook, by outcome (delivered, failed after every retry or refused)',
+      labelNames: ['outcome'],
+    }),
     webhookRetries: counter(registry, { name: 'banstream_aggregator_geo_webhook_retries_total', help: 'Webhook requests that failed and were tried again', labelNames: [] }),
   };
 }

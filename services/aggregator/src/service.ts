@@ -35,8 +35,15 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
   const metrics = aggregatorMetrics(registry);
   const topic = (name: Parameters<typeof topicFullName>[1]) => topicFullName(config.TOPIC_PREFIX, name);
   const topics: AggregatorTopics = {
-    events: topic('events'), subjects: topic('aggregator-subjects'), counts: topic('counts'), bans: topic('bans'),
-    dlq: topic('dlq'), policies: topic('policies'), allowlist: topic('allowlist'), alerts: topic('alerts'), baselines: topic('aggregator-baselines'),
+    events: topic('events'),
+    subjects: topic('aggregator-subjects'),
+    counts: topic('counts'),
+    bans: topic('bans'),
+    dlq: topic('dlq'),
+    policies: topic('policies'),
+    allowlist: topic('allowlist'),
+    alerts: topic('alerts'),
+    baselines: topic('aggregator-baselines'),
   };
   // Hard policies are the enforcer's, checked in Redis.
   const book = new PolicyBook((p) => p.enforcement.type === 'async');
@@ -66,7 +73,11 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
     metrics.outputRefused.inc({ output, dead_lettered: String(deadLettered) });
     if (deadLettered) metrics.dlq.inc({ reason: DLQ_REASON.refused });
     const held = refusals.pass(Date.now());
-    if (held !== undefined) logger.error({ output, refusal, deadLettered, alsoRefusedSinceLastLine: held }, deadLettered ? 'Kafka refused a record: dead-lettered, publishing goes on' : 'Kafka refused a record, and the DLQ refused it too: dropped');
+    if (held !== undefined)
+      logger.error(
+        { output, refusal, deadLettered, alsoRefusedSinceLastLine: held },
+        deadLettered ? 'Kafka refused a record: dead-lettered, publishing goes on' : 'Kafka refused a record, and the DLQ refused it too: dropped',
+      );
   };
 
   function feedsFor(): CompactedFeed[] {
@@ -76,8 +87,15 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
     const feed = (t: string, name: string, onRecord: (key: string, value: Buffer | null) => void) =>
       // No DLQ from here: the control service dead-letters the records of these topics (see CompactedFeed).
       new CompactedFeed({
-        kafka, admin, topic: t, groupId: `${config.AGGREGATOR_GROUP_ID}.${name}.${instance}`, logger, onRecord: (r) => onRecord(r.key, r.value),
-        feed: name, registry, watch: watch(t),
+        kafka,
+        admin,
+        topic: t,
+        groupId: `${config.AGGREGATOR_GROUP_ID}.${name}.${instance}`,
+        logger,
+        onRecord: (r) => onRecord(r.key, r.value),
+        feed: name,
+        registry,
+        watch: watch(t),
       });
     return [
       feed(topics.policies, 'policies', (key, value) => {
@@ -109,7 +127,10 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
       await Promise.all([decisions.connect(), bulk.connect()]);
       const publisher = new Publisher(bulk, decisions, topics, catalog, refused);
       const flusher = (decisionFlusher = new DecisionFlusher({
-        outbox, pending, publisher, metrics,
+        outbox,
+        pending,
+        publisher,
+        metrics,
         onRetry(error, attempt) {
           if (attempt === 1 || attempt % 20 === 0) logger.warn({ err: error, attempt }, 'publishing counts and bans failed; retrying');
         },
@@ -117,16 +138,27 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
       // The repartition and dead letters of every partition share the bulk producer: one publication at a time.
       const bulkPublications = new SerialPublications({ stopped: () => flusher.isStopped, pending });
       const ctx: StageContext = (context = {
-        kafka, admin, logger, config, catalog, topics, metrics, book, outbox, publisher,
+        kafka,
+        admin,
+        logger,
+        config,
+        catalog,
+        topics,
+        metrics,
+        book,
+        outbox,
+        publisher,
         partitions: { events: partitionsOf(topics.events), subjects: partitionsOf(topics.subjects) },
         decider: { ledger, allowlist, nowMs: Date.now },
         ...(geo ? { geo: geo.context } : {}),
         horizonMs: () => Math.max(book.longestWindowMs, config.AGGREGATOR_GEO_WINDOW_MS) + config.AGGREGATOR_GRACE_MS + CLOCK_SKEW_MS,
         flushDecisions: () => flusher.flush(),
-        watch, reloadTraps: () => watchdog?.reload(),
-        publishUntilDone: (what, publish) => bulkPublications.run(publish, (error, attempt) => {
-          if (attempt === 1 || attempt % 20 === 0) logger.warn({ err: error, attempt }, `publishing ${what} failed; retrying`);
-        }),
+        watch,
+        reloadTraps: () => watchdog?.reload(),
+        publishUntilDone: (what, publish) =>
+          bulkPublications.run(publish, (error, attempt) => {
+            if (attempt === 1 || attempt % 20 === 0) logger.warn({ err: error, attempt }, `publishing ${what} failed; retrying`);
+          }),
       });
       stages = { events: new EventsStage(ctx), subjects: new SubjectsStage(ctx) };
       await Promise.all([stages.events.connect(), stages.subjects.connect()]);
@@ -155,4 +187,3 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
     },
   };
 }
-

@@ -96,7 +96,10 @@ export class Ticker {
     const { ctx, stages } = this;
     this.lastSweep = now;
     this.allowlist.purgeExpired(now);
-    for (const [name, stage] of [['events', stages.events], ['subjects', stages.subjects]] as const) {
+    for (const [name, stage] of [
+      ['events', stages.events],
+      ['subjects', stages.subjects],
+    ] as const) {
       let keys = 0;
       let bytes = 0;
       let hot = 0;

@@ -12,21 +12,64 @@ export const controlEnv = {
   ...kafkaEnv,
   HTTP_PORT: httpPort(8083),
   /** Token hashes inline: `name:role:sha256hex`, comma-separated. Never the tokens themselves. */
-  CONTROL_TOKENS: Type.Optional(Type.String({
-    pattern: `^(${TOKEN_ENTRY})(,${TOKEN_ENTRY})*$`,
-    expected: `comma-separated name:role:sha256hex entries (role ${ROLES_TEXT}; \`banstream token new\` prints one)`,
-    description: 'API tokens of the control service as `name:role:sha256hex[,…]`, hashes only (`banstream token new` prints an entry)',
-  })),
+  CONTROL_TOKENS: Type.Optional(
+    Type.String({
+      pattern: `^(${TOKEN_ENTRY})(,${TOKEN_ENTRY})*$`,
+      expected: `comma-separated name:role:sha256hex entries (role ${ROLES_TEXT}; \`banstream token new\` prints one)`,
+      description: 'API tokens of the control service as `name:role:sha256hex[,…]`, hashes only (`banstream token new` prints an entry)',
+    }),
+  ),
   /** The same entries in a file, one per line; # starts a comment. */
-  CONTROL_TOKENS_FILE: Type.Optional(Type.String({ minLength: 1, expected: 'the path of a file of name:role:sha256hex lines', description: 'a file of the same entries as `CONTROL_TOKENS`, one a line, `#` comments; both may be given' })),
-  CONTROL_RATE_LIMIT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 600, expected: 'requests per minute one client (token, or address without one) may make', description: 'requests a minute one client (an authenticated token\'s name, else the client address) may make to the control API' }),
-  CONTROL_BAN_SWEEP_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5_000, expected: 'milliseconds between tombstones for expired manual bans', description: 'how often the control service lifts manual bans past their expiry' }),
+  CONTROL_TOKENS_FILE: Type.Optional(
+    Type.String({
+      minLength: 1,
+      expected: 'the path of a file of name:role:sha256hex lines',
+      description: 'a file of the same entries as `CONTROL_TOKENS`, one a line, `#` comments; both may be given',
+    }),
+  ),
+  CONTROL_RATE_LIMIT: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 600,
+    expected: 'requests per minute one client (token, or address without one) may make',
+    description: "requests a minute one client (an authenticated token's name, else the client address) may make to the control API",
+  }),
+  CONTROL_BAN_SWEEP_MS: Type.Integer({
+    minimum: 100,
+    maximum: 600_000,
+    default: 5_000,
+    expected: 'milliseconds between tombstones for expired manual bans',
+    description: 'how often the control service lifts manual bans past their expiry',
+  }),
   /** Guard rails: a wider network needs `force` (and is audited as forced). */
-  CONTROL_MIN_PREFIX_V4: Type.Integer({ minimum: 0, maximum: 32, default: DEFAULT_MIN_PREFIX.v4, expected: 'a prefix length from 0 to 32: the widest IPv4 network a manual ban or allowlist entry may cover without force', description: 'the widest IPv4 network a manual ban or allowlist entry may cover without `force` (IPv4-mapped networks count as IPv4)' }),
-  CONTROL_MIN_PREFIX_V6: Type.Integer({ minimum: 0, maximum: 128, default: DEFAULT_MIN_PREFIX.v6, expected: 'a prefix length from 0 to 128: the widest IPv6 network a manual ban or allowlist entry may cover without force', description: 'the widest IPv6 network a manual ban or allowlist entry may cover without `force`' }),
+  CONTROL_MIN_PREFIX_V4: Type.Integer({
+    minimum: 0,
+    maximum: 32,
+    default: DEFAULT_MIN_PREFIX.v4,
+    expected: 'a prefix length from 0 to 32: the widest IPv4 network a manual ban or allowlist entry may cover without force',
+    description: 'the widest IPv4 network a manual ban or allowlist entry may cover without `force` (IPv4-mapped networks count as IPv4)',
+  }),
+  CONTROL_MIN_PREFIX_V6: Type.Integer({
+    minimum: 0,
+    maximum: 128,
+    default: DEFAULT_MIN_PREFIX.v6,
+    expected: 'a prefix length from 0 to 128: the widest IPv6 network a manual ban or allowlist entry may cover without force',
+    description: 'the widest IPv6 network a manual ban or allowlist entry may cover without `force`',
+  }),
   /** Force does not lift this one. Six digits at most, so any value fits in a safe integer of milliseconds. */
-  CONTROL_MAX_BAN_DURATION: Type.String({ pattern: '^[1-9][0-9]{0,5}(ms|s|m|h|d)$', default: DEFAULT_MAX_BAN_DURATION, expected: 'a duration such as 30d or 12h: the longest manual ban', description: 'the longest manual ban (`ms`, `s`, `m`, `h`, `d`); `force` does not lift it' }),
-  CONTROL_ALERTS_KEPT: Type.Integer({ minimum: 10, maximum: 1_000_000, default: 1_000, expected: 'how many recent alerts the service keeps in memory', description: 'recent alerts the control service keeps in memory for `GET /v1/alerts`' }),
+  CONTROL_MAX_BAN_DURATION: Type.String({
+    pattern: '^[1-9][0-9]{0,5}(ms|s|m|h|d)$',
+    default: DEFAULT_MAX_BAN_DURATION,
+    expected: 'a duration such as 30d or 12h: the longest manual ban',
+    description: 'the longest manual ban (`ms`, `s`, `m`, `h`, `d`); `force` does not lift it',
+  }),
+  CONTROL_ALERTS_KEPT: Type.Integer({
+    minimum: 10,
+    maximum: 1_000_000,
+    default: 1_000,
+    expected: 'how many recent alerts the service keeps in memory',
+    description: 'recent alerts the control service keeps in memory for `GET /v1/alerts`',
+  }),
   /** A backtest counts as the aggregator does: same grace and future bound. */
   ...countingEnv,
 };

@@ -33,8 +33,13 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
   const catalog = loadSchemaCatalog();
   const topic = (name: Parameters<typeof topicFullName>[1]) => topicFullName(config.TOPIC_PREFIX, name);
   const topics: ControlTopics & { subjects: string } = {
-    policies: topic('policies'), bans: topic('bans'), allowlist: topic('allowlist'), alerts: topic('alerts'), audit: topic('audit'),
-    events: topic('events'), subjects: topic('aggregator-subjects'),
+    policies: topic('policies'),
+    bans: topic('bans'),
+    allowlist: topic('allowlist'),
+    alerts: topic('alerts'),
+    audit: topic('audit'),
+    events: topic('events'),
+    subjects: topic('aggregator-subjects'),
   };
   const clock = Date.now;
   const state = new ControlState(config.CONTROL_ALERTS_KEPT);
@@ -42,13 +47,23 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
   const metrics = controlMetrics(deps.registry);
   const writer = new ChangeWriter(producers, topics, catalog, state, clock, 3 * config.KAFKA_REQUEST_TIMEOUT_MS, (action) => metrics.changes.inc({ action }));
   const jobs = new BacktestJobs({
-    kafka, admin, logger: logger.child({ component: 'backtest' }), catalog, topics, state, clock,
-    graceMs: config.AGGREGATOR_GRACE_MS, maxFutureMs: config.AGGREGATOR_MAX_FUTURE_MS, onFinished: (s) => metrics.backtests.inc({ state: s }),
+    kafka,
+    admin,
+    logger: logger.child({ component: 'backtest' }),
+    catalog,
+    topics,
+    state,
+    clock,
+    graceMs: config.AGGREGATOR_GRACE_MS,
+    maxFutureMs: config.AGGREGATOR_MAX_FUTURE_MS,
+    onFinished: (s) => metrics.backtests.inc({ state: s }),
   });
   const instance = `${process.pid}-${randomBytes(4).toString('hex')}`;
   const codecs = {
-    policy: catalog.codec(SCHEMA_NAMES.policy), ban: catalog.codec(SCHEMA_NAMES.ban),
-    allow: catalog.codec(SCHEMA_NAMES.allowEntry), alert: catalog.codec(SCHEMA_NAMES.geoAlert),
+    policy: catalog.codec(SCHEMA_NAMES.policy),
+    ban: catalog.codec(SCHEMA_NAMES.ban),
+    allow: catalog.codec(SCHEMA_NAMES.allowEntry),
+    alert: catalog.codec(SCHEMA_NAMES.geoAlert),
   };
   // The one writer of these topics' bad records to the DLQ (CompactedFeed says why).
   const deadLetters = deadLetterSink({ topic: topic('dlq'), catalog, producer: () => producers.current(), failed: (p) => producers.retire(p) });
@@ -65,7 +80,15 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
   readiness.add('topics read', () => started);
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
   void http.register(adminApi, {
-    tokens, state, writer, jobs, logger, clock, rateLimit: config.CONTROL_RATE_LIMIT, guards: guardRails(config), ready: () => started,
+    tokens,
+    state,
+    writer,
+    jobs,
+    logger,
+    clock,
+    rateLimit: config.CONTROL_RATE_LIMIT,
+    guards: guardRails(config),
+    ready: () => started,
     onDenied: (status) => metrics.denied.inc({ status: String(status) }),
   });
   if (tokens.size === 0) logger.warn('no API tokens configured (CONTROL_TOKENS or CONTROL_TOKENS_FILE): every API request will be refused with 401');

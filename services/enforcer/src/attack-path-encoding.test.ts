@@ -21,8 +21,19 @@ const NOW = Date.now();
 
 function manualBan(subject: string): Ban {
   return {
-    banId: `manual-${subject}`, subject, policyId: 'manual', reason: 'by hand', evidenceCount: 0, windowSeconds: 0, startedAt: 0, expiresAt: NOW + 3_600_000,
-    preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'ops',
+    banId: `manual-${subject}`,
+    subject,
+    policyId: 'manual',
+    reason: 'by hand',
+    evidenceCount: 0,
+    windowSeconds: 0,
+    startedAt: 0,
+    expiresAt: NOW + 3_600_000,
+    preview: false,
+    escalationLevel: 0,
+    origin: 'manual',
+    httpStatus: 403,
+    createdBy: 'ops',
   };
 }
 

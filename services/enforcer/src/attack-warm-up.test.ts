@@ -9,8 +9,12 @@ const PREFIX = 't.';
 
 /** Failed logins: counted on 401 responses only, a ban that then applies whatever the status. */
 const failedLogins = {
-  key: ['ip'], match: { paths: ['/login'], statuses: [401] }, threshold: { count: 5, interval: '1m' }, action: { type: 'ban', banDuration: '1h' },
-  enforcement: { type: 'async', failureMode: 'closed' }, mode: 'enforce',
+  key: ['ip'],
+  match: { paths: ['/login'], statuses: [401] },
+  threshold: { count: 5, interval: '1m' },
+  action: { type: 'ban', banDuration: '1h' },
+  enforcement: { type: 'async', failureMode: 'closed' },
+  mode: 'enforce',
 };
 
 /**
@@ -20,9 +24,19 @@ const failedLogins = {
  */
 function warmingKafka(policies: Record<string, Record<string, unknown>>): { kafka: Kafka; admin: Admin } {
   const records = Object.entries(policies).map(([id, spec], i) => ({
-    key: Buffer.from(id), offset: String(i), timestamp: String(Date.now()),
+    key: Buffer.from(id),
+    offset: String(i),
+    timestamp: String(Date.now()),
     value: catalog.codec(SCHEMA_NAMES.policy).encode({
-      id, version: 1, description: 'd', owner: 'o', mode: 'enforce', enabled: true, definition: JSON.stringify(spec), updatedBy: 't', updatedAt: 0,
+      id,
+      version: 1,
+      description: 'd',
+      owner: 'o',
+      mode: 'enforce',
+      enabled: true,
+      definition: JSON.stringify(spec),
+      updatedBy: 't',
+      updatedAt: 0,
     }),
   }));
   const admin = {
@@ -33,7 +47,8 @@ function warmingKafka(policies: Record<string, Record<string, unknown>>): { kafk
     consumer: () => {
       let topic = '';
       return {
-        connect: async () => undefined, disconnect: async () => undefined,
+        connect: async () => undefined,
+        disconnect: async () => undefined,
         subscribe: async (s: { topic: string }) => void (topic = s.topic),
         run: async ({ eachBatch }: { eachBatch: (p: unknown) => Promise<void> }) => {
           if (!topic.includes('policies')) return;
@@ -57,8 +72,14 @@ describe('attack: failure modes of status-matched policies while warming', () =>
   const warming = (policies: Record<string, Record<string, unknown>>) => {
     const { kafka, admin } = warmingKafka(policies);
     const enforcer = createEnforcer({
-      kafka, admin, topicPrefix: PREFIX, logger: createLogger({ level: 'silent', service: 'test' }), registry: createMetricsRegistry('test', { defaultMetrics: false }),
-      instanceId: 'warm', warmUpMode: 'open', warmUpWaitMs: 2_000,
+      kafka,
+      admin,
+      topicPrefix: PREFIX,
+      logger: createLogger({ level: 'silent', service: 'test' }),
+      registry: createMetricsRegistry('test', { defaultMetrics: false }),
+      instanceId: 'warm',
+      warmUpMode: 'open',
+      warmUpWaitMs: 2_000,
     });
     void enforcer.start();
     return enforcer;

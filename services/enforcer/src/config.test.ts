@@ -5,13 +5,21 @@ import { enforcerEnv } from './config.js';
 const required = { KAFKA_BROKERS: '127.0.0.1:9092', REDIS_URL: 'redis://127.0.0.1:6379' };
 
 describe('enforcer configuration', () => {
-  it('is safe by default: loopback only, identity from trusted proxies\' own headers, loopback callers, closed warm-up', () => {
+  it("is safe by default: loopback only, identity from trusted proxies' own headers, loopback callers, closed warm-up", () => {
     expect(loadConfig(enforcerEnv, required)).toMatchObject({
-      HTTP_HOST: '127.0.0.1', HTTP_PORT: 8082,
-      ENFORCER_TRUSTED_PROXIES: '127.0.0.1,::1', ENFORCER_CALLERS: '127.0.0.1,::1',
-      ENFORCER_CLIENT_IP_HEADER: 'x-forwarded-for', ENFORCER_USER_HEADER: 'x-banstream-user', ENFORCER_API_KEY_HEADER: 'x-banstream-api-key',
-      ENFORCER_WARMUP_MODE: 'closed', ENFORCER_WARMUP_WAIT_MS: 3_000,
-      ENFORCER_COUNTRY_HEADER: 'none', ENFORCER_REGION_HEADER: 'none', ENFORCER_ASN_HEADER: 'none', ENFORCER_ROUTE_HEADER: 'none',
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: 8082,
+      ENFORCER_TRUSTED_PROXIES: '127.0.0.1,::1',
+      ENFORCER_CALLERS: '127.0.0.1,::1',
+      ENFORCER_CLIENT_IP_HEADER: 'x-forwarded-for',
+      ENFORCER_USER_HEADER: 'x-banstream-user',
+      ENFORCER_API_KEY_HEADER: 'x-banstream-api-key',
+      ENFORCER_WARMUP_MODE: 'closed',
+      ENFORCER_WARMUP_WAIT_MS: 3_000,
+      ENFORCER_COUNTRY_HEADER: 'none',
+      ENFORCER_REGION_HEADER: 'none',
+      ENFORCER_ASN_HEADER: 'none',
+      ENFORCER_ROUTE_HEADER: 'none',
     });
   });
 
@@ -21,6 +29,9 @@ describe('enforcer configuration', () => {
     expect(() => loadConfig(enforcerEnv, { ...required, ENFORCER_COUNTRY_HEADER: 'cf ipcountry' })).toThrow(/ENFORCER_COUNTRY_HEADER/);
     expect(loadConfig(enforcerEnv, { ...required, ENFORCER_ASN_HEADER: 'X-Banstream-Asn' })).toMatchObject({ ENFORCER_ASN_HEADER: 'X-Banstream-Asn' });
     expect(() => loadConfig(enforcerEnv, { ...required, ENFORCER_WARMUP_MODE: 'maybe' })).toThrow(/ENFORCER_WARMUP_MODE: expected closed or open/);
-    expect(loadConfig(enforcerEnv, { ...required, ENFORCER_CLIENT_IP_HEADER: 'X-Real-IP', ENFORCER_USER_HEADER: 'none' })).toMatchObject({ ENFORCER_CLIENT_IP_HEADER: 'X-Real-IP', ENFORCER_USER_HEADER: 'none' });
+    expect(loadConfig(enforcerEnv, { ...required, ENFORCER_CLIENT_IP_HEADER: 'X-Real-IP', ENFORCER_USER_HEADER: 'none' })).toMatchObject({
+      ENFORCER_CLIENT_IP_HEADER: 'X-Real-IP',
+      ENFORCER_USER_HEADER: 'none',
+    });
   });
 });

@@ -5,10 +5,7 @@ import { CONTEXT_SCOPES, scopesIn, scopesOfPolicy, scopesOfSubject } from './con
 import type { PolicyRecord } from '@banstream/schemas';
 
 /** Text that tries to look like a scope inside a value: separators, colons, escapes, scope names. */
-const hostileText = fc.oneof(
-  fc.string({ minLength: 1, maxLength: 12 }),
-  fc.constantFrom('country:AU', 'x|route:/a', 'asn:1', '%7C', 'region:FR-IDF|', ':', '|', '/users/:id'),
-);
+const hostileText = fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constantFrom('country:AU', 'x|route:/a', 'asn:1', '%7C', 'region:FR-IDF|', ':', '|', '/users/:id'));
 const part: fc.Arbitrary<SubjectPart> = fc.oneof(
   fc.tuple(fc.nat(255), fc.nat(255)).map(([a, b]) => ({ scope: 'ip', value: `192.0.${a}.${b}`, hashed: false })),
   fc.constant({ scope: 'cidr', value: '10.0.0.0/8', hashed: false }),

@@ -28,7 +28,7 @@ export function scopeBit(scope: ContextScope): ScopeSet {
  */
 export function scopesOfSubject(subject: string): ScopeSet {
   let set = 0;
-  for (let start = 0; start < subject.length;) {
+  for (let start = 0; start < subject.length; ) {
     let end = subject.indexOf(SUBJECT_SEPARATOR, start);
     if (end < 0) end = subject.length;
     for (let i = 0; i < PREFIXES.length; i++) if (end - start > PREFIXES[i]!.length && subject.startsWith(PREFIXES[i]!, start)) set |= 1 << i;

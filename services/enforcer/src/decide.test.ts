@@ -13,8 +13,19 @@ function policy(id: string, spec: Record<string, unknown>): PolicyRecord {
 
 function ban(subject: string, policyId = 'p'): Ban {
   return {
-    banId: `ban of ${subject}`, subject, policyId, reason: 'r', evidenceCount: 1, windowSeconds: 60, startedAt: 0, expiresAt: NOW + 60_000,
-    preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
+    banId: `ban of ${subject}`,
+    subject,
+    policyId,
+    reason: 'r',
+    evidenceCount: 1,
+    windowSeconds: 60,
+    startedAt: 0,
+    expiresAt: NOW + 60_000,
+    preview: false,
+    escalationLevel: 0,
+    origin: 'aggregator',
+    httpStatus: 403,
+    createdBy: null,
   };
 }
 
@@ -24,8 +35,7 @@ function state(policies: Record<string, Record<string, unknown>> = {}): LocalSta
   return { bans: new BanCache(), counts: new CountCache(), allowlist: new Allowlist(), policies: book };
 }
 
-const request = (overrides: Partial<RequestInput> = {}) =>
-  attributesFromRequest({ ip: '192.0.2.7', method: 'GET', host: 'shop.example', path: '/login', ...overrides }, NOW);
+const request = (overrides: Partial<RequestInput> = {}) => attributesFromRequest({ ip: '192.0.2.7', method: 'GET', host: 'shop.example', path: '/login', ...overrides }, NOW);
 const never = () => 0.99;
 
 describe('decideLocally', () => {
@@ -56,7 +66,10 @@ describe('decideLocally', () => {
     const hard = { threshold: { count: 5, interval: '1m' }, action: { type: 'throttle' }, enforcement: { type: 'hard', failureMode: 'open' } };
     const s = state({ a: { ...hard, key: ['ip'] }, b: { ...hard, key: ['user'], match: { paths: ['/login'] } } });
     const both = decideLocally(s, request({ userId: '42' }), NOW, never);
-    expect(both.hard.map((h) => [h.policy.id, h.subject])).toEqual([['a', 'ip:192.0.2.7'], ['b', 'user:42']]);
+    expect(both.hard.map((h) => [h.policy.id, h.subject])).toEqual([
+      ['a', 'ip:192.0.2.7'],
+      ['b', 'user:42'],
+    ]);
     const none = decideLocally(state(), request(), NOW, never);
     expect(none.hard).toEqual([]);
     expect(decideLocally(s, request({ path: '/other' }), NOW, never).hard.map((h) => h.policy.id)).toEqual(['a']);

@@ -1,5 +1,17 @@
 import {
-  apiKeySubjectOf, ipSubjectOf, throttleDenyRatio, throttleRetryAfterSeconds, userSubjectOf, type Allowlist, type AllowlistEntry, type Candidate, type CompiledPolicy, type ExceedStatus, type PolicyBook, type RequestAttributes, type Verdict,
+  apiKeySubjectOf,
+  ipSubjectOf,
+  throttleDenyRatio,
+  throttleRetryAfterSeconds,
+  userSubjectOf,
+  type Allowlist,
+  type AllowlistEntry,
+  type Candidate,
+  type CompiledPolicy,
+  type ExceedStatus,
+  type PolicyBook,
+  type RequestAttributes,
+  type Verdict,
 } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import type { BanCache } from './cache/ban-cache.js';
@@ -76,9 +88,7 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
     else if (policy.action.type === 'throttle') throttle(state, policy, policy.action.status, subject, nowMs, uniform, decision);
   }
   // The address ban comes first among the bans' denials, as the most common.
-  const onAddress = attrs.ipAddress
-    ? state.bans.addressDenial(attrs.ipAddress, nowMs, banReason)
-    : state.bans.denial(state.bans.subject(ipSubjectOf(attrs)!, nowMs), nowMs, banReason);
+  const onAddress = attrs.ipAddress ? state.bans.addressDenial(attrs.ipAddress, nowMs, banReason) : state.bans.denial(state.bans.subject(ipSubjectOf(attrs)!, nowMs), nowMs, banReason);
   if (onAddress) addCandidate(decision, onAddress);
   if (bans) for (const ban of bans) addCandidate(decision, state.bans.denial(ban, nowMs, banReason)!);
   return decision;
@@ -132,9 +142,7 @@ function banReason(ban: Ban): string {
   return `${ban.subject} is banned until ${new Date(ban.expiresAt).toISOString()}: ${ban.reason}`;
 }
 
-function throttle(
-  state: LocalState, policy: CompiledPolicy, status: ExceedStatus, subject: string, nowMs: number, uniform: () => number, decision: LocalDecision,
-): void {
+function throttle(state: LocalState, policy: CompiledPolicy, status: ExceedStatus, subject: string, nowMs: number, uniform: () => number, decision: LocalDecision): void {
   const limit = policy.threshold.count;
   const windowSeconds = Math.round(policy.threshold.intervalMs / 1000);
   const shared = state.counts.get(policy.id, subject, nowMs);
@@ -144,8 +152,14 @@ function throttle(
   const ratio = throttleDenyRatio(count, limit);
   if (ratio === 0 || uniform() >= ratio) return;
   addCandidate(decision, {
-    source: 'throttle', policyId: policy.id, deny: true, status, preview: policy.mode === 'preview',
+    source: 'throttle',
+    policyId: policy.id,
+    deny: true,
+    status,
+    preview: policy.mode === 'preview',
     reason: `${subject} sends ${Math.round(count)} requests per ${windowSeconds}s, over the limit of ${limit}: ${Math.round(ratio * 100)}% are refused`,
-    retryAfterSeconds: throttleRetryAfterSeconds(count, limit, policy.threshold.intervalMs), limit, remaining,
+    retryAfterSeconds: throttleRetryAfterSeconds(count, limit, policy.threshold.intervalMs),
+    limit,
+    remaining,
   });
 }

@@ -1,8 +1,6 @@
 import { CompactedFeed, topicFullName, type Admin, type Kafka } from '@banstream/kafka';
-import {
-  Allowlist, attributesFromRequest, PolicyBook, resolveVerdict, type Candidate, type RequestInput, type Verdict,
-} from '@banstream/core';
-import { type Logger, type Registry } from '@banstream/platform';
+import { Allowlist, attributesFromRequest, PolicyBook, resolveVerdict, type Candidate, type RequestInput } from '@banstream/core';
+import type { Logger, Registry } from '@banstream/platform';
 import { allowlistEntry, loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
@@ -86,12 +84,20 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
   const state: LocalState = { bans, counts: new CountCache(), allowlist: new Allowlist(), policies: new PolicyBook() };
   const topic = (name: 'bans' | 'counts' | 'policies' | 'allowlist') => topicFullName(options.topicPrefix, name);
   const codecs = {
-    ban: catalog.codec(SCHEMA_NAMES.ban), count: catalog.codec(SCHEMA_NAMES.windowCount),
-    policy: catalog.codec(SCHEMA_NAMES.policy), allow: catalog.codec(SCHEMA_NAMES.allowEntry),
+    ban: catalog.codec(SCHEMA_NAMES.ban),
+    count: catalog.codec(SCHEMA_NAMES.windowCount),
+    policy: catalog.codec(SCHEMA_NAMES.policy),
+    allow: catalog.codec(SCHEMA_NAMES.allowEntry),
   };
   const feed = (name: 'bans' | 'counts' | 'policies' | 'allowlist', apply: (key: string, value: Buffer | null) => void) =>
     new CompactedFeed({
-      kafka, admin, topic: topic(name), groupId: `banstream-enforcer.${name}.${options.instanceId}`, logger, feed: name, registry,
+      kafka,
+      admin,
+      topic: topic(name),
+      groupId: `banstream-enforcer.${name}.${options.instanceId}`,
+      logger,
+      feed: name,
+      registry,
       onRecord: (r) => {
         apply(r.key, r.value);
         metrics.feedLag.observe({ feed: name }, Math.max(0, clock() - r.timestamp) / 1000);
@@ -227,4 +233,3 @@ function tightest(quota: Quota | undefined, results: readonly Candidate[], items
   });
   return best;
 }
-

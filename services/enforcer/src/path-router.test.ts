@@ -18,20 +18,23 @@ const decodable = (c: string) => c >= '!' && c <= '~' && !DELIMITERS.includes(c)
 
 /** Route characters: find-my-way reads `:` and `*` as parameters, `%` is the escape; `/` separates. */
 const routeChar = fc.constantFrom(...'abcxyzABZ019-._~!\'()"<>[\\]^`{|}@&=+$,;'.split(''));
-const segment = fc.array(routeChar, { minLength: 1, maxLength: 6 }).map((cs) => cs.join('')).filter((s) => s !== '.' && s !== '..');
+const segment = fc
+  .array(routeChar, { minLength: 1, maxLength: 6 })
+  .map((cs) => cs.join(''))
+  .filter((s) => s !== '.' && s !== '..');
 const route = fc.array(segment, { minLength: 1, maxLength: 4 }).map((segments) => `/${segments.join('/')}`);
 
 /** `r` as a client may write it for Fastify to serve it as `r`: escapes in either case, a query, a fragment, absolute form. */
 function respelling(r: string): fc.Arbitrary<string> {
   const chars = [...r].map((c) =>
-    decodable(c)
-      ? fc.constantFrom(c, `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`, `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
-      : fc.constant(c),
+    decodable(c) ? fc.constantFrom(c, `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`, `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`) : fc.constant(c),
   );
-  return fc
-    .tuple(fc.constantFrom('', 'http://shop.example', 'HTTPS://shop.example:8443'), fc.tuple(...chars), fc.constantFrom('', '?q=/admin', '?', '#x', '?a=1#b'))
-    // find-my-way refuses an absolute-form target with a fragment (none is valid in a request target).
-    .map(([scheme, spelled, tail]) => `${scheme}${spelled.join('')}${scheme !== '' && tail.includes('#') ? '' : tail}`);
+  return (
+    fc
+      .tuple(fc.constantFrom('', 'http://shop.example', 'HTTPS://shop.example:8443'), fc.tuple(...chars), fc.constantFrom('', '?q=/admin', '?', '#x', '?a=1#b'))
+      // find-my-way refuses an absolute-form target with a fragment (none is valid in a request target).
+      .map(([scheme, spelled, tail]) => `${scheme}${spelled.join('')}${scheme !== '' && tail.includes('#') ? '' : tail}`)
+  );
 }
 
 function router(routes: readonly string[], ignoreDuplicateSlashes: boolean) {
@@ -40,19 +43,21 @@ function router(routes: readonly string[], ignoreDuplicateSlashes: boolean) {
   return r;
 }
 
-const servedBy = (r: ReturnType<typeof router>, target: string): string | undefined =>
-  (r.find('GET', target) as { store?: { route: string } } | null)?.store?.route;
+const servedBy = (r: ReturnType<typeof router>, target: string): string | undefined => (r.find('GET', target) as { store?: { route: string } } | null)?.store?.route;
 
-describe('normalisePath against Fastify\'s router', () => {
+describe("normalisePath against Fastify's router", () => {
   it('turns every spelling Fastify serves with a route into that route', () => {
     fc.assert(
-      fc.property(route.chain((r) => fc.tuple(fc.constant(r), respelling(r), fc.boolean())), ([r, target, doubled]) => {
-        expect(normalisePath(r)).toBe(r);
-        const slashes = doubled ? target.replace(/(^|[^/:])\/(?!\/)/g, '$1//') : target;
-        const served = servedBy(router([r], doubled), slashes);
-        expect(served, `find-my-way serves ${JSON.stringify(slashes)} with ${JSON.stringify(r)}`).toBe(r);
-        expect(normalisePath(slashes)).toBe(r);
-      }),
+      fc.property(
+        route.chain((r) => fc.tuple(fc.constant(r), respelling(r), fc.boolean())),
+        ([r, target, doubled]) => {
+          expect(normalisePath(r)).toBe(r);
+          const slashes = doubled ? target.replace(/(^|[^/:])\/(?!\/)/g, '$1//') : target;
+          const served = servedBy(router([r], doubled), slashes);
+          expect(served, `find-my-way serves ${JSON.stringify(slashes)} with ${JSON.stringify(r)}`).toBe(r);
+          expect(normalisePath(slashes)).toBe(r);
+        },
+      ),
       { numRuns: 3_000 },
     );
   });

@@ -17,7 +17,9 @@ describe('banstreamPlugin country', () => {
     const events: RequestEvent[] = [];
     const app = Fastify();
     await app.register(banstreamPlugin, {
-      enforcer, publisher: { publish: (e) => events.push(e) }, edgeId: 'e1',
+      enforcer,
+      publisher: { publish: (e) => events.push(e) },
+      edgeId: 'e1',
       country: (r) => (typeof r.headers['cf-ipcountry'] === 'string' ? r.headers['cf-ipcountry'] : undefined),
     });
     app.get('/', async () => 'ok');

@@ -62,8 +62,17 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
     // The route template too: a policy keyed on `route` counts the published events'
     // route, so a check without it would never find that policy's bans or counts.
     const decision = await enforcer.check({
-      ip: ipOf(request), method: request.method, host: request.host, path: request.url, headers: request.headers, route: request.routeOptions.url ?? null,
-      ...(apiKey ? { apiKey } : {}), ...(userId ? { userId } : {}), ...(country ? { country } : {}), ...(region ? { region } : {}), ...(asn !== undefined ? { asn } : {}),
+      ip: ipOf(request),
+      method: request.method,
+      host: request.host,
+      path: request.url,
+      headers: request.headers,
+      route: request.routeOptions.url ?? null,
+      ...(apiKey ? { apiKey } : {}),
+      ...(userId ? { userId } : {}),
+      ...(country ? { country } : {}),
+      ...(region ? { region } : {}),
+      ...(asn !== undefined ? { asn } : {}),
     });
     request.banstream = decision;
     reply.headers(decisionHeaders(decision));
@@ -83,10 +92,22 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
     // took longer than the aggregator's grace over its request (a slow body, a slow read)
     // would otherwise have every request counted late, that is never (issue 25).
     publisher.publish({
-      eventId: randomUUID(), timestamp: Date.now(), ip: ipOf(request), country: options.country?.(request) ?? null, region: options.region?.(request) ?? null, asn: options.asn?.(request) ?? null,
-      method: request.method, host: request.host, path: normalisePath(request.url), route: request.routeOptions.url ?? null,
-      status: reply.statusCode, userId: options.userId?.(request) ?? null, apiKeyHash: apiKey ? hashApiKey(apiKey) : null,
-      headers, edgeId: options.edgeId, latencyMs: reply.elapsedTime,
+      eventId: randomUUID(),
+      timestamp: Date.now(),
+      ip: ipOf(request),
+      country: options.country?.(request) ?? null,
+      region: options.region?.(request) ?? null,
+      asn: options.asn?.(request) ?? null,
+      method: request.method,
+      host: request.host,
+      path: normalisePath(request.url),
+      route: request.routeOptions.url ?? null,
+      status: reply.statusCode,
+      userId: options.userId?.(request) ?? null,
+      apiKeyHash: apiKey ? hashApiKey(apiKey) : null,
+      headers,
+      edgeId: options.edgeId,
+      latencyMs: reply.elapsedTime,
     });
   });
 };

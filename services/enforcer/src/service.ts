@@ -27,14 +27,26 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
   // `none`: an empty variable means its default, as for every variable.
   const headerName = (name: string) => (name.toLowerCase() === 'none' ? '' : name.toLowerCase());
   const headerNames = {
-    clientIp: config.ENFORCER_CLIENT_IP_HEADER.toLowerCase(), user: headerName(config.ENFORCER_USER_HEADER), apiKey: headerName(config.ENFORCER_API_KEY_HEADER),
-    country: headerName(config.ENFORCER_COUNTRY_HEADER), region: headerName(config.ENFORCER_REGION_HEADER),
-    asn: headerName(config.ENFORCER_ASN_HEADER), route: headerName(config.ENFORCER_ROUTE_HEADER),
+    clientIp: config.ENFORCER_CLIENT_IP_HEADER.toLowerCase(),
+    user: headerName(config.ENFORCER_USER_HEADER),
+    apiKey: headerName(config.ENFORCER_API_KEY_HEADER),
+    country: headerName(config.ENFORCER_COUNTRY_HEADER),
+    region: headerName(config.ENFORCER_REGION_HEADER),
+    asn: headerName(config.ENFORCER_ASN_HEADER),
+    route: headerName(config.ENFORCER_ROUTE_HEADER),
   };
   const gaps = new AuthGaps(new Set(CONTEXT_SCOPES.filter((scope) => headerNames[scope] !== '')), logger.child({ component: 'auth-gaps' }), registry);
   const enforcer = createEnforcer({
-    kafka, admin, topicPrefix: config.TOPIC_PREFIX, logger, registry, instanceId, hardLimiter,
-    warmUpMode: config.ENFORCER_WARMUP_MODE, warmUpWaitMs: config.ENFORCER_WARMUP_WAIT_MS, warmUpLocalMaxEntries: config.ENFORCER_LOCAL_LIMIT_MAX_ENTRIES,
+    kafka,
+    admin,
+    topicPrefix: config.TOPIC_PREFIX,
+    logger,
+    registry,
+    instanceId,
+    hardLimiter,
+    warmUpMode: config.ENFORCER_WARMUP_MODE,
+    warmUpWaitMs: config.ENFORCER_WARMUP_WAIT_MS,
+    warmUpLocalMaxEntries: config.ENFORCER_LOCAL_LIMIT_MAX_ENTRIES,
     onContextNeed: (need) => gaps.need(need),
   });
   const trustedProxies = parseTrustedProxies(config.ENFORCER_TRUSTED_PROXIES);

@@ -14,8 +14,19 @@ const TIMEOUT_MS = 60_000;
 
 function manualBan(subject: string): Ban {
   return {
-    banId: `manual-${subject}`, subject, policyId: 'manual', reason: 'by hand', evidenceCount: 0, windowSeconds: 0, startedAt: 0, expiresAt: NOW + 60_000,
-    preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'ops',
+    banId: `manual-${subject}`,
+    subject,
+    policyId: 'manual',
+    reason: 'by hand',
+    evidenceCount: 0,
+    windowSeconds: 0,
+    startedAt: 0,
+    expiresAt: NOW + 60_000,
+    preview: false,
+    escalationLevel: 0,
+    origin: 'manual',
+    httpStatus: 403,
+    createdBy: 'ops',
   };
 }
 
@@ -32,63 +43,83 @@ const options = { maxUserLength: 600, minBits: { v4: 0, v6: 0 }, wellFormed: fal
  * enforcer's feeds write it, decides a request that carries it, and no other.
  */
 describe('every subject the control API accepts is enforced', () => {
-  it('a manual ban written as the API writes it denies a request carrying it, and only such requests', () => {
-    fc.assert(
-      fc.property(subjectCases(options), (c) => {
-        const state = fresh();
-        const subject = canonicalSubject(c.typed);
-        state.bans.observe(subject, manualBan(subject));
-        const denied = decide(state, c.carrier);
-        expect(denied, `${c.kind} ${JSON.stringify(c.typed)} → ${subject}`).toMatchObject({ allowed: false, source: 'ban', policyId: 'manual' });
-        if (c.other) expect(decide(state, c.other).allowed).toBe(true);
-      }),
-      { numRuns: RUNS },
-    );
-  }, TIMEOUT_MS);
+  it(
+    'a manual ban written as the API writes it denies a request carrying it, and only such requests',
+    () => {
+      fc.assert(
+        fc.property(subjectCases(options), (c) => {
+          const state = fresh();
+          const subject = canonicalSubject(c.typed);
+          state.bans.observe(subject, manualBan(subject));
+          const denied = decide(state, c.carrier);
+          expect(denied, `${c.kind} ${JSON.stringify(c.typed)} → ${subject}`).toMatchObject({ allowed: false, source: 'ban', policyId: 'manual' });
+          if (c.other) expect(decide(state, c.other).allowed).toBe(true);
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    TIMEOUT_MS,
+  );
 
-  it('an allowlist entry written as the API writes it allows a request carrying it, over a ban', () => {
-    fc.assert(
-      fc.property(subjectCases(options), (c) => {
-        if (!ALLOWLIST_KINDS.has(c.kind)) {
-          expect(() => canonicalAllowEntry(c.typed)).toThrow(/allowlist entries are an IP, a CIDR/);
-          return;
-        }
-        const state = fresh();
-        const subject = canonicalSubject(c.typed);
-        state.bans.observe(subject, manualBan(subject));
-        state.allowlist.add({ entry: canonicalAllowEntry(c.typed), reason: 'ours' });
-        expect(decide(state, c.carrier), `${c.kind} ${JSON.stringify(c.typed)}`).toMatchObject({ allowed: true, source: 'allowlist' });
-        if (c.other && c.kind !== 'user' && c.kind !== 'apikey') expect(decide(state, c.other).source).not.toBe('allowlist');
-        if (c.other && (c.kind === 'user' || c.kind === 'apikey')) expect(decide(state, c.other).source).toBe('none');
-      }),
-      { numRuns: RUNS },
-    );
-  }, TIMEOUT_MS);
+  it(
+    'an allowlist entry written as the API writes it allows a request carrying it, over a ban',
+    () => {
+      fc.assert(
+        fc.property(subjectCases(options), (c) => {
+          if (!ALLOWLIST_KINDS.has(c.kind)) {
+            expect(() => canonicalAllowEntry(c.typed)).toThrow(/allowlist entries are an IP, a CIDR/);
+            return;
+          }
+          const state = fresh();
+          const subject = canonicalSubject(c.typed);
+          state.bans.observe(subject, manualBan(subject));
+          state.allowlist.add({ entry: canonicalAllowEntry(c.typed), reason: 'ours' });
+          expect(decide(state, c.carrier), `${c.kind} ${JSON.stringify(c.typed)}`).toMatchObject({ allowed: true, source: 'allowlist' });
+          if (c.other && c.kind !== 'user' && c.kind !== 'apikey') expect(decide(state, c.other).source).not.toBe('allowlist');
+          if (c.other && (c.kind === 'user' || c.kind === 'apikey')) expect(decide(state, c.other).source).toBe('none');
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    TIMEOUT_MS,
+  );
 
-  it('reads back every subject it lists: the canonical text of a canonical subject is itself', () => {
-    fc.assert(
-      fc.property(subjectCases(options), (c) => {
-        const subject = canonicalSubject(c.typed);
-        expect(canonicalSubject(subject)).toBe(subject);
-        if (ALLOWLIST_KINDS.has(c.kind)) expect(canonicalAllowEntry(subject)).toBe(subject);
-      }),
-      { numRuns: RUNS },
-    );
-  }, TIMEOUT_MS);
+  it(
+    'reads back every subject it lists: the canonical text of a canonical subject is itself',
+    () => {
+      fc.assert(
+        fc.property(subjectCases(options), (c) => {
+          const subject = canonicalSubject(c.typed);
+          expect(canonicalSubject(subject)).toBe(subject);
+          if (ALLOWLIST_KINDS.has(c.kind)) expect(canonicalAllowEntry(subject)).toBe(subject);
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    TIMEOUT_MS,
+  );
 
-  it('writes each subject as a policy keyed on its dimensions counts a request carrying it (compileKey)', () => {
-    const keys: Partial<Record<string, SubjectFn>> = {
-      user: compileKey(['user']), apikey: compileKey(['apikey']), path: compileKey(['path']), country: compileKey(['country']), 'ip+path': compileKey(['ip', 'path']),
-    };
-    fc.assert(
-      fc.property(subjectCases(options), (c) => {
-        const attrs = attributesFromRequest({ method: 'GET', host: 'h', path: '/', ...c.carrier }, NOW);
-        const key = keys[c.kind] ?? (c.kind === 'header' ? compileKey([`header:${Object.keys(c.carrier.headers!)[0]!}`]) : undefined);
-        if (key) expect(canonicalSubject(c.typed)).toBe(key(attrs));
-      }),
-      { numRuns: RUNS },
-    );
-  }, TIMEOUT_MS);
+  it(
+    'writes each subject as a policy keyed on its dimensions counts a request carrying it (compileKey)',
+    () => {
+      const keys: Partial<Record<string, SubjectFn>> = {
+        user: compileKey(['user']),
+        apikey: compileKey(['apikey']),
+        path: compileKey(['path']),
+        country: compileKey(['country']),
+        'ip+path': compileKey(['ip', 'path']),
+      };
+      fc.assert(
+        fc.property(subjectCases(options), (c) => {
+          const attrs = attributesFromRequest({ method: 'GET', host: 'h', path: '/', ...c.carrier }, NOW);
+          const key = keys[c.kind] ?? (c.kind === 'header' ? compileKey([`header:${Object.keys(c.carrier.headers!)[0]!}`]) : undefined);
+          if (key) expect(canonicalSubject(c.typed)).toBe(key(attrs));
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    TIMEOUT_MS,
+  );
 
   it('takes composite subjects whichever part is typed first, as the aggregator writes them', () => {
     expect(canonicalSubject('ip:192.0.2.7|path:/login')).toBe('ip:192.0.2.7|path:/login');

@@ -15,8 +15,13 @@ function policy(id: string, spec: Record<string, unknown>): PolicyRecord {
 
 /** A policy on /login keyed on the address, with this failure mode (none: the default). */
 const login = (failureMode?: string, over: Record<string, unknown> = {}) => ({
-  key: ['ip'], match: { paths: ['/login'] }, threshold: { count: 3, interval: '1m' }, action: { type: 'throttle', status: 403 },
-  enforcement: failureMode ? { type: 'async', failureMode } : { type: 'async' }, mode: 'enforce', ...over,
+  key: ['ip'],
+  match: { paths: ['/login'] },
+  threshold: { count: 3, interval: '1m' },
+  action: { type: 'throttle', status: 403 },
+  enforcement: failureMode ? { type: 'async', failureMode } : { type: 'async' },
+  mode: 'enforce',
+  ...over,
 });
 
 function state(policies: Record<string, Record<string, unknown>>): LocalState {
@@ -36,7 +41,7 @@ function warmCheck(s: LocalState, warmUp: WarmUp, path: string, ip = '192.0.2.7'
 const warm = (mode: WarmUpMode = 'closed') => new WarmUp(mode, 1_000);
 
 describe('decisions while the caches load', () => {
-  it('denies by a policy\'s failure mode closed, the default, with its status and source warming', () => {
+  it("denies by a policy's failure mode closed, the default, with its status and source warming", () => {
     for (const mode of ['closed', undefined]) {
       const d = warmCheck(state({ login: login(mode) }), warm('open'), '/login');
       expect(d).toMatchObject({ allowed: false, status: 403, source: 'warming', policyId: 'login', retryAfterSeconds: 1 });
@@ -67,14 +72,13 @@ describe('decisions while the caches load', () => {
 
   it('decides a status-matched policy (failed logins) by its failure mode, as a check has no status', () => {
     const failedLogins = (mode: string) => login(mode, { match: { paths: ['/login'], statuses: [401] }, action: { type: 'ban', banDuration: '1h' } });
-    expect(warmCheck(state({ 'failed-logins': failedLogins('closed') }), warm('open'), '/login'))
-      .toMatchObject({ allowed: false, status: 403, source: 'warming', policyId: 'failed-logins' });
+    expect(warmCheck(state({ 'failed-logins': failedLogins('closed') }), warm('open'), '/login')).toMatchObject({ allowed: false, status: 403, source: 'warming', policyId: 'failed-logins' });
     expect(warmCheck(state({ 'failed-logins': failedLogins('open') }), warm('closed'), '/login')).toMatchObject({ allowed: true, source: 'warming' });
     // Elsewhere it does not apply: the sidecar-wide mode decides.
     expect(warmCheck(state({ 'failed-logins': failedLogins('open') }), warm('closed'), '/home')).toMatchObject({ allowed: false, policyId: 'warm-up' });
   });
 
-  it('reports a preview policy\'s closed failure mode without enforcing it', () => {
+  it("reports a preview policy's closed failure mode without enforcing it", () => {
     const d = warmCheck(state({ login: login('closed', { mode: 'preview' }) }), warm('open'), '/login');
     expect(d).toMatchObject({ allowed: true, source: 'warming' });
     expect(d.previewDenies.map((c) => [c.source, c.policyId])).toEqual([['warming', 'login']]);
@@ -83,8 +87,19 @@ describe('decisions while the caches load', () => {
   it('still denies by a ban already read, and still allows by the allowlist', () => {
     const s = state({ login: login('open') });
     const ban: Ban = {
-      banId: 'b', subject: 'ip:192.0.2.7', policyId: 'manual', reason: 'r', evidenceCount: 0, windowSeconds: 0, startedAt: 0, expiresAt: NOW + 60_000,
-      preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'ops',
+      banId: 'b',
+      subject: 'ip:192.0.2.7',
+      policyId: 'manual',
+      reason: 'r',
+      evidenceCount: 0,
+      windowSeconds: 0,
+      startedAt: 0,
+      expiresAt: NOW + 60_000,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'manual',
+      httpStatus: 403,
+      createdBy: 'ops',
     };
     s.bans.observe('ip:192.0.2.7', ban);
     expect(warmCheck(s, warm('open'), '/login')).toMatchObject({ allowed: false, source: 'ban' });

@@ -33,10 +33,18 @@ export class WarmUp {
 
   constructor(mode: WarmUpMode, localMaxEntries: number) {
     this.local = new LocalLimiter(localMaxEntries);
-    this.modeDenial = mode === 'open' ? undefined : {
-      source: 'warming', policyId: WARM_UP_POLICY_ID, deny: true, status: 429, preview: false, retryAfterSeconds: WARMING_RETRY_AFTER_SECONDS,
-      reason: 'the enforcer is still loading its caches: refused by ENFORCER_WARMUP_MODE closed',
-    };
+    this.modeDenial =
+      mode === 'open'
+        ? undefined
+        : {
+            source: 'warming',
+            policyId: WARM_UP_POLICY_ID,
+            deny: true,
+            status: 429,
+            preview: false,
+            retryAfterSeconds: WARMING_RETRY_AFTER_SECONDS,
+            reason: 'the enforcer is still loading its caches: refused by ENFORCER_WARMUP_MODE closed',
+          };
   }
 
   /**
@@ -67,9 +75,7 @@ export class WarmUp {
     return decision;
   }
 
-  private byFailureMode(
-    policy: CompiledPolicy, status: 403 | 429, mode: 'open' | 'closed' | 'local', attrs: RequestAttributes, nowMs: number,
-  ): Candidate | undefined {
+  private byFailureMode(policy: CompiledPolicy, status: 403 | 429, mode: 'open' | 'closed' | 'local', attrs: RequestAttributes, nowMs: number): Candidate | undefined {
     if (mode === 'open') return undefined;
     const preview = policy.mode === 'preview';
     if (mode === 'closed') {
@@ -81,7 +87,13 @@ export class WarmUp {
     const reply = this.local.hit(`${policy.id}|${subject}`, count, intervalMs, nowMs);
     if (reply.allowed) return undefined;
     return {
-      source: 'warming', policyId: policy.id, deny: true, status, preview, limit: count, remaining: 0,
+      source: 'warming',
+      policyId: policy.id,
+      deny: true,
+      status,
+      preview,
+      limit: count,
+      remaining: 0,
       reason: `the enforcer is still loading its caches: local limit of ${count} per ${intervalMs / 1000}s reached (policy ${policy.id})`,
       retryAfterSeconds: Math.max(1, Math.ceil(reply.retryAfterMs / 1000)),
     };

@@ -1,2 +1,2 @@
-export { createIngestService, ingestEnv, type IngestConfig } from "./service.js";
+export { createIngestService, ingestEnv, type IngestConfig } from './service.js';
 export { ingestMetrics } from './metrics.js';

@@ -29,8 +29,13 @@ export function createIngestService(deps: ServiceDeps<IngestConfig>): Service {
   const admin = kafka.admin();
   const catalog = loadSchemaCatalog();
   const publisher = createEdgePublisher({
-    kafka, topic: topicFullName(config.TOPIC_PREFIX, 'events'), logger, registry, catalog,
-    budgetBytes: config.INGEST_BUFFER_BYTES, lingerMs: config.INGEST_LINGER_MS,
+    kafka,
+    topic: topicFullName(config.TOPIC_PREFIX, 'events'),
+    logger,
+    registry,
+    catalog,
+    budgetBytes: config.INGEST_BUFFER_BYTES,
+    lingerMs: config.INGEST_LINGER_MS,
   });
   let geo: GeoDatabase | undefined;
   let state: 'starting' | 'started' | 'stopping' = 'starting';
@@ -39,10 +44,16 @@ export function createIngestService(deps: ServiceDeps<IngestConfig>): Service {
   readiness.add('buffer', () => publisher.fill() < READY_BELOW_FILL);
 
   void http.register(eventsRoute, {
-    publisher, metrics: ingestMetrics(registry), tokens,
+    publisher,
+    metrics: ingestMetrics(registry),
+    tokens,
     validator: new EventValidator(catalog.latest(SCHEMA_NAMES.requestEvent).schema, EVENT_RULES),
-    batchCodec: catalog.codec(SCHEMA_NAMES.requestEventBatch), eventType: catalog.latest(SCHEMA_NAMES.requestEvent).type,
-    geo: () => geo, bodyLimit: config.INGEST_BODY_LIMIT_BYTES, maxFutureMs: config.INGEST_MAX_FUTURE_MS, retryAfterSeconds: config.INGEST_RETRY_AFTER_SECONDS,
+    batchCodec: catalog.codec(SCHEMA_NAMES.requestEventBatch),
+    eventType: catalog.latest(SCHEMA_NAMES.requestEvent).type,
+    geo: () => geo,
+    bodyLimit: config.INGEST_BODY_LIMIT_BYTES,
+    maxFutureMs: config.INGEST_MAX_FUTURE_MS,
+    retryAfterSeconds: config.INGEST_RETRY_AFTER_SECONDS,
     unavailable: () => (state === 'started' ? undefined : state === 'starting' ? 'the gateway is starting' : 'the gateway is shutting down'),
   });
 

@@ -22,7 +22,8 @@ export function alertLine(a: AlertView): string {
 
 export const alertCommands: Command[] = [
   {
-    name: 'alerts tail', usage: 'banstream alerts tail [--since 1h] [--interval 2s] [--once] [--json]',
+    name: 'alerts tail',
+    usage: 'banstream alerts tail [--since 1h] [--interval 2s] [--once] [--json]',
     summary: 'print recent alerts, then new ones as they come (Ctrl-C stops)',
     options: { since: { type: 'string' }, interval: { type: 'string' }, once: { type: 'boolean' } },
     async run({ api, values, json, print, io }) {

@@ -15,7 +15,10 @@ interface AllowView {
 
 export const allowCommands: Command[] = [
   listCommand<AllowView>({
-    name: 'allow list', summary: 'list the allowlist', path: '/v1/allowlist', field: 'entries',
+    name: 'allow list',
+    summary: 'list the allowlist',
+    path: '/v1/allowlist',
+    field: 'entries',
     columns: (io) => [
       { header: 'ENTRY', value: (e) => e.entry },
       { header: 'EXPIRES', value: (e) => (e.expiresAt === null ? 'never' : e.expired ? 'expired' : relative(e.expiresAt, io.now())) },
@@ -24,8 +27,10 @@ export const allowCommands: Command[] = [
     ],
   }),
   {
-    name: 'allow add', usage: `banstream allow add ENTRY --reason TEXT [--ttl 7d | --expires ISO-TIME] [--force] [--json]\n  ${FORCE_HELP}`,
-    summary: 'allow an address, a network, user:<id> or apikey:<hash> over every ban and limit', args: 1,
+    name: 'allow add',
+    usage: `banstream allow add ENTRY --reason TEXT [--ttl 7d | --expires ISO-TIME] [--force] [--json]\n  ${FORCE_HELP}`,
+    summary: 'allow an address, a network, user:<id> or apikey:<hash> over every ban and limit',
+    args: 1,
     options: { reason: { type: 'string', short: 'r' }, ttl: { type: 'string' }, expires: { type: 'string' }, ...FORCE_OPTION },
     async run({ api, args, values, json, print }) {
       const reason = text(values, 'reason');
@@ -38,7 +43,10 @@ export const allowCommands: Command[] = [
     },
   },
   {
-    name: 'allow rm', usage: 'banstream allow rm ENTRY [--json]', summary: 'remove an allowlist entry', args: 1,
+    name: 'allow rm',
+    usage: 'banstream allow rm ENTRY [--json]',
+    summary: 'remove an allowlist entry',
+    args: 1,
     async run({ api, args, json, print }) {
       const result = await api().delete<{ removed: string }>(`/v1/allowlist/${encodeURIComponent(args[0]!)}`);
       print(json ? JSON.stringify(result) : `removed ${result.removed} from the allowlist`);

@@ -24,20 +24,33 @@ function renderOutcome(o: Outcome, title: string): string[] {
   lines.push(`  would refuse ${o.affected.requests.toLocaleString('en-US')} requests (${pct(o.affected.requestShare)}) from ${o.affected.clients} clients (${pct(o.affected.clientShare)})`);
   if (o.bans.total > 0) {
     lines.push(`  ${o.bans.total} ban(s) of ${o.bans.subjects} subject(s):`);
-    lines.push(...table(o.bans.list, [
-      { header: 'SUBJECT', value: (b) => b.subject }, { header: 'BANNED AT', value: (b) => isoSeconds(b.startedAt) },
-      { header: 'UNTIL', value: (b) => isoSeconds(b.expiresAt) }, { header: 'COUNT', value: (b) => String(b.evidenceCount), right: true },
-      { header: 'LEVEL', value: (b) => String(b.escalationLevel), right: true }, { header: 'REFUSED', value: (b) => String(b.refused), right: true },
-    ]).split('\n').map((l) => `    ${l}`));
+    lines.push(
+      ...table(o.bans.list, [
+        { header: 'SUBJECT', value: (b) => b.subject },
+        { header: 'BANNED AT', value: (b) => isoSeconds(b.startedAt) },
+        { header: 'UNTIL', value: (b) => isoSeconds(b.expiresAt) },
+        { header: 'COUNT', value: (b) => String(b.evidenceCount), right: true },
+        { header: 'LEVEL', value: (b) => String(b.escalationLevel), right: true },
+        { header: 'REFUSED', value: (b) => String(b.refused), right: true },
+      ])
+        .split('\n')
+        .map((l) => `    ${l}`),
+    );
   }
   if (o.overThreshold.total > 0) {
     const what = o.action === 'throttle' ? 'throttled' : o.action === 'alert' ? 'alerted on' : 'over the rate threshold';
     lines.push(`  ${o.overThreshold.total} subject(s) ${what}:`);
-    lines.push(...table(o.overThreshold.list, [
-      { header: 'SUBJECT', value: (s) => s.subject }, { header: 'FROM', value: (s) => isoSeconds(s.firstAt) },
-      { header: 'PEAK', value: (s) => String(s.peakCount), right: true }, { header: 'OVER', value: (s) => String(s.requestsOver), right: true },
-      { header: 'REFUSED', value: (s) => String(s.refused), right: true },
-    ]).split('\n').map((l) => `    ${l}`));
+    lines.push(
+      ...table(o.overThreshold.list, [
+        { header: 'SUBJECT', value: (s) => s.subject },
+        { header: 'FROM', value: (s) => isoSeconds(s.firstAt) },
+        { header: 'PEAK', value: (s) => String(s.peakCount), right: true },
+        { header: 'OVER', value: (s) => String(s.requestsOver), right: true },
+        { header: 'REFUSED', value: (s) => String(s.refused), right: true },
+      ])
+        .split('\n')
+        .map((l) => `    ${l}`),
+    );
   }
   if (o.topCountries.length > 0) lines.push(`  top countries: ${o.topCountries.map((c) => `${c.name} ${c.requests}`).join(', ')}`);
   if (o.topPrefixes.length > 0) lines.push(`  top prefixes: ${o.topPrefixes.map((c) => `${c.name} ${c.requests}`).join(', ')}`);
@@ -47,12 +60,15 @@ function renderOutcome(o: Outcome, title: string): string[] {
 export function renderReport(r: Report): string {
   const lines = [
     `Backtest ${isoSeconds(r.range.from)} → ${isoSeconds(r.range.to)}: ${r.records.toLocaleString('en-US')} records, ${r.events.toLocaleString('en-US')} requests from ${r.clients.toLocaleString('en-US')} clients${r.invalidEvents > 0 ? ` (${r.invalidEvents} invalid skipped)` : ''}`,
-    '', ...renderOutcome(r.candidate, 'Candidate'),
+    '',
+    ...renderOutcome(r.candidate, 'Candidate'),
   ];
   if (r.active && r.comparison) {
     const c = r.comparison;
     lines.push('', ...renderOutcome(r.active, 'Active'), '');
-    lines.push(`Compared with the active version: ${c.bannedByBoth} banned by both, ${c.bannedOnlyByCandidate.length} only by the candidate, ${c.bannedOnlyByActive.length} only by the active one; ${c.affectedRequestsDelta >= 0 ? '+' : ''}${c.affectedRequestsDelta} refused requests`);
+    lines.push(
+      `Compared with the active version: ${c.bannedByBoth} banned by both, ${c.bannedOnlyByCandidate.length} only by the candidate, ${c.bannedOnlyByActive.length} only by the active one; ${c.affectedRequestsDelta >= 0 ? '+' : ''}${c.affectedRequestsDelta} refused requests`,
+    );
     if (c.bannedOnlyByCandidate.length > 0) lines.push(`  only the candidate bans: ${c.bannedOnlyByCandidate.join(', ')}`);
     if (c.bannedOnlyByActive.length > 0) lines.push(`  only the active one bans: ${c.bannedOnlyByActive.join(', ')}`);
   }
@@ -60,7 +76,8 @@ export function renderReport(r: Report): string {
 }
 
 export const backtestCommand: Command = {
-  name: 'backtest', usage: 'banstream backtest (-f FILE [--id ID] | --policy ID) --from 6h|ISO [--to ISO] [--json]',
+  name: 'backtest',
+  usage: 'banstream backtest (-f FILE [--id ID] | --policy ID) --from 6h|ISO [--to ISO] [--json]',
   summary: 'replay retained traffic through a policy: what it would have banned or throttled',
   options: { file: { type: 'string', short: 'f' }, id: { type: 'string' }, policy: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' } },
   async run({ api, values, json, print, io }) {
@@ -74,7 +91,8 @@ export const backtestCommand: Command = {
       const policies = readPolicies(file);
       const id = text(values, 'id');
       const chosen = id === undefined ? (policies.length === 1 ? policies[0] : undefined) : policies.find((p) => p.id === id);
-      if (!chosen) throw new CliError(id === undefined ? `${file} holds ${policies.length} policies: choose one with --id (${policies.map((p) => p.id).join(', ')})` : `${file} has no policy ${id}`, EXIT.usage);
+      if (!chosen)
+        throw new CliError(id === undefined ? `${file} holds ${policies.length} policies: choose one with --id (${policies.map((p) => p.id).join(', ')})` : `${file} has no policy ${id}`, EXIT.usage);
       body = { policy: chosen };
     } else {
       body = { policyId: stored };

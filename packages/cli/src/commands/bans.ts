@@ -19,34 +19,47 @@ export interface BanView {
 
 export const banCommands: Command[] = [
   {
-    name: 'bans list', usage: 'banstream bans list [--scope ip|cidr|user|…] [--subject TEXT] [--policy ID] [--origin aggregator|manual] [--all] [--limit N] [--json]',
+    name: 'bans list',
+    usage: 'banstream bans list [--scope ip|cidr|user|…] [--subject TEXT] [--policy ID] [--origin aggregator|manual] [--all] [--limit N] [--json]',
     summary: 'search the live bans',
     options: {
-      scope: { type: 'string' }, subject: { type: 'string' }, policy: { type: 'string' }, origin: { type: 'string' },
-      all: { type: 'boolean' }, limit: { type: 'string' },
+      scope: { type: 'string' },
+      subject: { type: 'string' },
+      policy: { type: 'string' },
+      origin: { type: 'string' },
+      all: { type: 'boolean' },
+      limit: { type: 'string' },
     },
     async run({ api, values, json, print, io }) {
       const page = await api().get<{ bans: BanView[]; total: number; next: string | null }>('/v1/bans', {
-        scope: text(values, 'scope'), subject: text(values, 'subject'), policy: text(values, 'policy'), origin: text(values, 'origin'),
-        includeExpired: values.all === true ? true : undefined, limit: text(values, 'limit') ?? 100,
+        scope: text(values, 'scope'),
+        subject: text(values, 'subject'),
+        policy: text(values, 'policy'),
+        origin: text(values, 'origin'),
+        includeExpired: values.all === true ? true : undefined,
+        limit: text(values, 'limit') ?? 100,
       });
       if (json) return print(JSON.stringify(page, null, 2));
       const now = io.now();
-      print(table(page.bans, [
-        { header: 'SUBJECT', value: (b) => b.subject },
-        { header: 'POLICY', value: (b) => b.policyId },
-        { header: 'ORIGIN', value: (b) => (b.origin === 'manual' && b.createdBy ? `manual (${b.createdBy})` : b.origin) },
-        { header: 'STATUS', value: (b) => (b.preview ? `${b.httpStatus} preview` : String(b.httpStatus)) },
-        { header: 'SINCE', value: (b) => isoSeconds(b.startedAt) },
-        { header: 'EXPIRES', value: (b) => (b.expiresAt <= now ? 'expired' : relative(b.expiresAt, now)) },
-        { header: 'REASON', value: (b) => b.reason, max: 60 },
-      ]));
+      print(
+        table(page.bans, [
+          { header: 'SUBJECT', value: (b) => b.subject },
+          { header: 'POLICY', value: (b) => b.policyId },
+          { header: 'ORIGIN', value: (b) => (b.origin === 'manual' && b.createdBy ? `manual (${b.createdBy})` : b.origin) },
+          { header: 'STATUS', value: (b) => (b.preview ? `${b.httpStatus} preview` : String(b.httpStatus)) },
+          { header: 'SINCE', value: (b) => isoSeconds(b.startedAt) },
+          { header: 'EXPIRES', value: (b) => (b.expiresAt <= now ? 'expired' : relative(b.expiresAt, now)) },
+          { header: 'REASON', value: (b) => b.reason, max: 60 },
+        ]),
+      );
       print(`${page.bans.length} of ${page.total} ban(s)${page.next ? ` (more after ${page.next}: --limit)` : ''}`);
     },
   },
   {
-    name: 'bans add', usage: `banstream bans add SUBJECT --duration 1h --reason TEXT [--status 403|429] [--force] [--json]\n  ${BAN_FORCE_HELP}`,
-    summary: 'ban an address, a network or a subject (user:42) by hand', args: 1,
+    name: 'bans add',
+    usage: `banstream bans add SUBJECT --duration 1h --reason TEXT [--status 403|429] [--force] [--json]\n  ${BAN_FORCE_HELP}`,
+    summary: 'ban an address, a network or a subject (user:42) by hand',
+    args: 1,
     options: { duration: { type: 'string', short: 'd' }, reason: { type: 'string', short: 'r' }, status: { type: 'string' }, ...FORCE_OPTION },
     async run({ api, args, values, json, print, io }) {
       const duration = text(values, 'duration');
@@ -59,7 +72,10 @@ export const banCommands: Command[] = [
     },
   },
   {
-    name: 'bans rm', usage: 'banstream bans rm SUBJECT [--json]', summary: 'lift a ban (a tombstone on the bans topic)', args: 1,
+    name: 'bans rm',
+    usage: 'banstream bans rm SUBJECT [--json]',
+    summary: 'lift a ban (a tombstone on the bans topic)',
+    args: 1,
     async run({ api, args, json, print }) {
       const result = await api().delete<{ lifted: string }>(`/v1/bans/${encodeURIComponent(args[0]!)}`);
       print(json ? JSON.stringify(result) : `lifted the ban on ${result.lifted}`);

@@ -7,7 +7,8 @@ export const FORCE_OPTION = { force: { type: 'boolean' } } as const;
 export const FORCE_HELP = '--force places it on a network wider than the server allows without it (default /8 IPv4, /32 IPv6); the audit records it as forced';
 
 /** `--force` of `bans add`: also a subject that names no client. */
-export const BAN_FORCE_HELP = '--force places it on a network wider than the server allows without it (default /8 IPv4, /32 IPv6), or on a subject that names no client (method:GET, country:FR); the audit records it as forced';
+export const BAN_FORCE_HELP =
+  '--force places it on a network wider than the server allows without it (default /8 IPv4, /32 IPv6), or on a subject that names no client (method:GET, country:FR); the audit records it as forced';
 
 /** Runs a request; a NETWORK_TOO_WIDE or SUBJECT_TOO_BROAD refusal gets a hint that --force is the way, if that is what the user meant. */
 export async function hintForce<T>(request: Promise<T>): Promise<T> {

@@ -11,7 +11,10 @@ function io() {
   const out = { stdout: '', stderr: '' };
   const stream = (name: 'stdout' | 'stderr') => ({ write: (text: string) => ((out[name] += text), true) }) as unknown as NodeJS.WriteStream;
   const value: Io = {
-    stdout: stream('stdout'), stderr: stream('stderr'), now: () => 0, interrupted: new Promise(() => undefined),
+    stdout: stream('stdout'),
+    stderr: stream('stderr'),
+    now: () => 0,
+    interrupted: new Promise(() => undefined),
     env: { BANSTREAM_URL: 'http://127.0.0.1:9', BANSTREAM_TOKEN: 'bst_test' },
   };
   return { io: value, out };
@@ -24,7 +27,10 @@ describe('guard rails in the CLI', () => {
     const dir = mkdtempSync(join(tmpdir(), 'banstream-cli-'));
     const file = join(dir, 'policies.yaml');
     writeFileSync(file, `${policy}allowlist:\n  - entry: 10.0.0.0/8\n  - entry: 0.0.0.0/0\n  - entry: "::ffff:0:0/96"\n  - entry: "::/0"\n`);
-    for (const command of [['policies', 'apply', '-f', file], ['policies', 'apply', '--dry-run', '-f', file]]) {
+    for (const command of [
+      ['policies', 'apply', '-f', file],
+      ['policies', 'apply', '--dry-run', '-f', file],
+    ]) {
       const { io: terminal, out } = io();
       expect(await run(command, terminal)).toBe(EXIT.invalid);
       expect(out.stderr.split('\n')).toEqual([
@@ -48,7 +54,10 @@ describe('guard rails in the CLI', () => {
   });
 
   it('documents --force in the help of bans add and allow add', async () => {
-    for (const command of [['bans', 'add', '--help'], ['allow', 'add', '--help']]) {
+    for (const command of [
+      ['bans', 'add', '--help'],
+      ['allow', 'add', '--help'],
+    ]) {
       const { io: terminal, out } = io();
       expect(await run(command, terminal)).toBe(EXIT.ok);
       expect(out.stdout).toContain('[--force]');

@@ -49,7 +49,10 @@ function wideEntry(entry: string, index: number): string[] {
 
 export const policyCommands: Command[] = [
   listCommand<PolicyView>({
-    name: 'policies list', summary: 'list the policies on the policies topic', path: '/v1/policies', field: 'policies',
+    name: 'policies list',
+    summary: 'list the policies on the policies topic',
+    path: '/v1/policies',
+    field: 'policies',
     columns: () => [
       { header: 'ID', value: (p) => p.id },
       { header: 'VER', value: (p) => String(p.version), right: true },
@@ -61,14 +64,18 @@ export const policyCommands: Command[] = [
     ],
   }),
   {
-    name: 'policies get', usage: 'banstream policies get ID [--json]', summary: 'show one policy', args: 1,
+    name: 'policies get',
+    usage: 'banstream policies get ID [--json]',
+    summary: 'show one policy',
+    args: 1,
     async run({ api, args, print }) {
       const view = await api().get<PolicyView>(`/v1/policies/${encodeURIComponent(args[0]!)}`);
       print(JSON.stringify(view, null, 2));
     },
   },
   {
-    name: 'policies apply', usage: 'banstream policies apply -f FILE|DIR [--dry-run] [--prune] [--json]',
+    name: 'policies apply',
+    usage: 'banstream policies apply -f FILE|DIR [--dry-run] [--prune] [--json]',
     summary: 'create or update the policies of a file or folder (YAML or JSON), showing what changes',
     options: { file: { type: 'string', short: 'f' }, 'dry-run': { type: 'boolean' }, prune: { type: 'boolean' } },
     async run({ api, values, json, print, io }) {
@@ -81,7 +88,10 @@ export const policyCommands: Command[] = [
     },
   },
   {
-    name: 'policies delete', usage: 'banstream policies delete ID', summary: 'delete a policy (a tombstone)', args: 1,
+    name: 'policies delete',
+    usage: 'banstream policies delete ID',
+    summary: 'delete a policy (a tombstone)',
+    args: 1,
     async run({ api, args, json, print }) {
       const result = await api().delete<{ deleted: string; version: number }>(`/v1/policies/${encodeURIComponent(args[0]!)}`);
       print(json ? JSON.stringify(result) : `deleted ${result.deleted} (was version ${result.version})`);

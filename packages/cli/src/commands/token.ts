@@ -5,7 +5,8 @@ import { CliError, EXIT } from '../exit-codes.js';
 
 /** Local only: makes a token and the hash entry the control service is configured with. */
 export const tokenCommand: Command = {
-  name: 'token new', usage: `banstream token new --name NAME --role ${ROLES.join('|')} [--json]`,
+  name: 'token new',
+  usage: `banstream token new --name NAME --role ${ROLES.join('|')} [--json]`,
   summary: 'make an API token (shown once) and its CONTROL_TOKENS entry (the hash only)',
   options: { name: { type: 'string' }, role: { type: 'string' } },
   async run({ values, json, print }) {

@@ -4,10 +4,17 @@ import { relative, table } from './table.js';
 
 describe('table', () => {
   it('aligns columns under their headers, numbers to the right, and clips long values', () => {
-    const rows = [{ s: 'ip:203.0.113.9', n: 5, r: 'a rather long reason' }, { s: 'user:42', n: 120, r: 'x' }];
-    expect(table(rows, [{ header: 'SUBJECT', value: (r) => r.s }, { header: 'N', value: (r) => String(r.n), right: true }, { header: 'REASON', value: (r) => r.r, max: 10 }])).toBe(
-      ['SUBJECT           N  REASON', 'ip:203.0.113.9    5  a rather …', 'user:42         120  x'].join('\n'),
-    );
+    const rows = [
+      { s: 'ip:203.0.113.9', n: 5, r: 'a rather long reason' },
+      { s: 'user:42', n: 120, r: 'x' },
+    ];
+    expect(
+      table(rows, [
+        { header: 'SUBJECT', value: (r) => r.s },
+        { header: 'N', value: (r) => String(r.n), right: true },
+        { header: 'REASON', value: (r) => r.r, max: 10 },
+      ]),
+    ).toBe(['SUBJECT           N  REASON', 'ip:203.0.113.9    5  a rather …', 'user:42         120  x'].join('\n'));
     expect(table([], [{ header: 'X', value: () => '' }])).toBe('(none)');
   });
 

@@ -24,9 +24,12 @@ export function renderPlan(changes: readonly PlannedChange[], applied: boolean):
     }
   }
   const n = (a: PlannedChange['action']) => changes.filter((c) => c.action === a).length;
-  lines.push('', applied
-    ? `Applied: ${n('create')} created, ${n('update')} updated, ${n('delete')} deleted, ${n('unchanged')} unchanged.`
-    : `Plan: ${n('create')} to create, ${n('update')} to update, ${n('delete')} to delete, ${n('unchanged')} unchanged. Dry run: nothing was changed.`);
+  lines.push(
+    '',
+    applied
+      ? `Applied: ${n('create')} created, ${n('update')} updated, ${n('delete')} deleted, ${n('unchanged')} unchanged.`
+      : `Plan: ${n('create')} to create, ${n('update')} to update, ${n('delete')} to delete, ${n('unchanged')} unchanged. Dry run: nothing was changed.`,
+  );
   return lines.join('\n');
 }
 

@@ -13,7 +13,10 @@ export function progressLine(done: number, total: number, unit: string, width = 
 export class ProgressBar {
   private last = '';
 
-  constructor(private readonly stream: NodeJS.WriteStream, private readonly unit: string) {}
+  constructor(
+    private readonly stream: NodeJS.WriteStream,
+    private readonly unit: string,
+  ) {}
 
   update(done: number, total: number): void {
     if (!this.stream.isTTY) return;

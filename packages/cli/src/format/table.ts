@@ -13,7 +13,11 @@ export function table<T>(rows: readonly T[], columns: readonly Column<T>[]): str
   if (rows.length === 0) return '(none)';
   const cells = rows.map((r) => columns.map((c) => clip(c.value(r), c.max)));
   const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((row) => row[i]!.length)));
-  const line = (values: string[]) => values.map((v, i) => (columns[i]!.right ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => (columns[i]!.right ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n');
 }
 
@@ -26,7 +30,8 @@ function clip(text: string, max: number | undefined): string {
 export function relative(atMs: number, nowMs: number): string {
   const d = atMs - nowMs;
   const abs = Math.abs(d);
-  const text = abs < 60_000 ? `${Math.round(abs / 1000)}s` : abs < 3_600_000 ? `${Math.round(abs / 60_000)}m` : abs < 172_800_000 ? `${Math.round(abs / 3_600_000)}h` : `${Math.round(abs / 86_400_000)}d`;
+  const text =
+    abs < 60_000 ? `${Math.round(abs / 1000)}s` : abs < 3_600_000 ? `${Math.round(abs / 60_000)}m` : abs < 172_800_000 ? `${Math.round(abs / 3_600_000)}h` : `${Math.round(abs / 86_400_000)}d`;
   return d >= 0 ? `in ${text}` : `${text} ago`;
 }
 

@@ -3,8 +3,7 @@ import { isBanstreamError } from '../errors.js';
 import { attributesFromRequest, hashApiKey } from '../subjects/index.js';
 import { Allowlist, canonicalAllowEntry } from './allowlist.js';
 
-const req = (ip: string, extra: { userId?: string; apiKey?: string } = {}) =>
-  attributesFromRequest({ ip, method: 'GET', host: 'example.com', path: '/', headers: {}, timestamp: 0, ...extra });
+const req = (ip: string, extra: { userId?: string; apiKey?: string } = {}) => attributesFromRequest({ ip, method: 'GET', host: 'example.com', path: '/', headers: {}, timestamp: 0, ...extra });
 
 describe('canonicalAllowEntry', () => {
   it('accepts IPs, CIDRs, users and API keys in their usual spellings', () => {

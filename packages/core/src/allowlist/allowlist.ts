@@ -1,7 +1,5 @@
 import { BanstreamError } from '../errors.js';
-import {
-  apiKeySubjectOf, canonicalSubject, ipSubjectOf, networkPrefix, subjectScope, tryParseCidr, tryParseIp, userSubjectOf, type IpAddress, type RequestAttributes,
-} from '../subjects/index.js';
+import { apiKeySubjectOf, canonicalSubject, ipSubjectOf, networkPrefix, subjectScope, tryParseCidr, tryParseIp, userSubjectOf, type IpAddress, type RequestAttributes } from '../subjects/index.js';
 
 /**
  * The allowlist wins over every ban and limit. Entries are an IP, a CIDR, a user or

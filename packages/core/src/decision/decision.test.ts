@@ -9,12 +9,20 @@ const HOUR = 60 * MIN;
 
 function banPolicy(overrides: Partial<CompiledPolicy> = {}): CompiledPolicy {
   return {
-    id: 'login-bruteforce', mode: 'enforce', enabled: true, group: 'login-bruteforce', priority: 0,
+    id: 'login-bruteforce',
+    mode: 'enforce',
+    enabled: true,
+    group: 'login-bruteforce',
+    priority: 0,
     threshold: { count: 10, intervalMs: MIN },
     action: { type: 'ban', status: 403, banThreshold: { count: 20, intervalMs: MIN }, banDurationMs: 10 * MIN },
     enforcement: { type: 'async', failureMode: 'closed' },
     escalation: { multiplier: 2, maxDurationMs: HOUR, decayAfterMs: 24 * HOUR },
-    matches: () => true, matchesAtCheck: () => true, byStatus: false, subjectOf: () => 'ip:203.0.113.7', spec: { id: 'login-bruteforce', key: ['ip'], threshold: { count: 10, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } },
+    matches: () => true,
+    matchesAtCheck: () => true,
+    byStatus: false,
+    subjectOf: () => 'ip:203.0.113.7',
+    spec: { id: 'login-bruteforce', key: ['ip'], threshold: { count: 10, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } },
     ...overrides,
   };
 }
@@ -26,8 +34,15 @@ describe('evaluateBan (rate_based_ban)', () => {
     expect(evaluateBan({ ...base, count: 20 })).toBeUndefined();
     const ban = evaluateBan({ ...base, count: 21 });
     expect(ban).toMatchObject({
-      subject: 'cidr:203.0.113.0/24', policyId: 'login-bruteforce', evidenceCount: 21, windowMs: MIN,
-      startedAt: 1_000_000, expiresAt: 1_000_000 + 10 * MIN, preview: false, escalationLevel: 0, status: 403,
+      subject: 'cidr:203.0.113.0/24',
+      policyId: 'login-bruteforce',
+      evidenceCount: 21,
+      windowMs: MIN,
+      startedAt: 1_000_000,
+      expiresAt: 1_000_000 + 10 * MIN,
+      preview: false,
+      escalationLevel: 0,
+      status: 403,
       reason: '21 requests in 1m exceed the ban threshold of 20',
     });
   });
@@ -96,10 +111,12 @@ describe('throttle', () => {
   it('denies exactly the excess share so the admitted rate is the threshold', () => {
     expect(throttleDenyRatio(100, 100)).toBe(0);
     expect(throttleDenyRatio(400, 100)).toBe(0.75);
-    fc.assert(fc.property(fc.integer({ min: 1, max: 1e6 }), fc.integer({ min: 1, max: 1e6 }), (count, limit) => {
-      const admitted = count * (1 - throttleDenyRatio(count, limit));
-      return Math.abs(admitted - Math.min(count, limit)) < 1e-6 * count;
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1e6 }), fc.integer({ min: 1, max: 1e6 }), (count, limit) => {
+        const admitted = count * (1 - throttleDenyRatio(count, limit));
+        return Math.abs(admitted - Math.min(count, limit)) < 1e-6 * count;
+      }),
+    );
   });
 
   it('suggests a retry after long enough for the window to shed the excess', () => {

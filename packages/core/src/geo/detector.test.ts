@@ -9,8 +9,15 @@ const T0 = Date.UTC(2026, 5, 1);
 
 function options(over: Partial<DetectorOptions> = {}): DetectorOptions {
   return {
-    windowMs: MIN, lagMs: 5 * SEC, timeZone: 'UTC', thresholds: { ratio: 3, z: 5, minRate: 1 },
-    warmupSamples: 30, alpha: 0.01, resolveMs: 2 * MIN, cooldownMs: 5 * MIN, ...over,
+    windowMs: MIN,
+    lagMs: 5 * SEC,
+    timeZone: 'UTC',
+    thresholds: { ratio: 3, z: 5, minRate: 1 },
+    warmupSamples: 30,
+    alpha: 0.01,
+    resolveMs: 2 * MIN,
+    cooldownMs: 5 * MIN,
+    ...over,
   };
 }
 

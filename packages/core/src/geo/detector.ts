@@ -121,7 +121,10 @@ export class GeoDetector {
   /** The last judged step, for gauges. */
   last: Judgement | undefined;
 
-  constructor(private readonly options: DetectorOptions, private baseline = new HourlyBaseline(options.alpha)) {
+  constructor(
+    private readonly options: DetectorOptions,
+    private baseline = new HourlyBaseline(options.alpha),
+  ) {
     const { windowMs, lagMs } = options;
     this.steps = STEP_CHOICES.find((n) => windowMs % n === 0) ?? 1;
     this.stepMs = windowMs / this.steps;
@@ -143,8 +146,11 @@ export class GeoDetector {
 
   snapshot(): DetectorSnapshot {
     return {
-      timeZone: this.options.timeZone, evaluatedUntil: this.evaluated ?? 0, baseline: this.baseline.toArrays(),
-      alert: this.alert === null ? null : { ...this.alert }, cooldownUntil: this.cooldownUntil,
+      timeZone: this.options.timeZone,
+      evaluatedUntil: this.evaluated ?? 0,
+      baseline: this.baseline.toArrays(),
+      alert: this.alert === null ? null : { ...this.alert },
+      cooldownUntil: this.cooldownUntil,
     };
   }
 

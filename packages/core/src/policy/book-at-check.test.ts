@@ -33,7 +33,12 @@ describe('PolicyBook.applicableAtCheck', () => {
     expect(book.applicable(attrs('/login', 401)).map((p) => p.id)).toEqual(['failed-logins']);
     expect(book.applicable(attrs('/login', 200)).map((p) => p.id)).toEqual(['login-rate']);
     // Checking: both the failures' ban and the rate's throttle are looked up.
-    expect(book.applicableAtCheck(attrs('/login')).map((p) => p.id).sort()).toEqual(['failed-logins', 'login-rate']);
+    expect(
+      book
+        .applicableAtCheck(attrs('/login'))
+        .map((p) => p.id)
+        .sort(),
+    ).toEqual(['failed-logins', 'login-rate']);
   });
 
   it('refuses a record the enforcer could not apply, with the field and the reason', () => {
@@ -55,21 +60,31 @@ describe('PolicyBook.applicableAtCheck', () => {
       subjects: fc.constantFrom(undefined, [k1]),
     });
     fc.assert(
-      fc.property(fc.array(spec, { minLength: 1, maxLength: 5 }), fc.constantFrom('/login', '/a/b', '/c/x', '/'), fc.constantFrom(undefined, 200, 401), fc.constantFrom('k1', 'k2'), (specs, path, status, apiKey) => {
-        const book = new PolicyBook();
-        specs.forEach((s, i) => {
-          const match = { ...(s.paths ? { paths: s.paths } : {}), ...(s.statuses ? { statuses: s.statuses } : {}), ...(s.subjects ? { subjects: s.subjects } : {}) };
-          const definition = {
-            key: ['apikey'], threshold: { count: 1, interval: '1m' }, action: { type: 'throttle' }, priority: s.priority,
-            ...(s.group ? { group: s.group } : {}), ...(Object.keys(match).length > 0 ? { match } : {}),
-          };
-          expect(book.apply(`p${i}`, record(`p${i}`, definition)).kind).toBe('applied');
-        });
-        const request = attrs(path, status, apiKey);
-        const ids = (list: readonly { id: string }[]) => list.map((p) => p.id).sort();
-        expect(ids(book.applicable(request))).toEqual(ids(applicablePolicies(book.policies, request)));
-        expect(ids(book.applicableAtCheck(request))).toEqual(ids(applicablePolicies(book.policies, request, true)));
-      }),
+      fc.property(
+        fc.array(spec, { minLength: 1, maxLength: 5 }),
+        fc.constantFrom('/login', '/a/b', '/c/x', '/'),
+        fc.constantFrom(undefined, 200, 401),
+        fc.constantFrom('k1', 'k2'),
+        (specs, path, status, apiKey) => {
+          const book = new PolicyBook();
+          specs.forEach((s, i) => {
+            const match = { ...(s.paths ? { paths: s.paths } : {}), ...(s.statuses ? { statuses: s.statuses } : {}), ...(s.subjects ? { subjects: s.subjects } : {}) };
+            const definition = {
+              key: ['apikey'],
+              threshold: { count: 1, interval: '1m' },
+              action: { type: 'throttle' },
+              priority: s.priority,
+              ...(s.group ? { group: s.group } : {}),
+              ...(Object.keys(match).length > 0 ? { match } : {}),
+            };
+            expect(book.apply(`p${i}`, record(`p${i}`, definition)).kind).toBe('applied');
+          });
+          const request = attrs(path, status, apiKey);
+          const ids = (list: readonly { id: string }[]) => list.map((p) => p.id).sort();
+          expect(ids(book.applicable(request))).toEqual(ids(applicablePolicies(book.policies, request)));
+          expect(ids(book.applicableAtCheck(request))).toEqual(ids(applicablePolicies(book.policies, request, true)));
+        },
+      ),
       { numRuns: 300 },
     );
   }, 30_000);

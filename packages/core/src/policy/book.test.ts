@@ -4,8 +4,16 @@ import { PolicyBook } from './book.js';
 
 function record(id: string, definition: unknown, extra: Partial<PolicyRecord> = {}): PolicyRecord {
   return {
-    id, version: 1, description: 'd', owner: 'o', mode: 'enforce', enabled: true,
-    definition: typeof definition === 'string' ? definition : JSON.stringify(definition), updatedBy: 't', updatedAt: 0, ...extra,
+    id,
+    version: 1,
+    description: 'd',
+    owner: 'o',
+    mode: 'enforce',
+    enabled: true,
+    definition: typeof definition === 'string' ? definition : JSON.stringify(definition),
+    updatedBy: 't',
+    updatedAt: 0,
+    ...extra,
   };
 }
 const perIp = { key: ['ip'], threshold: { count: 10, interval: '1m' }, action: { type: 'ban', banDuration: '1h', banThreshold: { count: 20, interval: '5m' } } };

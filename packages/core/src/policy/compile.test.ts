@@ -50,7 +50,9 @@ describe('compilePolicy on a parsed policy file', () => {
 
   it('applies defaults and converts durations', () => {
     expect(byId['login-bruteforce']).toMatchObject({
-      mode: 'enforce', group: 'login-bruteforce', priority: 0,
+      mode: 'enforce',
+      group: 'login-bruteforce',
+      priority: 0,
       threshold: { count: 20, intervalMs: 300_000 },
       action: { type: 'ban', status: 403, banThreshold: { count: 50, intervalMs: 300_000 }, banDurationMs: 3_600_000 },
       escalation: { multiplier: 2, maxDurationMs: 86_400_000, decayAfterMs: 604_800_000 },

@@ -55,9 +55,7 @@ function compileAction(action: ActionSpec, thresholdCount: number, thresholdMs: 
     type: 'ban',
     status: action.status ?? 403,
     // Without a separate ban threshold, crossing the rate threshold bans.
-    banThreshold: action.banThreshold
-      ? { count: action.banThreshold.count, intervalMs: parseDuration(action.banThreshold.interval) }
-      : { count: thresholdCount, intervalMs: thresholdMs },
+    banThreshold: action.banThreshold ? { count: action.banThreshold.count, intervalMs: parseDuration(action.banThreshold.interval) } : { count: thresholdCount, intervalMs: thresholdMs },
     banDurationMs: parseDuration(action.banDuration),
   };
 }

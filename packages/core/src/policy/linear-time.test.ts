@@ -12,24 +12,37 @@ const BOUND_MS = 50;
 const TWO_KB = 2048;
 
 const HEADER_PATTERNS = [
-  '(a+)+$', '(a|a)*b', '(.*a){20}', '(x+x+)+y', '^(\\w+\\s?)*$', '(a|aa)+$', '([a-z]+)*[0-9]$', '^(a+)+b', '(.*){1,100}[bc]',
-  '(?s)(.*a){50}', '(\\w+\\s*){99}$',
+  '(a+)+$',
+  '(a|a)*b',
+  '(.*a){20}',
+  '(x+x+)+y',
+  '^(\\w+\\s?)*$',
+  '(a|aa)+$',
+  '([a-z]+)*[0-9]$',
+  '^(a+)+b',
+  '(.*){1,100}[bc]',
+  '(?s)(.*a){50}',
+  '(\\w+\\s*){99}$',
   // The largest program a pattern may compile to (MAX_HEADER_PATTERN_INSTRUCTIONS), its worst shape.
   '[a-z]{590}$',
 ];
 
 // Up to MAX_GLOB_WILDCARDS wildcards, and as long as a policy allows (512 characters).
 const GLOBS = [
-  '/**/**/**/**/admin', `${'/**'.repeat(16)}/admin`, '/*/*/*/*/*/*/*/*/x', '/**/a/**/a/**/a/**/a/**/b', `/${'*a'.repeat(15)}/**`,
-  '/**/*/**/*/**/*/**/z', `/***${'a*'.repeat(15)}b`, `/**${'a'.repeat(254)}*${'a'.repeat(254)}`, `/${'a*'.repeat(16)}`,
+  '/**/**/**/**/admin',
+  `${'/**'.repeat(16)}/admin`,
+  '/*/*/*/*/*/*/*/*/x',
+  '/**/a/**/a/**/a/**/a/**/b',
+  `/${'*a'.repeat(15)}/**`,
+  '/**/*/**/*/**/*/**/z',
+  `/***${'a*'.repeat(15)}b`,
+  `/**${'a'.repeat(254)}*${'a'.repeat(254)}`,
+  `/${'a*'.repeat(16)}`,
 ];
 
 function values(length: number): string[] {
   const cycle = (unit: string) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
-  return [
-    cycle('a'), `${cycle('a').slice(1)}!`, cycle('ab cd '), `${cycle('x').slice(1)}a`, cycle('aaaa '),
-    Array.from({ length }, (_, i) => String.fromCharCode(97 + ((i * 7) % 26))).join(''),
-  ];
+  return [cycle('a'), `${cycle('a').slice(1)}!`, cycle('ab cd '), `${cycle('x').slice(1)}a`, cycle('aaaa '), Array.from({ length }, (_, i) => String.fromCharCode(97 + ((i * 7) % 26))).join('')];
 }
 
 function paths(length: number): string[] {

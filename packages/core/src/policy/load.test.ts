@@ -155,14 +155,18 @@ describe('parsePolicyText: YAML', () => {
   });
 
   it('refuses several YAML documents in one text', () => {
-    expect(failure('policies: []\n---\npolicies: []\n').message).toBe(
-      'policy text is not valid YAML:\n  line 2, column 1: a policy text holds one YAML document: remove the "---" or split the file',
-    );
+    expect(failure('policies: []\n---\npolicies: []\n').message).toBe('policy text is not valid YAML:\n  line 2, column 1: a policy text holds one YAML document: remove the "---" or split the file');
   });
 
   it('stops alias bombs', () => {
     const rows = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
-    for (const [name, prev] of [['b', 'a'], ['c', 'b'], ['d', 'c'], ['e', 'd']]) rows.push(`${name}: &${name} [${Array(10).fill(`*${prev}`).join(', ')}]`);
+    for (const [name, prev] of [
+      ['b', 'a'],
+      ['c', 'b'],
+      ['d', 'c'],
+      ['e', 'd'],
+    ])
+      rows.push(`${name}: &${name} [${Array(10).fill(`*${prev}`).join(', ')}]`);
     expect(failure(rows.join('\n')).message).toMatch(/^policy text is not valid YAML: .*resource exhaustion.*\(more than 100 alias expansions\)$/);
   });
 });
@@ -181,10 +185,7 @@ action: { type: throttle }
 
   it('reads a list of policies and reports paths as written', () => {
     const list = `- ${single.replace(/\n(?=.)/g, '\n  ')}- ${single.replace(/\n(?=.)/g, '\n  ').replace('count: 0', 'count: 1')}`;
-    expect(failure(list).errors.map((e) => `${e.path}: ${e.message}`)).toEqual([
-      '[0].threshold.count: must be > 0',
-      '[1].id: duplicate of [0].id "login"',
-    ]);
+    expect(failure(list).errors.map((e) => `${e.path}: ${e.message}`)).toEqual(['[0].threshold.count: must be > 0', '[1].id: duplicate of [0].id "login"']);
   });
 
   it('refuses empty text and text over the size limit', () => {
@@ -212,12 +213,8 @@ describe('parsePolicyText: JSON', () => {
   });
 
   it('reports syntax errors with line and column', () => {
-    expect(failure('{\n  "policies": [\n    {"id": "a",}\n  ]\n}', 'json').message).toBe(
-      "policy text is not valid JSON:\n  line 3, column 16: unexpected \"}\", expected a double-quoted property name",
-    );
-    expect(failure('{"policies": [}', 'auto').errors).toEqual([
-      { path: 'line 1, column 15', message: 'unexpected "}", expected a value', line: 1, column: 15 },
-    ]);
+    expect(failure('{\n  "policies": [\n    {"id": "a",}\n  ]\n}', 'json').message).toBe('policy text is not valid JSON:\n  line 3, column 16: unexpected "}", expected a double-quoted property name');
+    expect(failure('{"policies": [}', 'auto').errors).toEqual([{ path: 'line 1, column 15', message: 'unexpected "}", expected a value', line: 1, column: 15 }]);
     expect(failure('{"a": tru}', 'json').errors[0]?.path).toBe('line 1, column 7');
   });
 

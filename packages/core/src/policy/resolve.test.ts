@@ -6,9 +6,18 @@ type Req = { apiKey: string; path: string };
 
 function policy(id: string, p: Partial<CompiledPolicy<Req>> = {}): CompiledPolicy<Req> {
   return {
-    id, mode: 'enforce', enabled: true, group: id, priority: 0,
-    threshold: { count: 100, intervalMs: 60_000 }, action: { type: 'throttle', status: 429 }, enforcement: { type: 'async', failureMode: 'closed' },
-    matches: () => true, matchesAtCheck: () => true, byStatus: false, subjectOf: (r) => `apikey:${r.apiKey}`,
+    id,
+    mode: 'enforce',
+    enabled: true,
+    group: id,
+    priority: 0,
+    threshold: { count: 100, intervalMs: 60_000 },
+    action: { type: 'throttle', status: 429 },
+    enforcement: { type: 'async', failureMode: 'closed' },
+    matches: () => true,
+    matchesAtCheck: () => true,
+    byStatus: false,
+    subjectOf: (r) => `apikey:${r.apiKey}`,
     spec: { id, key: ['apikey'], threshold: { count: 100, interval: '1m' }, action: { type: 'throttle' } },
     ...p,
   };
@@ -23,7 +32,11 @@ describe('applicablePolicies', () => {
     const all = [defaultLimit, merchantOverride, login];
     expect(applicablePolicies(all, { apiKey: 'acme', path: '/x' }).map((p) => p.id)).toEqual(['api-merchant-acme']);
     expect(applicablePolicies(all, { apiKey: 'other', path: '/x' }).map((p) => p.id)).toEqual(['api-default']);
-    expect(applicablePolicies(all, { apiKey: 'other', path: '/login' }).map((p) => p.id).sort()).toEqual(['api-default', 'login']);
+    expect(
+      applicablePolicies(all, { apiKey: 'other', path: '/login' })
+        .map((p) => p.id)
+        .sort(),
+    ).toEqual(['api-default', 'login']);
   });
 
   it('skips disabled and non-matching policies, and breaks ties by id', () => {
@@ -36,8 +49,11 @@ describe('applicablePolicies', () => {
   it('at check time, matches without status conditions and keeps status-matched policies out of the competition', () => {
     type R = Req & { status?: number };
     const failures = policy('failures', {
-      group: 'login', priority: 10, byStatus: true,
-      matches: (r: R) => r.path === '/login' && r.status === 401, matchesAtCheck: (r: R) => r.path === '/login',
+      group: 'login',
+      priority: 10,
+      byStatus: true,
+      matches: (r: R) => r.path === '/login' && r.status === 401,
+      matchesAtCheck: (r: R) => r.path === '/login',
     });
     const rate = policy('rate', { group: 'login', matches: (r) => r.path === '/login', matchesAtCheck: (r) => r.path === '/login' });
     const all = [failures, rate];

@@ -55,9 +55,7 @@ export const Threshold = Type.Object(
     count: Type.Integer({ exclusiveMinimum: 0 }),
     interval: Duration,
     /** Token-bucket allowance for hard limits: bucket size and refill per second. */
-    burst: Type.Optional(
-      Type.Object({ size: Type.Integer({ exclusiveMinimum: 0 }), refillPerSecond: Type.Number({ exclusiveMinimum: 0 }) }, { additionalProperties: false }),
-    ),
+    burst: Type.Optional(Type.Object({ size: Type.Integer({ exclusiveMinimum: 0 }), refillPerSecond: Type.Number({ exclusiveMinimum: 0 }) }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );
@@ -94,9 +92,7 @@ export const Enforcement = Type.Object(
   { additionalProperties: false },
 );
 
-const Day = Type.Union([
-  Type.Literal('mon'), Type.Literal('tue'), Type.Literal('wed'), Type.Literal('thu'), Type.Literal('fri'), Type.Literal('sat'), Type.Literal('sun'),
-]);
+const Day = Type.Union([Type.Literal('mon'), Type.Literal('tue'), Type.Literal('wed'), Type.Literal('thu'), Type.Literal('fri'), Type.Literal('sat'), Type.Literal('sun')]);
 
 export const Schedule = Type.Object(
   {

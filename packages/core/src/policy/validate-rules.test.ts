@@ -36,18 +36,40 @@ describe('cross-field rules', () => {
     ['hard needs a failure mode', policy({ enforcement: { type: 'hard' } }), ['policies[0].enforcement.failureMode: is required when enforcement.type is hard (one of open, closed, local)']],
     ['async has no algorithm', policy({ enforcement: { type: 'async', algorithm: 'sliding-log' } }), ['policies[0].enforcement.algorithm: is only allowed when enforcement.type is hard']],
     ['token bucket needs burst', policy({ enforcement: hard({ algorithm: 'token-bucket' }) }), ['policies[0].threshold.burst: is required when enforcement.algorithm is token-bucket']],
-    ['burst needs a hard token bucket', policy({ threshold: { count: 5, interval: '1s', burst: { size: 10, refillPerSecond: 5 } } }), ['policies[0].threshold.burst: is only allowed with enforcement.type hard and enforcement.algorithm token-bucket']],
-    ['burst with a hard sliding window', policy({ enforcement: hard(), threshold: { count: 5, interval: '1s', burst: { size: 10, refillPerSecond: 5 } } }), ['policies[0].threshold.burst: is only allowed with enforcement.type hard and enforcement.algorithm token-bucket']],
-    ['no hard bans', policy({ action: ban(), enforcement: hard() }), ['policies[0].action.type: ban is not supported with enforcement.type hard: bans are decided by the aggregator from shared counts; use enforcement.type async, or action.type throttle for a hard limit']],
+    [
+      'burst needs a hard token bucket',
+      policy({ threshold: { count: 5, interval: '1s', burst: { size: 10, refillPerSecond: 5 } } }),
+      ['policies[0].threshold.burst: is only allowed with enforcement.type hard and enforcement.algorithm token-bucket'],
+    ],
+    [
+      'burst with a hard sliding window',
+      policy({ enforcement: hard(), threshold: { count: 5, interval: '1s', burst: { size: 10, refillPerSecond: 5 } } }),
+      ['policies[0].threshold.burst: is only allowed with enforcement.type hard and enforcement.algorithm token-bucket'],
+    ],
+    [
+      'no hard bans',
+      policy({ action: ban(), enforcement: hard() }),
+      [
+        'policies[0].action.type: ban is not supported with enforcement.type hard: bans are decided by the aggregator from shared counts; use enforcement.type async, or action.type throttle for a hard limit',
+      ],
+    ],
     ['interval at least 1s', policy({ threshold: { count: 1, interval: '500ms' } }), ['policies[0].threshold.interval: must be between 1s and 30d']],
     ['interval at most 30d', policy({ threshold: { count: 1, interval: '31d' } }), ['policies[0].threshold.interval: must be between 1s and 30d']],
     ['interval too large to count', policy({ threshold: { count: 1, interval: '999999999999999999d' } }), ['policies[0].threshold.interval: must be between 1s and 30d']],
     ['banDuration at least 1s', policy({ action: ban({ banDuration: '999ms' }) }), ['policies[0].action.banDuration: must be between 1s and 365d']],
     ['banDuration at most 365d', policy({ action: ban({ banDuration: '366d' }) }), ['policies[0].action.banDuration: must be between 1s and 365d']],
     ['banThreshold interval', policy({ action: ban({ banThreshold: { count: 100, interval: '31d' } }) }), ['policies[0].action.banThreshold.interval: must be between 1s and 30d']],
-    ['banThreshold below threshold', policy({ action: ban({ banThreshold: { count: 5, interval: '60s' } }) }), ['policies[0].action.banThreshold.count: must be >= threshold.count (10) when the intervals are equal: a ban cannot trigger below the rate limit']],
+    [
+      'banThreshold below threshold',
+      policy({ action: ban({ banThreshold: { count: 5, interval: '60s' } }) }),
+      ['policies[0].action.banThreshold.count: must be >= threshold.count (10) when the intervals are equal: a ban cannot trigger below the rate limit'],
+    ],
     ['escalation needs a ban', policy({ escalation: escalation() }), ['policies[0].escalation: is only allowed when action.type is ban']],
-    ['escalation cap below the ban', policy({ action: ban({ banDuration: '1d' }), escalation: escalation({ maxDuration: '12h' }) }), ['policies[0].escalation.maxDuration: must be >= action.banDuration (1d)']],
+    [
+      'escalation cap below the ban',
+      policy({ action: ban({ banDuration: '1d' }), escalation: escalation({ maxDuration: '12h' }) }),
+      ['policies[0].escalation.maxDuration: must be >= action.banDuration (1d)'],
+    ],
     ['escalation cap at most 365d', policy({ action: ban(), escalation: escalation({ maxDuration: '400d' }) }), ['policies[0].escalation.maxDuration: must be between 1s and 365d']],
     ['escalation decay at most 365d', policy({ action: ban(), escalation: escalation({ decayAfter: '366d' }) }), ['policies[0].escalation.decayAfter: must be between 1s and 365d']],
     ['time zone', policy({ schedule: schedule({ timeZone: 'Europe/Pariss' }) }), ['policies[0].schedule.timeZone: unknown time zone "Europe/Pariss": must be an IANA name such as Europe/Paris']],
@@ -55,8 +77,16 @@ describe('cross-field rules', () => {
     ['empty window', policy({ schedule: schedule({ from: '09:00', to: '09:00' }) }), ['policies[0].schedule.to: must differ from schedule.from (the window would be empty)']],
     ['24:30 is no time', policy({ schedule: schedule({ from: '09:00', to: '24:30' }) }), ['policies[0].schedule.to: must be a local time HH:MM from 00:00 to 24:00']],
     ['header without a test', policy({ match: { headers: [{ name: 'user-agent' }] } }), ['policies[0].match.headers[0]: needs exactly one of present, equals, contains, matches (none given)']],
-    ['header with two tests', policy({ match: { headers: [{ name: 'user-agent', equals: 'curl', contains: 'bot' }] } }), ['policies[0].match.headers[0]: needs exactly one of present, equals, contains, matches (found equals, contains)']],
-    ['header regex', policy({ match: { headers: [{ name: 'user-agent', matches: '(bot' }] } }), ['policies[0].match.headers[0].matches: is not a valid RE2 regular expression: missing closing ): `(bot`']],
+    [
+      'header with two tests',
+      policy({ match: { headers: [{ name: 'user-agent', equals: 'curl', contains: 'bot' }] } }),
+      ['policies[0].match.headers[0]: needs exactly one of present, equals, contains, matches (found equals, contains)'],
+    ],
+    [
+      'header regex',
+      policy({ match: { headers: [{ name: 'user-agent', matches: '(bot' }] } }),
+      ['policies[0].match.headers[0].matches: is not a valid RE2 regular expression: missing closing ): `(bot`'],
+    ],
   ])('%s', (_name, p, expected) => {
     expect(one(p)).toEqual(expected);
   });
@@ -78,7 +108,11 @@ describe('cross-field rules', () => {
     const match = {
       statuses: [401, 403],
       statusClasses: ['5xx'],
-      headers: [{ name: 'x-bot', present: false }, { name: 'user-agent', matches: '^curl/' }, { name: 'accept', equals: '' }],
+      headers: [
+        { name: 'x-bot', present: false },
+        { name: 'user-agent', matches: '^curl/' },
+        { name: 'accept', equals: '' },
+      ],
     };
     expect(one(policy({ match }))).toEqual([]);
   });
@@ -146,9 +180,7 @@ describe('allowlist rules', () => {
 
   it('requires expiresAt to be an ISO 8601 date-time with a zone', () => {
     for (const bad of ['tomorrow', '2026-02-30T00:00:00Z', '2026-12-31', '2026-12-31T10:00:00', '2026-12-31T24:00:00Z']) {
-      expect(allow({ entry: '10.0.0.1', expiresAt: bad })).toEqual([
-        'allowlist[0].expiresAt: must be an ISO 8601 date-time with a zone, such as 2026-12-31T23:59:59Z',
-      ]);
+      expect(allow({ entry: '10.0.0.1', expiresAt: bad })).toEqual(['allowlist[0].expiresAt: must be an ISO 8601 date-time with a zone, such as 2026-12-31T23:59:59Z']);
     }
     expect(allow({ entry: '10.0.0.1', expiresAt: '2026-12-31T23:59:59Z' }, { entry: '10.0.0.2', expiresAt: '2026-12-31T23:59:59.250+02:00' })).toEqual([]);
     expect(isIsoDateTime('2028-02-29T00:00Z')).toBe(true);

@@ -95,17 +95,8 @@ function policyRules(p: Record<string, unknown>, at: readonly PathSegment[], pus
   const banDurationMs = durationInRange(action.banDuration, [...at, 'action', 'banDuration'], BAN, push);
   const banThreshold = record(action.banThreshold);
   const banIntervalMs = durationInRange(banThreshold.interval, [...at, 'action', 'banThreshold', 'interval'], INTERVAL, push);
-  if (
-    intervalMs !== undefined &&
-    intervalMs === banIntervalMs &&
-    typeof banThreshold.count === 'number' &&
-    typeof threshold.count === 'number' &&
-    banThreshold.count < threshold.count
-  ) {
-    push(
-      [...at, 'action', 'banThreshold', 'count'],
-      `must be >= threshold.count (${threshold.count}) when the intervals are equal: a ban cannot trigger below the rate limit`,
-    );
+  if (intervalMs !== undefined && intervalMs === banIntervalMs && typeof banThreshold.count === 'number' && typeof threshold.count === 'number' && banThreshold.count < threshold.count) {
+    push([...at, 'action', 'banThreshold', 'count'], `must be >= threshold.count (${threshold.count}) when the intervals are equal: a ban cannot trigger below the rate limit`);
   }
 
   if (p.escalation !== undefined) {
@@ -146,8 +137,11 @@ function normalPathRule(path: unknown, at: readonly PathSegment[], push: Push): 
   if (typeof path !== 'string' || !path.startsWith('/')) return;
   const normal = normalisePath(path);
   if (normal !== path) {
-    push(at, `is not in normal form: requests are matched by their normalised path (escapes decoded but those of / ? # % ; : @ & = + $ , which ` +
-      `are upper-cased, dot segments removed, runs of / merged, no query), in which this is ${JSON.stringify(normal)}`);
+    push(
+      at,
+      `is not in normal form: requests are matched by their normalised path (escapes decoded but those of / ? # % ; : @ & = + $ , which ` +
+        `are upper-cased, dot segments removed, runs of / merged, no query), in which this is ${JSON.stringify(normal)}`,
+    );
   }
 }
 
@@ -207,8 +201,10 @@ function widePrefixProblem(d: KeyDimension): string | undefined {
   if (d.kind !== 'prefix') return undefined;
   const { v4 = MIN_POLICY_PREFIX_BITS.v4, v6 = MIN_POLICY_PREFIX_BITS.v6 } = d;
   if (v4 >= MIN_POLICY_PREFIX_BITS.v4 && v6 >= MIN_POLICY_PREFIX_BITS.v6) return undefined;
-  return `IPv4 /${v4} or IPv6 /${v6} counts too wide a network as one subject for a policy that bans or throttles ` +
-    `(at least /${MIN_POLICY_PREFIX_BITS.v4} for IPv4 and /${MIN_POLICY_PREFIX_BITS.v6} for IPv6; action.type alert may count wider)`;
+  return (
+    `IPv4 /${v4} or IPv6 /${v6} counts too wide a network as one subject for a policy that bans or throttles ` +
+    `(at least /${MIN_POLICY_PREFIX_BITS.v4} for IPv4 and /${MIN_POLICY_PREFIX_BITS.v6} for IPv6; action.type alert may count wider)`
+  );
 }
 
 /** An allowlist entry is matched as a network (a bare IP is its /32 or /128) or as a subject. */
@@ -261,16 +257,7 @@ export function isIsoDateTime(text: string): boolean {
   if (m === null) return false;
   const [year, month, day, hour, minute, second, offH, offM] = m.slice(1).map((g) => (g === undefined ? 0 : Number(g))) as number[];
   const date = new Date(Date.UTC(year!, month! - 1, day!));
-  return (
-    date.getUTCFullYear() === year &&
-    date.getUTCMonth() === month! - 1 &&
-    date.getUTCDate() === day &&
-    hour! <= 23 &&
-    minute! <= 59 &&
-    second! <= 59 &&
-    offH! <= 23 &&
-    offM! <= 59
-  );
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month! - 1 && date.getUTCDate() === day && hour! <= 23 && minute! <= 59 && second! <= 59 && offH! <= 23 && offM! <= 59;
 }
 
 function record(v: unknown): Record<string, unknown> {

@@ -97,10 +97,7 @@ describe('validatePolicyDocument: schema rules, one line per problem', () => {
 
 describe('validatePolicyDocument: unknown fields', () => {
   it('names an unknown field and suggests the near miss', () => {
-    expect(one({ ...without('threshold'), treshold: { count: 1, interval: '1m' } })).toEqual([
-      'policies[0].threshold: is required',
-      'policies[0].treshold: unknown field (did you mean "threshold"?)',
-    ]);
+    expect(one({ ...without('threshold'), treshold: { count: 1, interval: '1m' } })).toEqual(['policies[0].threshold: is required', 'policies[0].treshold: unknown field (did you mean "threshold"?)']);
   });
 
   it('suggests across case and swapped letters, and not for unrelated names', () => {
@@ -120,9 +117,7 @@ describe('validatePolicyDocument: unknown fields', () => {
   it('reports unknown fields at the root and in allowlist entries', () => {
     expect(lines({ policies: [], polices: [] })).toEqual(['polices: unknown field']);
     expect(lines({ polices: [] })).toEqual(['policies: is required', 'polices: unknown field (did you mean "policies"?)']);
-    expect(lines({ policies: [], allowlist: [{ entry: '10.0.0.1', expires: 'x' }] })).toEqual([
-      'allowlist[0].expires: unknown field (did you mean "expiresAt"?)',
-    ]);
+    expect(lines({ policies: [], allowlist: [{ entry: '10.0.0.1', expires: 'x' }] })).toEqual(['allowlist[0].expires: unknown field (did you mean "expiresAt"?)']);
   });
 });
 
@@ -133,9 +128,7 @@ describe('validatePolicyDocument: the document', () => {
     expect(lines({ policies: {} })).toEqual(['policies: must be a list']);
     expect(lines({ policies: ['login'] })).toEqual(['policies[0]: must be an object']);
     expect(lines({ policies: [], allowlist: [{}] })).toEqual(['allowlist[0].entry: is required']);
-    expect(lines({ policies: [], allowlist: [{ entry: '10.0.0.1', reason: 'x'.repeat(1001) }] })).toEqual([
-      'allowlist[0].reason: must be at most 1000 characters',
-    ]);
+    expect(lines({ policies: [], allowlist: [{ entry: '10.0.0.1', reason: 'x'.repeat(1001) }] })).toEqual(['allowlist[0].reason: must be at most 1000 characters']);
   });
 
   it('reports every problem of every policy, grouped by policy in document order', () => {

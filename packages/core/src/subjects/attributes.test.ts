@@ -41,20 +41,50 @@ describe('attributesFromEvent', () => {
   it('takes the event fields, nulls as undefined', () => {
     const attrs = attributesFromEvent(event({ route: null, userId: null, apiKeyHash: null, country: null, region: null, asn: null }));
     expect(attrs).toMatchObject({
-      ip: '203.0.113.7', method: 'POST', host: 'example.com', path: '/login', status: 401, timestamp: 1_700_000_000_000,
-      route: undefined, userId: undefined, apiKeyHash: undefined, country: undefined, region: undefined, asn: undefined, cookies: undefined,
+      ip: '203.0.113.7',
+      method: 'POST',
+      host: 'example.com',
+      path: '/login',
+      status: 401,
+      timestamp: 1_700_000_000_000,
+      route: undefined,
+      userId: undefined,
+      apiKeyHash: undefined,
+      country: undefined,
+      region: undefined,
+      asn: undefined,
+      cookies: undefined,
     });
     expect({ ...attrs.headers }).toEqual({ 'user-agent': 'curl/8.5' });
   });
 
   it('normalises what an edge may have left as is', () => {
-    const attrs = attributesFromEvent(event({
-      ip: '2001:DB8:0:0:1::1', method: 'post', host: 'Example.COM:443', path: '/login?next=/', country: 'fr', region: 'fr-idf',
-      apiKeyHash: hashApiKey('k').toUpperCase(), headers: { 'User-Agent': 'x', cookie: 'session=abc' }, status: 0, userId: '', route: '',
-    }));
+    const attrs = attributesFromEvent(
+      event({
+        ip: '2001:DB8:0:0:1::1',
+        method: 'post',
+        host: 'Example.COM:443',
+        path: '/login?next=/',
+        country: 'fr',
+        region: 'fr-idf',
+        apiKeyHash: hashApiKey('k').toUpperCase(),
+        headers: { 'User-Agent': 'x', cookie: 'session=abc' },
+        status: 0,
+        userId: '',
+        route: '',
+      }),
+    );
     expect(attrs).toMatchObject({
-      ip: '2001:db8::1:0:0:1', method: 'POST', host: 'example.com', path: '/login', country: 'FR', region: 'FR-IDF',
-      apiKeyHash: hashApiKey('k'), status: undefined, userId: undefined, route: undefined,
+      ip: '2001:db8::1:0:0:1',
+      method: 'POST',
+      host: 'example.com',
+      path: '/login',
+      country: 'FR',
+      region: 'FR-IDF',
+      apiKeyHash: hashApiKey('k'),
+      status: undefined,
+      userId: undefined,
+      route: undefined,
     });
     expect(attrs.headers['user-agent']).toBe('x');
     expect({ ...attrs.cookies }).toEqual({ session: 'abc' });
@@ -91,8 +121,15 @@ describe('attributesFromRequest', () => {
       timestamp: 5,
     });
     expect(attrs).toMatchObject({
-      ip: '203.0.113.7', method: 'POST', host: 'example.com', path: '/login', userId: '42', country: 'FR',
-      apiKeyHash: attributesFromEvent(event()).apiKeyHash, status: undefined, timestamp: 5,
+      ip: '203.0.113.7',
+      method: 'POST',
+      host: 'example.com',
+      path: '/login',
+      userId: '42',
+      country: 'FR',
+      apiKeyHash: attributesFromEvent(event()).apiKeyHash,
+      status: undefined,
+      timestamp: 5,
     });
     expect({ ...attrs.headers }).toEqual({ 'user-agent': 'curl/8.5', cookie: 'session=abc; theme=dark', 'x-multi': 'a, b' });
     expect({ ...attrs.cookies }).toEqual({ session: 'abc', theme: 'dark' });

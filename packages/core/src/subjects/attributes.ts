@@ -1,9 +1,6 @@
 import { BanstreamError } from '../errors.js';
 import { invalidIp, parseIp, type IpAddress } from './ip.js';
-import {
-  isValidAsn, isValidStatus, normaliseGeo, normaliseHeaders, normaliseHost, normaliseMethod,
-  normalisePath, normaliseStatus, ownValue, parseCookies, type HeadersInput,
-} from './normalise.js';
+import { isValidAsn, isValidStatus, normaliseGeo, normaliseHeaders, normaliseHost, normaliseMethod, normalisePath, normaliseStatus, ownValue, parseCookies, type HeadersInput } from './normalise.js';
 import { hashApiKey, normaliseApiKeyHash } from './values.js';
 
 /**

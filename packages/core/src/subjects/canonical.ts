@@ -38,5 +38,7 @@ const RESPONSE_SCOPES = new Set(['status', 'status_class']);
  * before its response exists.
  */
 export function responseOnlyScope(subject: string): string | undefined {
-  return subjectScope(subject).split(SUBJECT_SEPARATOR).find((scope) => RESPONSE_SCOPES.has(scope));
+  return subjectScope(subject)
+    .split(SUBJECT_SEPARATOR)
+    .find((scope) => RESPONSE_SCOPES.has(scope));
 }

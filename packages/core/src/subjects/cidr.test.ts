@@ -71,7 +71,13 @@ describe('parseCidr', () => {
     ['fe80::%eth0/64', 'a zone id has no place in a network'],
     ['::ffff:192.0.2.0/80', 'an IPv4-mapped network needs a prefix of at least 96 bits'],
   ])('refuses %j: %s', (input, reason) => {
-    const err = (() => { try { parseCidr(input); } catch (e) { return e; } })();
+    const err = (() => {
+      try {
+        parseCidr(input);
+      } catch (e) {
+        return e;
+      }
+    })();
     expect(isBanstreamError(err, 'SUBJECT_INVALID_CIDR')).toBe(true);
     expect((err as Error).message).toBe(`not a network: ${JSON.stringify(input)} (${reason})`);
     expect(tryParseCidr(input)).toBeUndefined();
@@ -99,20 +105,29 @@ describe('cidrContains', () => {
   const withBits = address.chain((ip) => fc.tuple(fc.constant(ip), fc.integer({ min: 0, max: ip.family === 4 ? 32 : 128 })));
 
   it('a prefix contains its own address, and its text parses back to itself', () => {
-    fc.assert(fc.property(withBits, ([ip, bits]) => {
-      const network = networkOf(ip, bits);
-      expect(cidrContains(network, ip)).toBe(true);
-      expect(parseCidr(network.text)).toEqual(network);
-      expect(networkPrefix(network.text.split('/')[0]!, bits)).toBe(network.text);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(withBits, ([ip, bits]) => {
+        const network = networkOf(ip, bits);
+        expect(cidrContains(network, ip)).toBe(true);
+        expect(parseCidr(network.text)).toEqual(network);
+        expect(networkPrefix(network.text.split('/')[0]!, bits)).toBe(network.text);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('a prefix does not contain an address differing in one of its bits, and does in any other', () => {
-    fc.assert(fc.property(withBits.chain(([ip, bits]) => fc.tuple(fc.constant(ip), fc.constant(bits), fc.nat(ip.bytes.length * 8 - 1))), ([ip, bits, flip]) => {
-      const other = ip.bytes.slice();
-      other[flip >> 3]! ^= 0x80 >> (flip & 7);
-      const otherIp = { family: ip.family, bytes: other, text: formatIp(other) };
-      expect(cidrContains(networkOf(ip, bits), otherIp)).toBe(flip >= bits);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(
+        withBits.chain(([ip, bits]) => fc.tuple(fc.constant(ip), fc.constant(bits), fc.nat(ip.bytes.length * 8 - 1))),
+        ([ip, bits, flip]) => {
+          const other = ip.bytes.slice();
+          other[flip >> 3]! ^= 0x80 >> (flip & 7);
+          const otherIp = { family: ip.family, bytes: other, text: formatIp(other) };
+          expect(cidrContains(networkOf(ip, bits), otherIp)).toBe(flip >= bits);
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });

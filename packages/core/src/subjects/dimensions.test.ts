@@ -53,7 +53,13 @@ describe('parseDimension', () => {
     ['prefix/24,48,1', 'expected prefix/<IPv4 bits> or prefix/<IPv4 bits>,<IPv6 bits>'],
     ['prefix/,48', 'prefix bits must be decimal numbers, not ""'],
   ])('refuses %j: %s', (text, reason) => {
-    const err = (() => { try { parseDimension(text); } catch (e) { return e; } })();
+    const err = (() => {
+      try {
+        parseDimension(text);
+      } catch (e) {
+        return e;
+      }
+    })();
     expect(isBanstreamError(err, 'SUBJECT_INVALID_DIMENSION')).toBe(true);
     expect((err as Error).message).toContain(`not a key dimension: ${JSON.stringify(text)} (${reason}`);
   });

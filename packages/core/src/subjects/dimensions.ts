@@ -5,10 +5,7 @@ import { BanstreamError } from '../errors.js';
  * canonical order of parts in a composite subject, whatever order a policy lists
  * them in: network first, then identity, request, response and geography.
  */
-export const DIMENSION_KINDS = [
-  'ip', 'prefix', 'user', 'apikey', 'header', 'cookie', 'method', 'host', 'path', 'route',
-  'status', 'status_class', 'country', 'region', 'asn',
-] as const;
+export const DIMENSION_KINDS = ['ip', 'prefix', 'user', 'apikey', 'header', 'cookie', 'method', 'host', 'path', 'route', 'status', 'status_class', 'country', 'region', 'asn'] as const;
 
 export type DimensionKind = (typeof DIMENSION_KINDS)[number];
 type PlainKind = Exclude<DimensionKind, 'prefix' | 'header' | 'cookie'>;
@@ -174,6 +171,6 @@ function isToken(name: string): boolean {
 }
 
 function invalidDimension(input: unknown, reason: string): BanstreamError {
-  const shown = typeof input === 'string' ? JSON.stringify(input.slice(0, 80)) : JSON.stringify(input)?.slice(0, 120) ?? String(input);
+  const shown = typeof input === 'string' ? JSON.stringify(input.slice(0, 80)) : (JSON.stringify(input)?.slice(0, 120) ?? String(input));
   return new BanstreamError('SUBJECT_INVALID_DIMENSION', `not a key dimension: ${shown} (${reason})`, { details: { reason } });
 }

@@ -37,7 +37,10 @@ const v6Bytes = fc.uint8Array({ minLength: 16, maxLength: 16 });
 /** Addresses with zero runs, so compression is exercised often. */
 const sparseV6Bytes = fc.array(fc.constantFrom(0, 0, 0, 1, 0xffff, 0xdb8, 0x2001), { minLength: 8, maxLength: 8 }).map((gs) => {
   const b = new Uint8Array(16);
-  gs.forEach((g, i) => { b[2 * i] = g >> 8; b[2 * i + 1] = g & 0xff; });
+  gs.forEach((g, i) => {
+    b[2 * i] = g >> 8;
+    b[2 * i + 1] = g & 0xff;
+  });
   return b;
 });
 
@@ -64,13 +67,7 @@ describe('parseIp: canonical text', () => {
     expect(parseIp(input).text).toBe(text);
   });
 
-  it.each([
-    ['::ffff:192.0.2.1'],
-    ['::FFFF:192.0.2.1'],
-    ['::ffff:c000:0201'],
-    ['::ffff:c000:201'],
-    ['0:0:0:0:0:ffff:192.0.2.1'],
-  ])('IPv4-mapped %s is the IPv4 address 192.0.2.1', (input) => {
+  it.each([['::ffff:192.0.2.1'], ['::FFFF:192.0.2.1'], ['::ffff:c000:0201'], ['::ffff:c000:201'], ['0:0:0:0:0:ffff:192.0.2.1']])('IPv4-mapped %s is the IPv4 address 192.0.2.1', (input) => {
     const ip = parseIp(input);
     expect(ip).toEqual({ family: 4, bytes: new Uint8Array([192, 0, 2, 1]), text: '192.0.2.1' });
   });
@@ -111,7 +108,13 @@ describe('parseIp: invalid input', () => {
     ['1:2:3:4:5:6:7:1.2.3.4', 'not an IP address: "1:2:3:4:5:6:7:1.2.3.4" (IPv6 has more than 8 groups)'],
     ['1.2.3.4::', 'not an IP address: "1.2.3.4::" (unexpected ":" at position 7)'],
   ])('%j', (input, message) => {
-    const err = (() => { try { parseIp(input); } catch (e) { return e; } })();
+    const err = (() => {
+      try {
+        parseIp(input);
+      } catch (e) {
+        return e;
+      }
+    })();
     expect(isBanstreamError(err, 'SUBJECT_INVALID_IP')).toBe(true);
     expect((err as Error).message).toBe(message);
     expect(tryParseIp(input)).toBeUndefined();
@@ -123,37 +126,48 @@ describe('parseIp: invalid input', () => {
   });
 
   it('refuses what node:net refuses (random short strings)', () => {
-    fc.assert(fc.property(fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF:.%x '), maxLength: 20 }), (s) => {
-      // node:net accepts zone ids too; both must agree on everything else.
-      if (isIP(s) === 0) expect(tryParseIp(s)).toBeUndefined();
-      else if (!s.includes('%') && !/(^|[.:])0\d/.test(s)) expect(tryParseIp(s)).toBeDefined();
-    }), { numRuns: 3000 });
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF:.%x '), maxLength: 20 }), (s) => {
+        // node:net accepts zone ids too; both must agree on everything else.
+        if (isIP(s) === 0) expect(tryParseIp(s)).toBeUndefined();
+        else if (!s.includes('%') && !/(^|[.:])0\d/.test(s)) expect(tryParseIp(s)).toBeDefined();
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
 
 describe('parseIp: properties', () => {
   it('IPv4: format → parse → format is the identity, and the text is the input', () => {
-    fc.assert(fc.property(fc.uint8Array({ minLength: 4, maxLength: 4 }), (bytes) => {
-      const text = formatIp(bytes);
-      const ip = parseIp(text);
-      expect({ family: ip.family, bytes: ip.bytes, text: ip.text }).toEqual({ family: 4, bytes, text });
-      expect(ip.int32).toBe(new DataView(bytes.buffer, bytes.byteOffset).getInt32(0));
-      expect(isIP(text)).toBe(4);
-    }));
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 4, maxLength: 4 }), (bytes) => {
+        const text = formatIp(bytes);
+        const ip = parseIp(text);
+        expect({ family: ip.family, bytes: ip.bytes, text: ip.text }).toEqual({ family: 4, bytes, text });
+        expect(ip.int32).toBe(new DataView(bytes.buffer, bytes.byteOffset).getInt32(0));
+        expect(isIP(text)).toBe(4);
+      }),
+    );
   });
 
   it('IPv6: every spelling parses to the same bytes and the RFC 5952 text (URL serialiser as oracle)', () => {
-    fc.assert(fc.property(fc.oneof(v6Bytes, sparseV6Bytes).chain((b) => fc.tuple(fc.constant(b), spellings(b))), ([bytes, spelling]) => {
-      const ip = parseIp(spelling);
-      if (isMapped(bytes)) {
-        expect(ip).toEqual({ family: 4, bytes: bytes.slice(12), text: formatIp(bytes.slice(12)) });
-        return;
-      }
-      expect(ip.family).toBe(6);
-      expect(ip.bytes).toEqual(bytes);
-      expect(ip.text).toBe(urlCanonical(bytes));
-      expect(parseIp(ip.text).text).toBe(ip.text);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(
+        fc.oneof(v6Bytes, sparseV6Bytes).chain((b) => fc.tuple(fc.constant(b), spellings(b))),
+        ([bytes, spelling]) => {
+          const ip = parseIp(spelling);
+          if (isMapped(bytes)) {
+            expect(ip).toEqual({ family: 4, bytes: bytes.slice(12), text: formatIp(bytes.slice(12)) });
+            return;
+          }
+          expect(ip.family).toBe(6);
+          expect(ip.bytes).toEqual(bytes);
+          expect(ip.text).toBe(urlCanonical(bytes));
+          expect(parseIp(ip.text).text).toBe(ip.text);
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });
 

@@ -129,8 +129,20 @@ describe('normalisePath', () => {
     const length = 8192;
     const cycle = (unit: string) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
     const paths = [
-      cycle('/..'), cycle('/a/..'), cycle('/%2e%2e'), cycle('/'), cycle('%'), cycle('%41'), cycle('%2f'), `${cycle('/a').slice(0, -3)}%41`,
-      cycle('/.%2E/a'), `/${cycle('a/')}${cycle('../')}`, cycle('/%zz'), `http://${cycle('h')}`, cycle('a'), `/${cycle('a')}`,
+      cycle('/..'),
+      cycle('/a/..'),
+      cycle('/%2e%2e'),
+      cycle('/'),
+      cycle('%'),
+      cycle('%41'),
+      cycle('%2f'),
+      `${cycle('/a').slice(0, -3)}%41`,
+      cycle('/.%2E/a'),
+      `/${cycle('a/')}${cycle('../')}`,
+      cycle('/%zz'),
+      `http://${cycle('h')}`,
+      cycle('a'),
+      `/${cycle('a')}`,
     ];
     for (const path of paths) {
       normalisePath(path);

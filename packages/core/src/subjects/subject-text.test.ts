@@ -11,9 +11,7 @@ describe('parseSubject', () => {
       { scope: 'ip', value: '203.0.113.7', hashed: false },
       { scope: 'path', value: '/a|b', hashed: false },
     ]);
-    expect(parseSubject(`header.user-agent:${hashValue('x'.repeat(500))}`)).toEqual([
-      { scope: 'header.user-agent', value: hashValue('x'.repeat(500)), hashed: true },
-    ]);
+    expect(parseSubject(`header.user-agent:${hashValue('x'.repeat(500))}`)).toEqual([{ scope: 'header.user-agent', value: hashValue('x'.repeat(500)), hashed: true }]);
     expect(parseSubject('user:h%3Aabc')).toEqual([{ scope: 'user', value: 'h:abc', hashed: false }]);
     expect(parseSubject('route:/users/:id')).toEqual([{ scope: 'route', value: '/users/:id', hashed: false }]);
   });
@@ -39,7 +37,13 @@ describe('parseSubject', () => {
     ['asn:4294967296', 'asn values are 0 to 4294967295'],
     [`user:${'x'.repeat(5000)}`, 'longer than 4096 characters'],
   ])('refuses %j: %s', (text, reason) => {
-    const err = (() => { try { parseSubject(text); } catch (e) { return e; } })();
+    const err = (() => {
+      try {
+        parseSubject(text);
+      } catch (e) {
+        return e;
+      }
+    })();
     expect(isBanstreamError(err, 'SUBJECT_INVALID')).toBe(true);
     expect((err as Error).message).toContain(reason);
   });
@@ -74,7 +78,12 @@ describe('normaliseSubject: what an operator types becomes what compileKey produ
 
 describe('formatSubject', () => {
   it('escapes and bounds plain values, keeps hashed ones', () => {
-    expect(formatSubject([{ scope: 'path', value: '/a|b', hashed: false }, { scope: 'ip', value: '192.0.2.1', hashed: false }])).toBe('ip:192.0.2.1|path:/a%7Cb');
+    expect(
+      formatSubject([
+        { scope: 'path', value: '/a|b', hashed: false },
+        { scope: 'ip', value: '192.0.2.1', hashed: false },
+      ]),
+    ).toBe('ip:192.0.2.1|path:/a%7Cb');
     expect(formatSubject([{ scope: 'user', value: hashValue('x'), hashed: true }])).toBe(`user:${hashValue('x')}`);
   });
 

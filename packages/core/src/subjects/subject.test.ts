@@ -8,9 +8,19 @@ import { formatSubject, parseSubject, subjectScope } from './subject-text.js';
 import { hashApiKey, hashValue, isHashedValue } from './values.js';
 
 const request: RequestInput = {
-  ip: '203.0.113.7', method: 'POST', host: 'example.com', path: '/login', route: '/users/:id', status: 401,
-  headers: { 'user-agent': 'curl/8.5', cookie: 'session=abc123' }, apiKey: 'secret-key', userId: '42',
-  country: 'FR', region: 'FR-IDF', asn: 64500, timestamp: 0,
+  ip: '203.0.113.7',
+  method: 'POST',
+  host: 'example.com',
+  path: '/login',
+  route: '/users/:id',
+  status: 401,
+  headers: { 'user-agent': 'curl/8.5', cookie: 'session=abc123' },
+  apiKey: 'secret-key',
+  userId: '42',
+  country: 'FR',
+  region: 'FR-IDF',
+  asn: 64500,
+  timestamp: 0,
 };
 const attrs = attributesFromRequest(request);
 const keyHash = hashApiKey('secret-key');
@@ -19,9 +29,22 @@ const keyHash = hashApiKey('secret-key');
 function edgeEvent(r: RequestInput): RequestEventInput {
   const { cookie: _cookie, ...headers } = normaliseHeaders(r.headers);
   return {
-    eventId: 'e', timestamp: r.timestamp, ip: r.ip, country: r.country ?? null, region: r.region ?? null, asn: r.asn ?? null,
-    method: r.method, host: r.host, path: r.path, route: r.route ?? null, status: r.status ?? 0, userId: r.userId ?? null,
-    apiKeyHash: r.apiKey ? hashApiKey(r.apiKey) : null, headers, edgeId: 'edge', latencyMs: null,
+    eventId: 'e',
+    timestamp: r.timestamp,
+    ip: r.ip,
+    country: r.country ?? null,
+    region: r.region ?? null,
+    asn: r.asn ?? null,
+    method: r.method,
+    host: r.host,
+    path: r.path,
+    route: r.route ?? null,
+    status: r.status ?? 0,
+    userId: r.userId ?? null,
+    apiKeyHash: r.apiKey ? hashApiKey(r.apiKey) : null,
+    headers,
+    edgeId: 'edge',
+    latencyMs: null,
   };
 }
 
@@ -69,7 +92,13 @@ describe('subjectFor: one dimension', () => {
   });
 
   it('status_class for each class; no status, no subject', () => {
-    for (const [status, cls] of [[100, '1xx'], [204, '2xx'], [302, '3xx'], [429, '4xx'], [503, '5xx']] as const) {
+    for (const [status, cls] of [
+      [100, '1xx'],
+      [204, '2xx'],
+      [302, '3xx'],
+      [429, '4xx'],
+      [503, '5xx'],
+    ] as const) {
       expect(subjectFor(['status_class'], attributesFromRequest({ ...request, status }))).toBe(`status_class:${cls}`);
     }
     expect(subjectFor(['status_class'], attributesFromRequest({ ...request, status: undefined }))).toBeUndefined();
@@ -98,9 +127,7 @@ describe('subjectFor: composites', () => {
   it('joins parts in the canonical order, whatever the policy order', () => {
     expect(subjectFor(['path', 'ip'], attrs)).toBe('ip:203.0.113.7|path:/login');
     expect(subjectFor(['user', 'ip'], attrs)).toBe(subjectFor(['ip', 'user'], attrs));
-    expect(subjectFor(['country', 'status_class', 'apikey', 'prefix'], attrs)).toBe(
-      `cidr:203.0.113.0/24|apikey:${keyHash.slice(0, 32)}|status_class:4xx|country:FR`,
-    );
+    expect(subjectFor(['country', 'status_class', 'apikey', 'prefix'], attrs)).toBe(`cidr:203.0.113.0/24|apikey:${keyHash.slice(0, 32)}|status_class:4xx|country:FR`);
   });
 
   it('a | in a value cannot pass for a second part', () => {
@@ -128,39 +155,59 @@ describe('subjectFor: composites', () => {
 const text = fc.string({ unit: fc.oneof(fc.constantFrom('|', '%', ':', 'h', '\n', 'é', '€'), fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 1 })), maxLength: 150 });
 const ipText = fc.oneof(fc.uint8Array({ minLength: 4, maxLength: 4 }), fc.uint8Array({ minLength: 16, maxLength: 16 })).map(formatIp);
 const requestArb: fc.Arbitrary<RequestInput> = fc.record({
-  ip: ipText, method: fc.constantFrom('GET', 'post', 'Put', 'X|Y'), host: fc.oneof(fc.domain(), text), path: text,
-  route: fc.option(text, { nil: undefined }), status: fc.option(fc.integer({ min: 100, max: 599 }), { nil: undefined }),
+  ip: ipText,
+  method: fc.constantFrom('GET', 'post', 'Put', 'X|Y'),
+  host: fc.oneof(fc.domain(), text),
+  path: text,
+  route: fc.option(text, { nil: undefined }),
+  status: fc.option(fc.integer({ min: 100, max: 599 }), { nil: undefined }),
   headers: fc.dictionary(fc.constantFrom('user-agent', 'X-Tenant', 'accept'), text),
-  apiKey: fc.option(text, { nil: undefined }), userId: fc.option(text, { nil: undefined }),
-  country: fc.option(fc.constantFrom('FR', 'de', ''), { nil: undefined }), region: fc.option(text, { nil: undefined }),
-  asn: fc.option(fc.integer({ min: 0, max: 2 ** 32 - 1 }), { nil: undefined }), timestamp: fc.nat(),
+  apiKey: fc.option(text, { nil: undefined }),
+  userId: fc.option(text, { nil: undefined }),
+  country: fc.option(fc.constantFrom('FR', 'de', ''), { nil: undefined }),
+  region: fc.option(text, { nil: undefined }),
+  asn: fc.option(fc.integer({ min: 0, max: 2 ** 32 - 1 }), { nil: undefined }),
+  timestamp: fc.nat(),
 });
 const dims = ['ip', 'prefix', 'prefix/20,48', 'user', 'apikey', 'header:user-agent', 'header:x-tenant', 'method', 'host', 'path', 'route', 'status', 'status_class', 'country', 'region', 'asn'];
 const keyArb = fc.uniqueArray(fc.constantFrom(...dims.filter((d) => d !== 'prefix/20,48')), { minLength: 1, maxLength: 5 });
 
 describe('subjects: properties', () => {
   it('the enforcer (request) and the aggregator (event) derive the same subject for every key', () => {
-    fc.assert(fc.property(requestArb, keyArb, (r, key) => {
-      expect(subjectFor(key, attributesFromRequest(r))).toBe(subjectFor(key, attributesFromEvent(edgeEvent(r))));
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(requestArb, keyArb, (r, key) => {
+        expect(subjectFor(key, attributesFromRequest(r))).toBe(subjectFor(key, attributesFromEvent(edgeEvent(r))));
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('the order of dimensions in a key does not matter', () => {
-    fc.assert(fc.property(requestArb, keyArb.chain((k) => fc.tuple(fc.constant(k), fc.shuffledSubarray(k, { minLength: k.length }))), (r, [key, shuffled]) => {
-      const a = attributesFromRequest(r);
-      expect(compileKey(shuffled)(a)).toBe(compileKey(key)(a));
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(
+        requestArb,
+        keyArb.chain((k) => fc.tuple(fc.constant(k), fc.shuffledSubarray(k, { minLength: k.length }))),
+        (r, [key, shuffled]) => {
+          const a = attributesFromRequest(r);
+          expect(compileKey(shuffled)(a)).toBe(compileKey(key)(a));
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it('parseSubject → formatSubject is the identity on every subject produced, and parts match scopes', () => {
-    fc.assert(fc.property(requestArb, keyArb, (r, key) => {
-      const subject = subjectFor(key, attributesFromRequest(r));
-      if (subject === undefined) return;
-      const parts = parseSubject(subject);
-      expect(formatSubject(parts)).toBe(subject);
-      expect(parts.map((p) => p.scope).join('|')).toBe(subjectScope(subject));
-      expect(parts).toHaveLength(key.length);
-      for (const part of parts) if (part.hashed) expect(isHashedValue(part.value)).toBe(true);
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(requestArb, keyArb, (r, key) => {
+        const subject = subjectFor(key, attributesFromRequest(r));
+        if (subject === undefined) return;
+        const parts = parseSubject(subject);
+        expect(formatSubject(parts)).toBe(subject);
+        expect(parts.map((p) => p.scope).join('|')).toBe(subjectScope(subject));
+        expect(parts).toHaveLength(key.length);
+        for (const part of parts) if (part.hashed) expect(isHashedValue(part.value)).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
   });
 });

@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  MAX_SUBJECT_VALUE_BYTES, boundValue, escapeValue, hashApiKey, hashValue, isHashedValue, normaliseApiKeyHash, unescapeValue,
-} from './values.js';
+import { MAX_SUBJECT_VALUE_BYTES, boundValue, escapeValue, hashApiKey, hashValue, isHashedValue, normaliseApiKeyHash, unescapeValue } from './values.js';
 
 describe('boundValue', () => {
   it('treats empty and absent values as missing', () => {
@@ -44,9 +42,12 @@ describe('boundValue', () => {
   });
 
   it('hashValue is base64url of the first 16 bytes of SHA-256, for any value', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary' }), (raw) => {
-      expect(hashValue(raw)).toBe(`h:${createHash('sha256').update(raw, 'utf8').digest().subarray(0, 16).toString('base64url')}`);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (raw) => {
+        expect(hashValue(raw)).toBe(`h:${createHash('sha256').update(raw, 'utf8').digest().subarray(0, 16).toString('base64url')}`);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('counts UTF-8 bytes, not characters', () => {
@@ -65,25 +66,30 @@ describe('boundValue', () => {
   });
 
   it('always gives a value within the bound, without | and control characters, and reversible unless hashed', () => {
-    fc.assert(fc.property(fc.string({ unit: fc.oneof(fc.constantFrom('|', '%', 'h', ':', '\n', '\x85'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 200 }), (raw) => {
-      const value = boundValue(raw);
-      if (raw.length === 0) {
-        expect(value).toBeUndefined();
-        return;
-      }
-      expect(Buffer.byteLength(value!)).toBeLessThanOrEqual(MAX_SUBJECT_VALUE_BYTES);
-      expect(value).not.toMatch(/[|\x00-\x1f\x7f-\x9f]/);
-      if (isHashedValue(value!)) expect(value).toBe(hashValue(raw));
-      else expect(unescapeValue(value!)).toBe(raw);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.string({ unit: fc.oneof(fc.constantFrom('|', '%', 'h', ':', '\n', '\x85'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 200 }), (raw) => {
+        const value = boundValue(raw);
+        if (raw.length === 0) {
+          expect(value).toBeUndefined();
+          return;
+        }
+        expect(Buffer.byteLength(value!)).toBeLessThanOrEqual(MAX_SUBJECT_VALUE_BYTES);
+        expect(value).not.toMatch(/[|\x00-\x1f\x7f-\x9f]/);
+        if (isHashedValue(value!)) expect(value).toBe(hashValue(raw));
+        else expect(unescapeValue(value!)).toBe(raw);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
 describe('escapeValue and unescapeValue', () => {
   it('are inverse', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary' }), (raw) => {
-      expect(unescapeValue(escapeValue(raw))).toBe(raw);
-    }));
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (raw) => {
+        expect(unescapeValue(escapeValue(raw))).toBe(raw);
+      }),
+    );
   });
 
   it('refuse escapes escapeValue never writes', () => {

@@ -57,9 +57,7 @@ const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
  * which matters at one or two hashes per request in the enforcer.
  */
 const sha256: (data: string, encoding: 'hex' | 'base64url') => string =
-  typeof crypto.hash === 'function'
-    ? (data, encoding) => crypto.hash('sha256', data, encoding)
-    : (data, encoding) => crypto.createHash('sha256').update(data, 'utf8').digest(encoding);
+  typeof crypto.hash === 'function' ? (data, encoding) => crypto.hash('sha256', data, encoding) : (data, encoding) => crypto.createHash('sha256').update(data, 'utf8').digest(encoding);
 
 /** Is this subject value a digest made by hashValue (not a plain value)? */
 export function isHashedValue(value: string): boolean {

@@ -129,12 +129,20 @@ export function windowLayout(config: WindowConfig): WindowLayout {
   const shapeLoShift = 8 * (ring - 4 * (countWords - 1));
   const shapeLoBits = countWords < 2 ? 0 : Math.min(4, Math.floor((32 - shapeLoShift) / ring));
   return {
-    windowMs, buckets, ring, granularityMs, graceMs, maxSkewMs, seed, initialCapacity,
+    windowMs,
+    buckets,
+    ring,
+    granularityMs,
+    graceMs,
+    maxSkewMs,
+    seed,
+    initialCapacity,
     unitMs: Math.ceil(granularityMs / 2 ** SPAN_BITS),
     countWord: W_SPAN + ring,
     // Four Uint8 counts per word; the first count word doubles as the wide-pool index.
     strideWords: W_SPAN + ring + countWords,
-    shapeLoBits, shapeLoShift,
+    shapeLoBits,
+    shapeLoShift,
     shapeMax: 2 ** (4 + shapeLoBits) - 2,
     exactFrom,
     exactLaneCap: exactFrom === Infinity ? 0 : Math.min(MAX_LANE_CAP, Math.max(MIN_LANE_CAP, 16 * exactFrom)),

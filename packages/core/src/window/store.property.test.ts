@@ -15,9 +15,16 @@ const configArb = fc
     maxSkewMs: fc.integer({ min: 0, max: 20 }),
     exactFrom: fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }),
   })
-  .map(({ buckets, g, graceMs, maxSkewMs, exactFrom }): WindowConfig => ({
-    windowMs: buckets * g, buckets, graceMs, maxSkewMs, initialCapacity: 8, ...(exactFrom === undefined ? {} : { exactFrom }),
-  }));
+  .map(
+    ({ buckets, g, graceMs, maxSkewMs, exactFrom }): WindowConfig => ({
+      windowMs: buckets * g,
+      buckets,
+      graceMs,
+      maxSkewMs,
+      initialCapacity: 8,
+      ...(exactFrom === undefined ? {} : { exactFrom }),
+    }),
+  );
 
 interface Op {
   key: number;
@@ -170,7 +177,10 @@ describe('window store properties', () => {
   });
 
   it('is exact for keys exact from their first event (exactFrom = 1) while no lane passes its cap', () => {
-    const smallOps = fc.array(opArb.map((op) => ({ ...op, count: Math.min(op.count, 3) })), { maxLength: 60 });
+    const smallOps = fc.array(
+      opArb.map((op) => ({ ...op, count: Math.min(op.count, 3) })),
+      { maxLength: 60 },
+    );
     fc.assert(
       fc.property(configArb, smallOps, (config, ops) => {
         const model = new Model({ ...config, exactFrom: 1 });

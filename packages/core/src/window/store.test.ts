@@ -97,7 +97,13 @@ describe('counting', () => {
     const s = store();
     expect(s.add('k', T0, 0, T0)).toBe(ADD_OK);
     expect(s.has('k')).toBe(false);
-    for (const [count, time] of [[-1, T0], [1.5, T0], [2 ** 32, T0], [1, Number.NaN], [1, Infinity]] as const) {
+    for (const [count, time] of [
+      [-1, T0],
+      [1.5, T0],
+      [2 ** 32, T0],
+      [1, Number.NaN],
+      [1, Infinity],
+    ] as const) {
       expect(() => s.add('k', time, count, T0)).toThrow(expect.objectContaining({ code: 'WINDOW_INVALID_ARGUMENT' }));
     }
   });

@@ -200,10 +200,7 @@ export class WindowStore {
    * table is far larger than the caches. Writes each AddResult to statuses[i] when
    * given; returns the number of late events.
    */
-  addBatchHashed(
-    h1s: ArrayLike<number>, h2s: ArrayLike<number>, timesMs: ArrayLike<number>,
-    counts: ArrayLike<number> | undefined, nowMs: number, statuses?: Uint8Array,
-  ): number {
+  addBatchHashed(h1s: ArrayLike<number>, h2s: ArrayLike<number>, timesMs: ArrayLike<number>, counts: ArrayLike<number> | undefined, nowMs: number, statuses?: Uint8Array): number {
     const n = h1s.length;
     if (h2s.length !== n || timesMs.length !== n || (counts !== undefined && counts.length !== n) || (statuses !== undefined && statuses.length < n)) {
       throw new BanstreamError('WINDOW_INVALID_ARGUMENT', 'batch arrays must have the same length', { details: { length: n } });

@@ -13,13 +13,19 @@ const B = A + 10 * W; // "new" time: nothing counted at A is in a window at B
  */
 const h1Arb = fc.constantFrom(0, 1, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff);
 
-type Op =
-  | { kind: 'add'; h1: number; h2: number; phase: 0 | 1; count: number }
-  | { kind: 'delete'; h1: number; h2: number }
-  | { kind: 'evict' };
+type Op = { kind: 'add'; h1: number; h2: number; phase: 0 | 1; count: number } | { kind: 'delete'; h1: number; h2: number } | { kind: 'evict' };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('add' as const), h1: h1Arb, h2: fc.integer({ min: 0, max: 30 }), phase: fc.constantFrom(0 as const, 1 as const), count: fc.integer({ min: 1, max: 300 }) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('add' as const),
+      h1: h1Arb,
+      h2: fc.integer({ min: 0, max: 30 }),
+      phase: fc.constantFrom(0 as const, 1 as const),
+      count: fc.integer({ min: 1, max: 300 }),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('delete' as const), h1: h1Arb, h2: fc.integer({ min: 0, max: 30 }) }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'evict' as const }) },
 );

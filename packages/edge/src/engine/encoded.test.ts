@@ -9,8 +9,22 @@ const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
 const eventType = catalog.latest(SCHEMA_NAMES.requestEvent).type;
 
 const event = (i: number): RequestEvent => ({
-  eventId: `e${i}`, timestamp: 1_700_000_000_000 + i, ip: `192.0.2.${i % 256}`, country: i % 2 ? 'FR' : null, region: null, asn: i, method: 'GET',
-  host: 'h.example', path: `/p/${i}`, route: null, status: 200, userId: null, apiKeyHash: null, headers: { 'user-agent': `ua ${i}` }, edgeId: 'edge', latencyMs: i / 3,
+  eventId: `e${i}`,
+  timestamp: 1_700_000_000_000 + i,
+  ip: `192.0.2.${i % 256}`,
+  country: i % 2 ? 'FR' : null,
+  region: null,
+  asn: i,
+  method: 'GET',
+  host: 'h.example',
+  path: `/p/${i}`,
+  route: null,
+  status: 200,
+  userId: null,
+  apiKeyHash: null,
+  headers: { 'user-agent': `ua ${i}` },
+  edgeId: 'edge',
+  latencyMs: i / 3,
 });
 
 describe('concatBatch', () => {
@@ -18,7 +32,12 @@ describe('concatBatch', () => {
     const header = codec.encode({ events: [] }).subarray(0, 10);
     for (const n of [0, 1, 63, 64, 500, 8_200]) {
       const events = Array.from({ length: n }, (_, i) => event(i));
-      expect(concatBatch(header, events.map((e) => eventType.toBuffer(e))).equals(codec.encode({ events }))).toBe(true);
+      expect(
+        concatBatch(
+          header,
+          events.map((e) => eventType.toBuffer(e)),
+        ).equals(codec.encode({ events })),
+      ).toBe(true);
     }
   });
 });
@@ -45,7 +64,11 @@ describe('avroLong', () => {
 
 describe('encodedTimestamp', () => {
   it('reads the event time off an encoded RequestEvent, and nothing off bytes cut short', () => {
-    for (const [eventId, timestamp] of [['', 0], ['e-1', 1_795_000_000_123], ['x'.repeat(300), 42]] as const) {
+    for (const [eventId, timestamp] of [
+      ['', 0],
+      ['e-1', 1_795_000_000_123],
+      ['x'.repeat(300), 42],
+    ] as const) {
       const body = eventType.toBuffer({ ...event(1), eventId, timestamp });
       expect(encodedTimestamp(body)).toBe(timestamp);
       expect(encodedTimestamp(body.subarray(0, avroLong(Buffer.byteLength(eventId)).length + Buffer.byteLength(eventId)))).toBeUndefined();

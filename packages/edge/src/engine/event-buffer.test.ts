@@ -63,7 +63,11 @@ describe('EventBuffer', () => {
         let next = 0;
         for (const o of ops) {
           if (o.kind === 'push') b.push(next++, o.bytes);
-          else if (o.kind === 'offer') b.offer(o.sizes.map(() => next++), o.sizes);
+          else if (o.kind === 'offer')
+            b.offer(
+              o.sizes.map(() => next++),
+              o.sizes,
+            );
           else if (o.kind === 'take') inFlight.push(b.take(o.events, o.bytes));
           else if (o.kind === 'dropPending') b.dropPending('shutdown');
           else {

@@ -46,7 +46,12 @@ export class EventBuffer<T> {
   private readonly queue = new Deque<Pending<T>>();
   private nextSeq = 0;
   private readonly counts = {
-    published: 0, delivered: 0, refused: 0, pendingBytes: 0, inFlightEvents: 0, inFlightBytes: 0,
+    published: 0,
+    delivered: 0,
+    refused: 0,
+    pendingBytes: 0,
+    inFlightEvents: 0,
+    inFlightBytes: 0,
     dropped: Object.fromEntries(DROP_REASONS.map((r) => [r, 0])) as Record<DropReason, number>,
   };
 
@@ -159,9 +164,15 @@ export class EventBuffer<T> {
   stats(): BufferStats {
     const c = this.counts;
     return {
-      published: c.published, delivered: c.delivered, dropped: { ...c.dropped }, refused: c.refused,
-      pendingEvents: this.queue.length, pendingBytes: c.pendingBytes, inFlightEvents: c.inFlightEvents,
-      inFlightBytes: c.inFlightBytes, budgetBytes: this.budgetBytes,
+      published: c.published,
+      delivered: c.delivered,
+      dropped: { ...c.dropped },
+      refused: c.refused,
+      pendingEvents: this.queue.length,
+      pendingBytes: c.pendingBytes,
+      inFlightEvents: c.inFlightEvents,
+      inFlightBytes: c.inFlightBytes,
+      budgetBytes: this.budgetBytes,
     };
   }
 }

@@ -37,7 +37,13 @@ describe('encodeGroups', () => {
 
   it('drops a whole group when it cannot be encoded even without the events said invalid', () => {
     const { groups } = groupByKey(pending(['a.1', 'a.2']), keyOf, 10);
-    const { records, invalid } = encodeGroups(groups, () => { throw new Error('encoder broken'); }, () => true);
+    const { records, invalid } = encodeGroups(
+      groups,
+      () => {
+        throw new Error('encoder broken');
+      },
+      () => true,
+    );
     expect(records).toEqual([]);
     expect(invalid).toHaveLength(2);
   });
@@ -49,17 +55,18 @@ describe('groupByKey with a span cap', () => {
   const key = (v: string) => v.split('@')[0];
   const time = (v: string) => Number(v.split('@')[1]);
 
-  it('starts a new group when an event is further than the span from its group\'s first, so a backlog leaves in time order', () => {
+  it("starts a new group when an event is further than the span from its group's first, so a backlog leaves in time order", () => {
     // A backlog: a busy key `a` and a quiet `b` over 3 s; a cap of 1 s.
     const backlog = ['a@0', 'b@100', 'a@500', 'a@1000', 'a@1001', 'b@1500', 'a@2100', 'b@2900'];
     const { groups } = groupByKey(timed(backlog), key, 500, time, 1000);
     expect(groups.map((g) => g.items.map((i) => i.value))).toEqual([['a@0', 'a@500', 'a@1000'], ['b@100'], ['a@1001'], ['b@1500'], ['a@2100'], ['b@2900']]);
     // What a partition holding both keys receives: no event more than the span behind one before it.
     let newest = -Infinity;
-    for (const g of groups) for (const i of g.items) {
-      expect(time(i.value)).toBeGreaterThanOrEqual(newest - 1000);
-      newest = Math.max(newest, time(i.value));
-    }
+    for (const g of groups)
+      for (const i of g.items) {
+        expect(time(i.value)).toBeGreaterThanOrEqual(newest - 1000);
+        newest = Math.max(newest, time(i.value));
+      }
   });
 
   it('without times, only the event cap applies', () => {

@@ -59,11 +59,7 @@ export function groupByKey<T>(
  * without the events `isValid` refuses, which come back apart: one bad event must
  * not cost its neighbours.
  */
-export function encodeGroups<T>(
-  groups: readonly KeyedGroup<T>[],
-  encode: (events: T[]) => Buffer,
-  isValid: (value: T) => boolean,
-): { records: EncodedRecord<T>[]; invalid: Pending<T>[] } {
+export function encodeGroups<T>(groups: readonly KeyedGroup<T>[], encode: (events: T[]) => Buffer, isValid: (value: T) => boolean): { records: EncodedRecord<T>[]; invalid: Pending<T>[] } {
   const records: EncodedRecord<T>[] = [];
   const invalid: Pending<T>[] = [];
   const tryEncode = (items: Pending<T>[]): Buffer | undefined => {

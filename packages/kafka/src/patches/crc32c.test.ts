@@ -15,7 +15,7 @@ describe('crc32c', () => {
 
   it('matches kafkajs for every length around the 8-byte step and at unaligned ranges', () => {
     let seed = 7;
-    const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
     const bytes = Buffer.from(Array.from({ length: 5000 }, () => Math.floor(random() * 256)));
     for (let length = 0; length < 40; length++) expect(crc32c(bytes, 0, length)).toBe(kafkajsCrc32C(bytes.subarray(0, length)));
     for (let i = 0; i < 200; i++) {

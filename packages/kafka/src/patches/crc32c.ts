@@ -26,8 +26,15 @@ export function crc32c(bytes: Uint8Array, start = 0, end = bytes.length): number
   let i = start;
   for (; i + 8 <= end; i += 8) {
     crc ^= bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
-    crc = t[1792 + (crc & 0xff)]! ^ t[1536 + ((crc >>> 8) & 0xff)]! ^ t[1280 + ((crc >>> 16) & 0xff)]! ^ t[1024 + (crc >>> 24)]!
-      ^ t[768 + bytes[i + 4]!]! ^ t[512 + bytes[i + 5]!]! ^ t[256 + bytes[i + 6]!]! ^ t[bytes[i + 7]!]!;
+    crc =
+      t[1792 + (crc & 0xff)]! ^
+      t[1536 + ((crc >>> 8) & 0xff)]! ^
+      t[1280 + ((crc >>> 16) & 0xff)]! ^
+      t[1024 + (crc >>> 24)]! ^
+      t[768 + bytes[i + 4]!]! ^
+      t[512 + bytes[i + 5]!]! ^
+      t[256 + bytes[i + 6]!]! ^
+      t[bytes[i + 7]!]!;
   }
   for (; i < end; i++) crc = t[(crc ^ bytes[i]!) & 0xff]! ^ (crc >>> 8);
   return (crc ^ -1) >>> 0;

@@ -22,7 +22,7 @@ type Write = (e: Writer) => void;
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 function writes(seed: number): Write[] {
@@ -34,17 +34,40 @@ function writes(seed: number): Write[] {
     const r = random();
     const int = ints[Math.floor(random() * ints.length)]!;
     const any = Math.floor((random() - 0.5) * 2 ** 32);
-    if (r < 0.2) out.push((e) => e.writeVarInt(int), (e) => e.writeVarInt(any));
-    else if (r < 0.35) out.push((e) => e.writeUVarInt(Math.abs(int)), (e) => e.writeUVarInt(any >>> 0));
+    if (r < 0.2)
+      out.push(
+        (e) => e.writeVarInt(int),
+        (e) => e.writeVarInt(any),
+      );
+    else if (r < 0.35)
+      out.push(
+        (e) => e.writeUVarInt(Math.abs(int)),
+        (e) => e.writeUVarInt(any >>> 0),
+      );
     else if (r < 0.55) {
       const long = longs[Math.floor(random() * longs.length)];
-      out.push((e) => e.writeVarLong(long), (e) => e.writeVarLong(any));
+      out.push(
+        (e) => e.writeVarLong(long),
+        (e) => e.writeVarLong(any),
+      );
     } else if (r < 0.7) {
       const bytes = Buffer.alloc(Math.floor(random() * 3000), Math.floor(random() * 256));
       out.push((e) => e.writeVarIntBytes(bytes));
-    } else if (r < 0.8) out.push((e) => e.writeVarIntBytes(`key-${i}-é€`), (e) => e.writeVarIntBytes(null));
-    else if (r < 0.9) out.push((e) => e.writeInt32(any), (e) => e.writeInt8(int & 0x7f));
-    else out.push((e) => e.writeString(`topic-${i}`), (e) => e.writeBytes(Buffer.from([i & 255, 1, 2])));
+    } else if (r < 0.8)
+      out.push(
+        (e) => e.writeVarIntBytes(`key-${i}-é€`),
+        (e) => e.writeVarIntBytes(null),
+      );
+    else if (r < 0.9)
+      out.push(
+        (e) => e.writeInt32(any),
+        (e) => e.writeInt8(int & 0x7f),
+      );
+    else
+      out.push(
+        (e) => e.writeString(`topic-${i}`),
+        (e) => e.writeBytes(Buffer.from([i & 255, 1, 2])),
+      );
   }
   return out;
 }

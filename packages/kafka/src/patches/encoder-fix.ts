@@ -44,8 +44,14 @@ export function fixKafkajsEncoder(): boolean {
   const originalVarLong = proto.writeVarLong;
   const originalSizeOfVarLong = Encoder.sizeOfVarLong;
   const sizeOfVarInt = Encoder.sizeOfVarInt;
-  if (typeof proto.ensureAvailable !== 'function' || typeof proto.writeUVarInt !== 'function' || typeof originalVarLong !== 'function'
-    || typeof originalSizeOfVarLong !== 'function' || typeof sizeOfVarInt !== 'function') return false;
+  if (
+    typeof proto.ensureAvailable !== 'function' ||
+    typeof proto.writeUVarInt !== 'function' ||
+    typeof originalVarLong !== 'function' ||
+    typeof originalSizeOfVarLong !== 'function' ||
+    typeof sizeOfVarInt !== 'function'
+  )
+    return false;
 
   proto.ensureAvailable = function ensureAvailable(this: KafkajsEncoder, length: number): void {
     const needed = this.offset + length;

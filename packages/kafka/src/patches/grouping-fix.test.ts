@@ -13,7 +13,7 @@ describe('groupMessagesPerPartition (one pass)', () => {
   it('gives what kafkajs gives: each partition its messages in send order, nothing without partition metadata', () => {
     const kafkajs = kafkajsGrouping();
     let seed = 5;
-    const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
     for (let round = 0; round < 100; round++) {
       const partitions = Math.floor(random() * 13);
       const partitionMetadata = Array.from({ length: partitions }, (_, i) => ({ partitionId: i }));

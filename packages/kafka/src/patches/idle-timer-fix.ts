@@ -41,10 +41,13 @@ export function fixKafkajsIdleTimerLoop(): boolean {
   proto.scheduleCheckPendingRequests = function scheduleCheckPendingRequests(this: RequestQueueState): void {
     if (this.throttleCheckTimeoutId || this.pending.length === 0) return;
     const untilUnthrottled = this.throttledUntil - Date.now();
-    this.throttleCheckTimeoutId = setTimeout(() => {
-      this.throttleCheckTimeoutId = null;
-      this.checkPendingRequests();
-    }, untilUnthrottled > 0 ? untilUnthrottled : CHECK_PENDING_REQUESTS_INTERVAL_MS);
+    this.throttleCheckTimeoutId = setTimeout(
+      () => {
+        this.throttleCheckTimeoutId = null;
+        this.checkPendingRequests();
+      },
+      untilUnthrottled > 0 ? untilUnthrottled : CHECK_PENDING_REQUESTS_INTERVAL_MS,
+    );
   };
   applied = true;
   return true;

@@ -25,7 +25,7 @@ async function kafkajsBytes(args: ProduceRequestArgs): Promise<Buffer> {
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 /** Requests as kafkajs's producer builds them, with the awkward values it allows. */
@@ -39,23 +39,57 @@ function randomRequest(random: () => number): ProduceRequestArgs {
     for (let i = 0; i < out.length; i++) out[i] = int(256);
     return out;
   };
-  const text = () => oneOf(() => '', () => 'k', () => `user-${int(1e6)}`, () => 'é€😀-ключ', () => 'x'.repeat(int(300)));
-  const payload = (): unknown => oneOf(() => null, () => undefined, text, () => bytes(40), () => bytes(3000), () => Buffer.alloc(0));
-  const headers = (): unknown => oneOf(() => undefined, () => ({}), () => ({ trace: text() }), () => ({ a: bytes(10), b: [text(), bytes(70)], 'ü': [] }));
+  const text = () =>
+    oneOf(
+      () => '',
+      () => 'k',
+      () => `user-${int(1e6)}`,
+      () => 'é€😀-ключ',
+      () => 'x'.repeat(int(300)),
+    );
+  const payload = (): unknown =>
+    oneOf(
+      () => null,
+      () => undefined,
+      text,
+      () => bytes(40),
+      () => bytes(3000),
+      () => Buffer.alloc(0),
+    );
+  const headers = (): unknown =>
+    oneOf(
+      () => undefined,
+      () => ({}),
+      () => ({ trace: text() }),
+      () => ({ a: bytes(10), b: [text(), bytes(70)], ü: [] }),
+    );
   const base = NOW - int(1e6);
-  const timestamp = (): unknown => oneOf(() => undefined, () => null, () => base + int(1e6), () => `${base + int(1e6)}`, () => base);
+  const timestamp = (): unknown =>
+    oneOf(
+      () => undefined,
+      () => null,
+      () => base + int(1e6),
+      () => `${base + int(1e6)}`,
+      () => base,
+    );
   const message = (): ProduceMessage => ({ key: payload(), value: payload(), timestamp: timestamp(), headers: headers() });
   const partition = () => ({ partition: int(64), firstSequence: pick([undefined, 0, int(2 ** 31)]), messages: Array.from({ length: 1 + int(30) }, message) });
   return {
-    acks: pick([-1, 0, 1]), timeout: int(2 ** 31), transactionalId: pick([null, undefined, '', 'tx-é']),
+    acks: pick([-1, 0, 1]),
+    timeout: int(2 ** 31),
+    transactionalId: pick([null, undefined, '', 'tx-é']),
     producerId: pick([undefined, '-1', '22', `${int(2 ** 31)}`, '9223372036854775807', Long.fromValue(-1), Long.fromValue(int(1e6)), Long.fromValue(2n ** 40n + 7n), Long.fromValue(-(2n ** 62n))]),
-    producerEpoch: pick([undefined, 0, int(32767)]), compression: pick([undefined, 0]),
+    producerEpoch: pick([undefined, 0, int(32767)]),
+    compression: pick([undefined, 0]),
     topicData: Array.from({ length: 1 + int(3) }, (_, t) => ({ topic: pick([`events-${t}`, `tópico-${t}`]), partitions: Array.from({ length: 1 + int(4) }, partition) })),
   };
 }
 
 const one = (message: ProduceMessage, extra: Partial<ProduceRequestArgs> = {}): ProduceRequestArgs => ({
-  acks: -1, timeout: 30_000, topicData: [{ topic: 't', partitions: [{ partition: 0, messages: [message] }] }], ...extra,
+  acks: -1,
+  timeout: 30_000,
+  topicData: [{ topic: 't', partitions: [{ partition: 0, messages: [message] }] }],
+  ...extra,
 });
 
 afterEach(() => {
@@ -93,7 +127,24 @@ describe('encodeProduceRequest', () => {
 
   it('orders timestamps of different lengths as kafkajs does (as text), by leaving them to it', async () => {
     // kafkajs sorts timestamps as text: [999, 1000] gives firstTimestamp 1000, a negative delta.
-    const args: ProduceRequestArgs = { acks: 1, timeout: 1, topicData: [{ topic: 't', partitions: [{ partition: 0, messages: [{ value: 'a', timestamp: 999 }, { value: 'b', timestamp: 1000 }] }] }] };
+    const args: ProduceRequestArgs = {
+      acks: 1,
+      timeout: 1,
+      topicData: [
+        {
+          topic: 't',
+          partitions: [
+            {
+              partition: 0,
+              messages: [
+                { value: 'a', timestamp: 999 },
+                { value: 'b', timestamp: 1000 },
+              ],
+            },
+          ],
+        },
+      ],
+    };
     expect(encodeProduceRequest(args, NOW)).toBeUndefined();
     const patched = onePassProduceRequest(kafkajsProduceRequest() as never) as unknown as Factory;
     vi.spyOn(Date, 'now').mockReturnValue(NOW);

@@ -145,12 +145,14 @@ export function encodeProduceRequest(args: ProduceRequestArgs, now: number = Dat
 }
 
 function argsOnFastPath(args: ProduceRequestArgs): boolean {
-  return (args.compression === undefined || args.compression === NO_COMPRESSION)
-    && (args.transactionalId == null || typeof args.transactionalId === 'string')
-    && isIntIn(args.acks, -0x8000, 0x7fff) && isInt32(args.timeout)
-    && (args.producerEpoch === undefined || isIntIn(args.producerEpoch, -0x8000, 0x7fff))
-    && args.topicData.every((t) => typeof t.topic === 'string'
-      && t.partitions.every((p) => isInt32(p.partition) && (p.firstSequence === undefined || isInt32(p.firstSequence)) && p.messages.length > 0));
+  return (
+    (args.compression === undefined || args.compression === NO_COMPRESSION) &&
+    (args.transactionalId == null || typeof args.transactionalId === 'string') &&
+    isIntIn(args.acks, -0x8000, 0x7fff) &&
+    isInt32(args.timeout) &&
+    (args.producerEpoch === undefined || isIntIn(args.producerEpoch, -0x8000, 0x7fff)) &&
+    args.topicData.every((t) => typeof t.topic === 'string' && t.partitions.every((p) => isInt32(p.partition) && (p.firstSequence === undefined || isInt32(p.firstSequence)) && p.messages.length > 0))
+  );
 }
 
 /**

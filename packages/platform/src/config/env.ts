@@ -15,20 +15,27 @@ function opt<T extends TSchema>(schema: T) {
 /** HTTP_PORT with the service's own default. */
 export function httpPort(defaultPort?: number) {
   return Type.Integer({
-    minimum: 0, maximum: 65535, expected: 'a TCP port from 0 to 65535',
-    description: 'where `/livez`, `/readyz`, `/metrics` (and the control API, the sidecar\'s API) are served',
+    minimum: 0,
+    maximum: 65535,
+    expected: 'a TCP port from 0 to 65535',
+    description: "where `/livez`, `/readyz`, `/metrics` (and the control API, the sidecar's API) are served",
     ...(defaultPort === undefined ? {} : { default: defaultPort }),
   });
 }
 
 export const env = {
-  SERVICE_NAME: opt(Type.String({ minLength: 1, expected: 'a short service name', description: 'the `service` of log lines and the `service` label of metrics; unset: the service\'s own name' })),
-  LOG_LEVEL: Type.Union(
-    [Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')],
-    { default: 'info', expected: 'one of fatal, error, warn, info, debug, trace, silent', description: 'pino level' },
-  ),
-  HTTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1', expected: 'an interface address such as 127.0.0.1 or 0.0.0.0',
-    description: 'the interface `HTTP_PORT` listens on: loopback unless set (the Docker image and `docker-compose.yml` set 0.0.0.0)' }),
+  SERVICE_NAME: opt(Type.String({ minLength: 1, expected: 'a short service name', description: "the `service` of log lines and the `service` label of metrics; unset: the service's own name" })),
+  LOG_LEVEL: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], {
+    default: 'info',
+    expected: 'one of fatal, error, warn, info, debug, trace, silent',
+    description: 'pino level',
+  }),
+  HTTP_HOST: Type.String({
+    minLength: 1,
+    default: '127.0.0.1',
+    expected: 'an interface address such as 127.0.0.1 or 0.0.0.0',
+    description: 'the interface `HTTP_PORT` listens on: loopback unless set (the Docker image and `docker-compose.yml` set 0.0.0.0)',
+  }),
   HTTP_PORT: httpPort(),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000, expected: 'milliseconds from 100 to 600000', description: 'bound on a graceful stop after SIGTERM or SIGINT' }),
 
@@ -37,9 +44,22 @@ export const env = {
     expected: 'a comma-separated list of host:port, e.g. 127.0.0.1:9092,127.0.0.1:9093',
     description: 'the Kafka brokers to connect to',
   }),
-  KAFKA_CLIENT_ID: opt(Type.String({ minLength: 1, pattern: '^[A-Za-z0-9._-]+$', expected: 'letters, digits, dot, dash or underscore', description: 'the client id the service gives Kafka; unset: `banstream-<service>`' })),
+  KAFKA_CLIENT_ID: opt(
+    Type.String({
+      minLength: 1,
+      pattern: '^[A-Za-z0-9._-]+$',
+      expected: 'letters, digits, dot, dash or underscore',
+      description: 'the client id the service gives Kafka; unset: `banstream-<service>`',
+    }),
+  ),
   KAFKA_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 5_000, expected: 'milliseconds from 100 to 120000', description: 'bound on one Kafka request' }),
-  TOPIC_PREFIX: Type.String({ pattern: '^[A-Za-z0-9._-]*$', maxLength: 100, default: 'banstream.', expected: 'letters, digits, dot, dash or underscore, e.g. banstream.', description: 'prefix of every topic' }),
+  TOPIC_PREFIX: Type.String({
+    pattern: '^[A-Za-z0-9._-]*$',
+    maxLength: 100,
+    default: 'banstream.',
+    expected: 'letters, digits, dot, dash or underscore, e.g. banstream.',
+    description: 'prefix of every topic',
+  }),
   TOPIC_PARTITIONS: Type.Integer({ minimum: 1, maximum: 10_000, default: 6, expected: 'a partition count from 1 to 10000', description: 'partitions of the topics created by code' }),
   TOPIC_REPLICATION_FACTOR: Type.Integer({ minimum: 1, maximum: 16, default: 1, expected: 'a replication factor from 1 to 16', description: 'replication factor of the topics created by code' }),
   TOPIC_AUTO_CREATE: Type.Boolean({ default: true, expected: 'true or false', description: 'services create or align the topics at start' }),
@@ -58,11 +78,17 @@ export type EnvName = keyof typeof env;
  */
 export const countingEnv = {
   AGGREGATOR_GRACE_MS: Type.Integer({
-    minimum: 0, maximum: 3_600_000, default: 5_000, expected: 'milliseconds from 0 to 3600000 (how late an event may arrive and still count)',
+    minimum: 0,
+    maximum: 3_600_000,
+    default: 5_000,
+    expected: 'milliseconds from 0 to 3600000 (how late an event may arrive and still count)',
     description: "how late an event may be, behind its partition's newest, and still count (control reads it too, so backtests count alike)",
   }),
   AGGREGATOR_MAX_FUTURE_MS: Type.Integer({
-    minimum: 0, maximum: 86_400_000, default: 5_000, expected: 'milliseconds from 0 to 86400000 (events dated further ahead of the time their record was received go to the DLQ)',
+    minimum: 0,
+    maximum: 86_400_000,
+    default: 5_000,
+    expected: 'milliseconds from 0 to 86400000 (events dated further ahead of the time their record was received go to the DLQ)',
     description: 'events dated further ahead of the time their record was received go to the DLQ without moving any clock (a backtest skips them); keep it at least `INGEST_MAX_FUTURE_MS`',
   }),
 };

@@ -21,7 +21,9 @@ describe('createHttpServer', () => {
     });
     const missing = await app.inject({ method: 'GET', url: '/nowhere?x=1' });
     expect([missing.statusCode, missing.headers['content-type'], missing.json()]).toEqual([
-      404, 'application/problem+json; charset=utf-8', { type: 'about:blank', title: 'Not Found', status: 404, detail: 'no route GET /nowhere', code: 'NOT_FOUND' },
+      404,
+      'application/problem+json; charset=utf-8',
+      { type: 'about:blank', title: 'Not Found', status: 404, detail: 'no route GET /nowhere', code: 'NOT_FOUND' },
     ]);
     const failed = await app.inject({ method: 'GET', url: '/boom' });
     expect([failed.statusCode, failed.headers['content-type'], failed.json().code]).toEqual([500, 'application/problem+json; charset=utf-8', 'INTERNAL']);
@@ -34,10 +36,18 @@ describe('createHttpServer', () => {
     const schema = { querystring: { type: 'object', properties: { limit: { type: 'integer', maximum: 10 } }, additionalProperties: false } };
     app.get('/list', { schema }, async () => ({}));
     const res = await app.inject({ method: 'GET', url: '/list?limit=99' });
-    expect([res.statusCode, res.headers['content-type'], res.json()]).toEqual([400, 'application/problem+json; charset=utf-8', {
-      type: 'about:blank', title: 'Bad Request', status: 400, code: 'INVALID_REQUEST', detail: 'querystring.limit: must be <= 10',
-      errors: [{ path: 'querystring.limit', message: 'must be <= 10' }],
-    }]);
+    expect([res.statusCode, res.headers['content-type'], res.json()]).toEqual([
+      400,
+      'application/problem+json; charset=utf-8',
+      {
+        type: 'about:blank',
+        title: 'Bad Request',
+        status: 400,
+        code: 'INVALID_REQUEST',
+        detail: 'querystring.limit: must be <= 10',
+        errors: [{ path: 'querystring.limit', message: 'must be <= 10' }],
+      },
+    ]);
     await app.close();
   });
 });

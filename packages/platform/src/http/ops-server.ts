@@ -33,7 +33,8 @@ export function createHttpServer(logger: Logger): FastifyInstance {
   // same reason a request gets the server's logger rather than a child of its own (a pino
   // child with redaction per request, a few µs); Fastify's error lines name the request.
   const app = Fastify({
-    loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger, forceCloseConnections: 'idle',
+    loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger,
+    forceCloseConnections: 'idle',
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: (serverLogger) => serverLogger,
     // Unknown fields are refused with a 400 naming them, never silently dropped.

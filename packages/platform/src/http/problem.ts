@@ -7,7 +7,10 @@ import type { Logger } from '../logging/logger.js';
  * the error catalogue (core/errors.ts), the body an RFC 9457 problem document.
  */
 export function sendProblem(reply: FastifyReply, code: ErrorCode, detail: string, extensions?: ProblemExtensions): FastifyReply {
-  return reply.code(ERRORS[code].status).type(PROBLEM_CONTENT_TYPE).send(problemDocument(code, detail, extensions));
+  return reply
+    .code(ERRORS[code].status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(problemDocument(code, detail, extensions));
 }
 
 /** A field-level problem: `threshold.count: must be > 0`. */
@@ -18,7 +21,11 @@ export interface FieldError {
 
 /** An error a route throws to be answered as a problem (its status from the catalogue). */
 export class ProblemError extends Error {
-  constructor(readonly code: ErrorCode, message: string, readonly errors?: FieldError[]) {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly errors?: FieldError[],
+  ) {
     super(message);
     this.name = 'ProblemError';
   }

@@ -10,7 +10,13 @@ describe('runShutdown', () => {
     const report = await runShutdown(
       [
         { name: 'intake', run: async () => void ran.push('intake') },
-        { name: 'commit', run: async () => { ran.push('commit'); throw new Error('broker gone'); } },
+        {
+          name: 'commit',
+          run: async () => {
+            ran.push('commit');
+            throw new Error('broker gone');
+          },
+        },
         { name: 'close', run: async () => void ran.push('close') },
       ],
       1_000,
@@ -44,7 +50,9 @@ describe('Readiness', () => {
     const readiness = new Readiness();
     let kafka = false;
     readiness.add('kafka', () => kafka);
-    readiness.add('redis', async () => { throw new Error('down'); });
+    readiness.add('redis', async () => {
+      throw new Error('down');
+    });
     expect(await readiness.report()).toEqual({ ready: false, checks: { accepting: true, kafka: false, redis: false } });
     kafka = true;
     readiness.add('redis', () => true);

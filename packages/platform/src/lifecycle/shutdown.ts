@@ -30,10 +30,7 @@ export async function runShutdown(steps: readonly ShutdownStep[], timeoutMs: num
   })();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new BanstreamError('SHUTDOWN_TIMEOUT', `shutdown did not finish within ${timeoutMs} ms (stuck in "${current}")`, { details: { step: current } })),
-      timeoutMs,
-    );
+    timer = setTimeout(() => reject(new BanstreamError('SHUTDOWN_TIMEOUT', `shutdown did not finish within ${timeoutMs} ms (stuck in "${current}")`, { details: { step: current } })), timeoutMs);
     timer.unref();
   });
   try {

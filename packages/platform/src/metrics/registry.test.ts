@@ -12,11 +12,17 @@ describe('tallyCounter', () => {
     const decisions = tallyCounter(registry, { name: 'decisions_total', help: 'h', labelNames: ['source', 'result'] });
     for (let i = 0; i < 5; i++) decisions.inc('ban', 'deny');
     decisions.inc('none', 'allow');
-    expect(await values(registry, 'decisions_total')).toEqual([[{ source: 'ban', result: 'deny' }, 5], [{ source: 'none', result: 'allow' }, 1]]);
+    expect(await values(registry, 'decisions_total')).toEqual([
+      [{ source: 'ban', result: 'deny' }, 5],
+      [{ source: 'none', result: 'allow' }, 1],
+    ]);
     // A second read adds nothing; later increments add to the sums.
-    expect(await values(registry, 'decisions_total')).toEqual([[{ source: 'ban', result: 'deny' }, 5], [{ source: 'none', result: 'allow' }, 1]]);
+    expect(await values(registry, 'decisions_total')).toEqual([
+      [{ source: 'ban', result: 'deny' }, 5],
+      [{ source: 'none', result: 'allow' }, 1],
+    ]);
     decisions.inc('ban', 'deny');
-    expect((await registry.metrics())).toContain('decisions_total{source="ban",result="deny",service="test"} 6');
+    expect(await registry.metrics()).toContain('decisions_total{source="ban",result="deny",service="test"} 6');
   });
 
   it('shares one tally between two declarations of the same counter, with one label', async () => {

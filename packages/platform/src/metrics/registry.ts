@@ -17,18 +17,15 @@ type Labels<L extends string> = { name: string; help: string; labelNames?: reado
  * declare the same metric share it instead of throwing "already registered".
  */
 export function counter<L extends string>(registry: Registry, spec: Labels<L>): Counter<L> {
-  return (registry.getSingleMetric(spec.name) as Counter<L> | undefined) ??
-    new Counter({ ...spec, labelNames: spec.labelNames ?? [], registers: [registry] });
+  return (registry.getSingleMetric(spec.name) as Counter<L> | undefined) ?? new Counter({ ...spec, labelNames: spec.labelNames ?? [], registers: [registry] });
 }
 
 export function gauge<L extends string>(registry: Registry, spec: Labels<L>): Gauge<L> {
-  return (registry.getSingleMetric(spec.name) as Gauge<L> | undefined) ??
-    new Gauge({ ...spec, labelNames: spec.labelNames ?? [], registers: [registry] });
+  return (registry.getSingleMetric(spec.name) as Gauge<L> | undefined) ?? new Gauge({ ...spec, labelNames: spec.labelNames ?? [], registers: [registry] });
 }
 
 export function histogram<L extends string>(registry: Registry, spec: Labels<L> & { buckets: number[] }): Histogram<L> {
-  return (registry.getSingleMetric(spec.name) as Histogram<L> | undefined) ??
-    new Histogram({ ...spec, labelNames: spec.labelNames ?? [], registers: [registry] });
+  return (registry.getSingleMetric(spec.name) as Histogram<L> | undefined) ?? new Histogram({ ...spec, labelNames: spec.labelNames ?? [], registers: [registry] });
 }
 
 /** A counter's increments for one or two label values, tallied where they happen. */
@@ -50,7 +47,8 @@ export function tallyCounter<L extends string>(registry: Registry, spec: Labels<
   if (metric === undefined) {
     const counts = new Map<string, { labels: Record<string, string>; pending: number }>();
     metric = new Counter<L>({
-      ...spec, registers: [registry],
+      ...spec,
+      registers: [registry],
       collect(this: Counter<L>) {
         for (const entry of counts.values()) {
           if (entry.pending === 0) continue;

@@ -81,9 +81,7 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
   const workerIndex = cluster.isWorker ? Number(process.env[WORKER_ENV]) : undefined;
   const logger = workerIndex === undefined ? rootLogger : rootLogger.child({ worker: workerIndex });
   // The supervisor checked the state directory; only its workers are watched (a stall kills the process).
-  const watchdog = watching && workerIndex !== undefined
-    ? startWatchdog({ ...watching, logger, bindings: { service, worker: workerIndex } })
-    : undefined;
+  const watchdog = watching && workerIndex !== undefined ? startWatchdog({ ...watching, logger, bindings: { service, worker: workerIndex } }) : undefined;
   const registry = createMetricsRegistry(service);
   const readiness = new Readiness();
   const http = createHttpServer(logger);
@@ -91,7 +89,13 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
   let instance: Service;
   try {
     instance = options.create({
-      config, logger, registry, readiness, http, ...(workerIndex === undefined ? {} : { startTogether: waitAtBarrier }), ...(watchdog ? { watchdog } : {}),
+      config,
+      logger,
+      registry,
+      readiness,
+      http,
+      ...(workerIndex === undefined ? {} : { startTogether: waitAtBarrier }),
+      ...(watchdog ? { watchdog } : {}),
     });
   } catch (error) {
     // A factory that finds its configuration wrong (a file it reads, say) is a configuration error too.
@@ -143,7 +147,13 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
     logger.info('started');
   } catch (error) {
     logger.fatal({ err: error, code: isBanstreamError(error) ? error.code : undefined }, 'start failed');
-    await runShutdown([{ name: 'service', run: () => instance.stop() }, { name: 'http', run: () => http.close() }], 5_000).catch(() => undefined);
+    await runShutdown(
+      [
+        { name: 'service', run: () => instance.stop() },
+        { name: 'http', run: () => http.close() },
+      ],
+      5_000,
+    ).catch(() => undefined);
     logger.flush();
     process.exit(EXIT.startFailed);
   }

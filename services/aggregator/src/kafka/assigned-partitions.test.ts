@@ -9,8 +9,19 @@ function setup() {
   const handlers = new Map<string, (e: { payload: { memberAssignment: Record<string, number[]> } }) => void>();
   const consumer = { events: { GROUP_JOIN: 'join', CRASH: 'crash' }, on: (name: string, f: () => void) => handlers.set(name, f), seek: vi.fn() } as unknown as Consumer;
   const admin = {
-    fetchTopicOffsetsByTimestamp: async () => [{ partition: 0, offset: '0' }, { partition: 1, offset: '0' }],
-    fetchOffsets: async () => [{ topic: 'events', partitions: [{ partition: 0, offset: '5' }, { partition: 1, offset: '5' }] }],
+    fetchTopicOffsetsByTimestamp: async () => [
+      { partition: 0, offset: '0' },
+      { partition: 1, offset: '0' },
+    ],
+    fetchOffsets: async () => [
+      {
+        topic: 'events',
+        partitions: [
+          { partition: 0, offset: '5' },
+          { partition: 1, offset: '5' },
+        ],
+      },
+    ],
   } as unknown as Admin;
   const logger = createLogger({ service: 'test', level: 'silent', destination: new Writable({ write: (_c, _e, done) => done() }) });
   let created = 0;
@@ -22,7 +33,6 @@ function setup() {
   const seeks = () => (consumer.seek as unknown as ReturnType<typeof vi.fn>).mock.calls.map(([s]) => ({ partition: (s as { partition: number }).partition, offset: (s as { offset: string }).offset }));
   return { assigned, join, seeks, created: () => created, crash: () => handlers.get('crash')!({ payload: { memberAssignment: {} } }) };
 }
-
 
 describe('AssignedPartitions.release', () => {
   it('rebuilds the same partitions from a replay once the member was evicted, instead of continuing its old state', async () => {
@@ -76,7 +86,10 @@ describe('AssignedPartitions after a rebalance the member survives', () => {
   it('seeks each partition it keeps to its next record, mid-replay too, instead of the committed offset kafkajs would use', async () => {
     const { assigned, join, seeks } = setup();
     await join([0, 1]);
-    expect(seeks()).toEqual([{ partition: 0, offset: '0' }, { partition: 1, offset: '0' }]);
+    expect(seeks()).toEqual([
+      { partition: 0, offset: '0' },
+      { partition: 1, offset: '0' },
+    ]);
     for (const offset of ['0', '1', '2']) assigned.accept(0, offset);
     await join([0]);
     // Partition 0 goes on at 3 (still replaying: the committed offset is 5); partition 1 was lost.

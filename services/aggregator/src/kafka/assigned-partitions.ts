@@ -169,10 +169,7 @@ export class AssignedPartitions<S> {
     await this.options.prepare?.(added);
     if (generation !== this.generation) return;
     const from = this.options.nowMs() - this.options.horizonMs();
-    const [starts, committed] = await Promise.all([
-      admin.fetchTopicOffsetsByTimestamp(topic, from),
-      admin.fetchOffsets({ groupId, topics: [topic] }),
-    ]);
+    const [starts, committed] = await Promise.all([admin.fetchTopicOffsetsByTimestamp(topic, from), admin.fetchOffsets({ groupId, topics: [topic] })]);
     if (generation !== this.generation) return; // a newer assignment superseded this one
     const committedOf = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
     for (const p of added) {

@@ -27,7 +27,11 @@ export class BaselineFeed {
   constructor(private readonly options: BaselineFeedOptions) {
     this.codec = options.catalog.codec(SCHEMA_NAMES.geoBaseline);
     this.feed = new CompactedFeed({
-      kafka: options.kafka, admin: options.admin, topic: options.topic, groupId: options.groupId, logger: options.logger,
+      kafka: options.kafka,
+      admin: options.admin,
+      topic: options.topic,
+      groupId: options.groupId,
+      logger: options.logger,
       onRecord: (r) => {
         if (r.value === null) this.latest.delete(r.key);
         else this.latest.set(r.key, r.value);

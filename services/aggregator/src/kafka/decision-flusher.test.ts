@@ -7,8 +7,19 @@ import { DecisionFlusher, retryUntilDone, SerialPublications } from './decision-
 import { PendingPublications } from './pending-publications.js';
 
 const ban = (subject: string): Ban => ({
-  banId: `b-${subject}`, subject, policyId: 'p', reason: 'r', evidenceCount: 1, windowSeconds: 60, startedAt: 0, expiresAt: 1,
-  preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
+  banId: `b-${subject}`,
+  subject,
+  policyId: 'p',
+  reason: 'r',
+  evidenceCount: 1,
+  windowSeconds: 60,
+  startedAt: 0,
+  expiresAt: 1,
+  preview: false,
+  escalationLevel: 0,
+  origin: 'aggregator',
+  httpStatus: 403,
+  createdBy: null,
 });
 
 /** A publisher whose publications fail their first `failures` attempts, as a producer does while Kafka is away. */
@@ -19,7 +30,9 @@ function setup(failures: number) {
   const retries: number[] = [];
   let calls = 0;
   const flusher = new DecisionFlusher({
-    outbox, retryMs: 1, metrics: aggregatorMetrics(registry),
+    outbox,
+    retryMs: 1,
+    metrics: aggregatorMetrics(registry),
     publisher: {
       decisions: (drained: Drained) => async () => {
         if (++calls <= failures) throw new Error('kafka away');
@@ -66,14 +79,22 @@ describe('retryUntilDone', () => {
   it('retries a failing publication until Kafka takes it, and gives up only once stopped', async () => {
     let calls = 0;
     const retries: number[] = [];
-    await retryUntilDone(async () => {
-      if (++calls < 4) throw new Error('broker away');
-    }, { retryMs: 1, stopped: () => false, onRetry: (_e, attempt) => retries.push(attempt) });
+    await retryUntilDone(
+      async () => {
+        if (++calls < 4) throw new Error('broker away');
+      },
+      { retryMs: 1, stopped: () => false, onRetry: (_e, attempt) => retries.push(attempt) },
+    );
     expect(calls).toBe(4);
     expect(retries).toEqual([1, 2, 3]);
-    await expect(retryUntilDone(async () => {
-      throw new Error('broker away');
-    }, { retryMs: 1, stopped: () => true, onRetry: () => undefined })).rejects.toThrow('broker away');
+    await expect(
+      retryUntilDone(
+        async () => {
+          throw new Error('broker away');
+        },
+        { retryMs: 1, stopped: () => true, onRetry: () => undefined },
+      ),
+    ).rejects.toThrow('broker away');
   });
 });
 
@@ -83,10 +104,13 @@ describe('PendingPublications', () => {
     const seen: number[] = [];
     let calls = 0;
     const start = Date.now();
-    await retryUntilDone(async () => {
-      seen.push(pending.longestMs(Date.now()));
-      if (++calls < 4) throw new Error('broker away');
-    }, { retryMs: 20, stopped: () => false, pending, onRetry: () => undefined });
+    await retryUntilDone(
+      async () => {
+        seen.push(pending.longestMs(Date.now()));
+        if (++calls < 4) throw new Error('broker away');
+      },
+      { retryMs: 20, stopped: () => false, pending, onRetry: () => undefined },
+    );
     expect(seen[0]).toBeLessThan(20);
     expect(seen[3]).toBeGreaterThanOrEqual(55);
     expect(pending.longestMs(start + 60_000)).toBe(0);
@@ -101,7 +125,14 @@ describe('PendingPublications', () => {
     expect(pending.longestMs(6_000)).toBe(1_000);
     second();
     expect(pending.longestMs(6_000)).toBe(0);
-    await expect(retryUntilDone(async () => { throw new Error('kafka away'); }, { retryMs: 1, stopped: () => true, pending, onRetry: () => undefined })).rejects.toThrow();
+    await expect(
+      retryUntilDone(
+        async () => {
+          throw new Error('kafka away');
+        },
+        { retryMs: 1, stopped: () => true, pending, onRetry: () => undefined },
+      ),
+    ).rejects.toThrow();
     expect(pending.longestMs(Date.now() + 1_000)).toBe(0);
   });
 });
@@ -132,9 +163,15 @@ describe('SerialPublications', () => {
     let stopped = false;
     const serial = new SerialPublications({ retryMs: 1, stopped: () => stopped });
     stopped = true;
-    await expect(serial.run(async () => { throw new Error('kafka away'); }, noop)).rejects.toThrow('kafka away');
+    await expect(
+      serial.run(async () => {
+        throw new Error('kafka away');
+      }, noop),
+    ).rejects.toThrow('kafka away');
     let ran = false;
-    await serial.run(async () => { ran = true; }, noop);
+    await serial.run(async () => {
+      ran = true;
+    }, noop);
     expect(ran).toBe(true);
   });
 });

@@ -79,11 +79,17 @@ export class Publisher {
 
   repartition(batches: readonly { partition: number; batch: SubjectCountBatch }[]): Publication {
     const topic = this.topics.subjects;
-    return this.publication(this.bulk, batches.map(({ partition, batch }) => ({ topic, partition, key: `p${batch.sourcePartition}`, value: this.codecs.subjects.encode(batch) })));
+    return this.publication(
+      this.bulk,
+      batches.map(({ partition, batch }) => ({ topic, partition, key: `p${batch.sourcePartition}`, value: this.codecs.subjects.encode(batch) })),
+    );
   }
 
   deadLetters(records: readonly DlqRecord[]): Publication {
-    return this.publication(this.bulk, records.map((r) => this.deadLetterMessage(r)));
+    return this.publication(
+      this.bulk,
+      records.map((r) => this.deadLetterMessage(r)),
+    );
   }
 
   private publication(producer: RenewableProducer, messages: readonly Outgoing[]): Publication {

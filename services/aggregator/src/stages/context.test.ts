@@ -8,7 +8,12 @@ function evicted(): Error {
   return Object.assign(new Error(protocol.message, { cause: protocol }), { name: 'KafkaJSNonRetriableError' });
 }
 
-const consumer = (failure?: Error) => ({ commitOffsets: vi.fn(async () => { if (failure) throw failure; }) }) as unknown as Consumer & { commitOffsets: ReturnType<typeof vi.fn> };
+const consumer = (failure?: Error) =>
+  ({
+    commitOffsets: vi.fn(async () => {
+      if (failure) throw failure;
+    }),
+  }) as unknown as Consumer & { commitOffsets: ReturnType<typeof vi.fn> };
 
 describe('commitLive', () => {
   it('commits the offset after the record', async () => {
@@ -53,7 +58,8 @@ describe('Occasional', () => {
 describe('stalledReason', () => {
   it('says who stalled on the record and for how long, under a stable code', () => {
     expect(stalledReason({ topic: 't', partition: 1, offset: '9', heldMs: 5_120, budgetMs: 5_000, pid: 321, at: 0 })).toEqual({
-      code: 'RECORD_STALLED', message: 'process 321 had this record in hand for 5120 ms (budget 5000 ms) and was killed; dead-lettered unhandled',
+      code: 'RECORD_STALLED',
+      message: 'process 321 had this record in hand for 5120 ms (budget 5000 ms) and was killed; dead-lettered unhandled',
     });
   });
 });

@@ -54,9 +54,7 @@ export function bansWaiting(ctx: StageContext): boolean {
 }
 
 /** The DLQ record for input that could not be used, keeping its bytes untouched (up to the DLQ's bounds). */
-export function deadLetter(
-  topic: string, partition: number, offset: string, key: Buffer | null, value: Buffer | null, reason: Reason, nowMs: number,
-): DlqRecord {
+export function deadLetter(topic: string, partition: number, offset: string, key: Buffer | null, value: Buffer | null, reason: Reason, nowMs: number): DlqRecord {
   return deadLetterRecord({ topic, partition, offset, key, value }, reason, nowMs);
 }
 

@@ -2,7 +2,25 @@ import type { Consumer, EachBatchPayload, KafkaMessage } from '@banstream/kafka'
 import type { RequestAttributes } from '@banstream/core';
 import type { Trap } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
-import { checkEvent, countedEventsDecoder, countedEventsReader, eventsAlone, GEO_POLICY_ID, LATE, observeKeyed, PartitionState, readsHeaders, receivedAt, RepartitionBuffer, routeOf, type CountedEvent, type CountedEventsReader, type EventsAloneCodecs, type Route, type Sighting } from '@banstream/engine';
+import {
+  checkEvent,
+  countedEventsDecoder,
+  countedEventsReader,
+  eventsAlone,
+  GEO_POLICY_ID,
+  LATE,
+  observeKeyed,
+  PartitionState,
+  readsHeaders,
+  receivedAt,
+  RepartitionBuffer,
+  routeOf,
+  type CountedEvent,
+  type CountedEventsReader,
+  type EventsAloneCodecs,
+  type Route,
+  type Sighting,
+} from '@banstream/engine';
 import type { CompiledPolicy } from '@banstream/core';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
 import { bansWaiting, commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
@@ -64,8 +82,13 @@ export class EventsStage {
       maxBytesPerPartition: config.AGGREGATOR_FETCH_KB_PER_PARTITION << 10,
     });
     this.assigned = new AssignedPartitions({
-      consumer: this.consumer, admin: ctx.admin, topic: ctx.topics.events, groupId: config.AGGREGATOR_GROUP_ID, logger: ctx.logger,
-      horizonMs: ctx.horizonMs, nowMs: Date.now,
+      consumer: this.consumer,
+      admin: ctx.admin,
+      topic: ctx.topics.events,
+      groupId: config.AGGREGATOR_GROUP_ID,
+      logger: ctx.logger,
+      horizonMs: ctx.horizonMs,
+      nowMs: Date.now,
       create: (p) => ({
         counts: new PartitionState(p, { graceMs: config.AGGREGATOR_GRACE_MS, hotShare: config.AGGREGATOR_HOT_SHARE, countIntervalMs: config.AGGREGATOR_COUNT_INTERVAL_MS }),
         repartition: new RepartitionBuffer(p, ctx.partitions.subjects),

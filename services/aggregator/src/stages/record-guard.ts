@@ -18,7 +18,11 @@ export class RecordGuard {
   private readonly failures = new Occasional(LOG_EVERY_MS);
   private readonly slowness = new Occasional(LOG_EVERY_MS);
 
-  constructor(private readonly ctx: StageContext, private readonly stage: 'events' | 'subjects', private readonly topic: string) {
+  constructor(
+    private readonly ctx: StageContext,
+    private readonly stage: 'events' | 'subjects',
+    private readonly topic: string,
+  ) {
     this.watch = ctx.watch(topic);
   }
 
@@ -49,7 +53,8 @@ export class RecordGuard {
     // Its effect is applied; a longer one would have cost the worker its life.
     this.ctx.metrics.slowRecords.inc({ stage: this.stage });
     const held = this.slowness.pass(Date.now());
-    if (held !== undefined) this.ctx.logger.warn({ topic: this.topic, partition, offset, heldMs, budgetMs: this.watch.budgetMs, alsoSlowSinceLastLine: held }, 'record handled, but slower than its time budget');
+    if (held !== undefined)
+      this.ctx.logger.warn({ topic: this.topic, partition, offset, heldMs, budgetMs: this.watch.budgetMs, alsoSlowSinceLastLine: held }, 'record handled, but slower than its time budget');
   }
 
   /**
@@ -61,7 +66,8 @@ export class RecordGuard {
     if (where !== undefined) reason.message = `${where}: ${reason.message}`;
     dead.push(deadLetter(this.topic, partition, m.offset, m.key, value, reason, Date.now()));
     const held = this.failures.pass(Date.now());
-    if (held !== undefined) this.ctx.logger.warn({ err: error, topic: this.topic, partition, offset: m.offset, where, alsoFailedSinceLastLine: held }, 'handling a record threw: dead-lettered, the partition goes on');
+    if (held !== undefined)
+      this.ctx.logger.warn({ err: error, topic: this.topic, partition, offset: m.offset, where, alsoFailedSinceLastLine: held }, 'handling a record threw: dead-lettered, the partition goes on');
   }
 
   /** The dead letters of these traps are acknowledged: from now on their records are only skipped. */

@@ -41,8 +41,13 @@ export class SubjectsStage {
       maxWaitTimeInMs: 20,
     });
     this.assigned = new AssignedPartitions({
-      consumer: this.consumer, admin: ctx.admin, topic: ctx.topics.subjects, groupId, logger: ctx.logger,
-      horizonMs: ctx.horizonMs, nowMs: Date.now,
+      consumer: this.consumer,
+      admin: ctx.admin,
+      topic: ctx.topics.subjects,
+      groupId,
+      logger: ctx.logger,
+      horizonMs: ctx.horizonMs,
+      nowMs: Date.now,
       create: (p) => ({
         counts: new PartitionState(p, { graceMs: config.AGGREGATOR_GRACE_MS, hotShare: config.AGGREGATOR_HOT_SHARE, countIntervalMs: config.AGGREGATOR_COUNT_INTERVAL_MS }),
         applied: new AppliedOffsets(),

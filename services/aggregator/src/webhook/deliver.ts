@@ -31,7 +31,10 @@ export async function deliver(target: WebhookTarget, body: string, headers: Reco
     let retryAfterMs = 0;
     try {
       const res = await fetch(target.url, {
-        method: 'POST', body, headers: { 'content-type': 'application/json', ...headers }, signal: AbortSignal.timeout(target.timeoutMs),
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', ...headers },
+        signal: AbortSignal.timeout(target.timeoutMs),
       });
       await res.arrayBuffer().catch(() => undefined);
       if (res.ok) return attempt + 1;

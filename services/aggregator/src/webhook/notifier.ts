@@ -39,7 +39,10 @@ export class WebhookNotifier {
     this.codec = options.catalog.codec(SCHEMA_NAMES.geoAlert);
     this.logger = options.logger.child({ component: 'webhook' });
     this.consumer = options.kafka.consumer({
-      groupId: options.groupId, sessionTimeout: options.sessionTimeoutMs, heartbeatInterval: Math.floor(options.sessionTimeoutMs / 10), maxWaitTimeInMs: 100,
+      groupId: options.groupId,
+      sessionTimeout: options.sessionTimeoutMs,
+      heartbeatInterval: Math.floor(options.sessionTimeoutMs / 10),
+      maxWaitTimeInMs: 100,
     });
   }
 

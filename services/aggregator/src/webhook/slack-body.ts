@@ -7,12 +7,15 @@ const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'
 export function slackBody(alert: GeoAlert): { text: string; blocks: unknown[] } {
   const what = `${alert.code} (${alert.scope})`;
   const usual = `${rate(alert.baselineRate)} usual for ${hourName(alert)}`;
-  const text = alert.state === 'fired'
-    ? `:rotating_light: Traffic spike from ${what}: ${rate(alert.currentRate)}, ${alert.ratio.toFixed(1)}× the ${usual} (z ${alert.zScore.toFixed(1)}).`
-    : `:white_check_mark: Resolved: traffic from ${what} is back to normal: ${rate(alert.currentRate)}, ${usual}.`;
+  const text =
+    alert.state === 'fired'
+      ? `:rotating_light: Traffic spike from ${what}: ${rate(alert.currentRate)}, ${alert.ratio.toFixed(1)}× the ${usual} (z ${alert.zScore.toFixed(1)}).`
+      : `:white_check_mark: Resolved: traffic from ${what} is back to normal: ${rate(alert.currentRate)}, ${usual}.`;
   const fields = [
-    ['Current', rate(alert.currentRate)], ['Baseline', rate(alert.baselineRate)],
-    ['Ratio', `${alert.ratio.toFixed(2)}×`], ['z-score', alert.zScore.toFixed(2)],
+    ['Current', rate(alert.currentRate)],
+    ['Baseline', rate(alert.baselineRate)],
+    ['Ratio', `${alert.ratio.toFixed(2)}×`],
+    ['z-score', alert.zScore.toFixed(2)],
   ].map(([k, v]) => ({ type: 'mrkdwn', text: `*${k}*\n${v}` }));
   return {
     text,

@@ -6,8 +6,18 @@ import { deliver } from './deliver.js';
 import { signatureHeaders, slackBody } from './slack-body.js';
 
 const alert: GeoAlert = {
-  alertId: 'geo-FR-1780276800000', scope: 'country', code: 'FR', state: 'fired', currentRate: 12.5, baselineRate: 0.8,
-  zScore: 14.2, ratio: 15.6, hourOfWeek: 1, at: 1_780_276_800_000, timeZone: 'Europe/Paris', localHourOfWeek: 3,
+  alertId: 'geo-FR-1780276800000',
+  scope: 'country',
+  code: 'FR',
+  state: 'fired',
+  currentRate: 12.5,
+  baselineRate: 0.8,
+  zScore: 14.2,
+  ratio: 15.6,
+  hourOfWeek: 1,
+  at: 1_780_276_800_000,
+  timeZone: 'Europe/Paris',
+  localHourOfWeek: 3,
 };
 
 describe('slack body and signature', () => {

@@ -42,7 +42,10 @@ export class TokenBook {
 function parseEntries(text: string, source: string): Entry[] {
   const entries: Entry[] = [];
   const names = new Set<string>();
-  const items = text.split(/[\n,]/).map((l) => l.replace(/#.*$/, '').trim()).filter((l) => l.length > 0);
+  const items = text
+    .split(/[\n,]/)
+    .map((l) => l.replace(/#.*$/, '').trim())
+    .filter((l) => l.length > 0);
   for (const [i, item] of items.entries()) {
     const [name, role, hash, extra] = item.split(':');
     const where = `${source}: entry ${i + 1}`;

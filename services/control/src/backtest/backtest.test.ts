@@ -26,11 +26,12 @@ const burst = (ip: string, n: number, from = T0, extra: Partial<CountedEvent> = 
 
 describe('Backtest', () => {
   it('bans at the crossing event as the aggregator would, and counts what the ban refuses', () => {
-    const report = run({ candidate: policy({}) }, [[0, burst('203.0.113.9', 30)], [1, burst('198.51.100.1', 5)]]);
-    expect(report).toMatchObject({ records: 2, events: 35, clients: 2 });
-    expect(report.candidate.bans.list).toEqual([
-      { subject: 'ip:203.0.113.9', startedAt: T0 + 200, expiresAt: T0 + 200 + 600_000, evidenceCount: 21, escalationLevel: 0, preview: true, refused: 9 },
+    const report = run({ candidate: policy({}) }, [
+      [0, burst('203.0.113.9', 30)],
+      [1, burst('198.51.100.1', 5)],
     ]);
+    expect(report).toMatchObject({ records: 2, events: 35, clients: 2 });
+    expect(report.candidate.bans.list).toEqual([{ subject: 'ip:203.0.113.9', startedAt: T0 + 200, expiresAt: T0 + 200 + 600_000, evidenceCount: 21, escalationLevel: 0, preview: true, refused: 9 }]);
     expect(report.candidate.affected).toEqual({ requests: 9, requestShare: 0.257143, clients: 1, clientShare: 0.5 });
     expect(report.candidate.topPrefixes).toEqual([{ name: '203.0.113.0/24', requests: 9 }]);
     expect(report.candidate.topCountries).toEqual([{ name: 'FR', requests: 9 }]);
@@ -40,7 +41,10 @@ describe('Backtest', () => {
     const candidate = policy({ match: { statuses: [401] }, threshold: { count: 5, interval: '1m' } });
     const failures = burst('203.0.113.9', 6, T0, { status: 401 });
     const afterwards = burst('203.0.113.9', 4, T0 + 1_000, { status: 200 });
-    const report = run({ candidate }, [[0, failures], [0, afterwards]]);
+    const report = run({ candidate }, [
+      [0, failures],
+      [0, afterwards],
+    ]);
     expect(report.candidate.bans.list).toEqual([expect.objectContaining({ subject: 'ip:203.0.113.9', evidenceCount: 6, refused: 4 })]);
     expect(report.candidate.affected.requests).toBe(4);
   });
@@ -69,7 +73,11 @@ describe('Backtest', () => {
     const allowlist = new Allowlist();
     allowlist.add({ entry: '203.0.113.9' });
     const late = [...burst('198.51.100.7', 5, T0 + 60_000), event('198.51.100.7', T0)];
-    const report = run({ candidate: policy({}), allowlist }, [[0, burst('203.0.113.9', 30)], [1, late], [2, [event('not-an-ip', T0)]]]);
+    const report = run({ candidate: policy({}), allowlist }, [
+      [0, burst('203.0.113.9', 30)],
+      [1, late],
+      [2, [event('not-an-ip', T0)]],
+    ]);
     expect(report.candidate.bans.total).toBe(0);
     expect(report.candidate.late).toBe(1);
     expect(report.invalidEvents).toBe(1);
@@ -77,7 +85,10 @@ describe('Backtest', () => {
 
   it('compares with the active version: who only one of them bans', () => {
     const active = { policy: policy({ threshold: { count: 50, interval: '1m' } }), version: 3 };
-    const report = run({ candidate: policy({}), active }, [[0, burst('203.0.113.9', 30)], [1, burst('198.51.100.2', 60)]]);
+    const report = run({ candidate: policy({}), active }, [
+      [0, burst('203.0.113.9', 30)],
+      [1, burst('198.51.100.2', 60)],
+    ]);
     expect(report.active).toMatchObject({ version: 3, bans: { total: 1 } });
     expect(report.comparison).toMatchObject({ bannedOnlyByCandidate: ['ip:203.0.113.9'], bannedOnlyByActive: [], bannedByBoth: 1 });
   });

@@ -59,17 +59,33 @@ export class Backtest {
   report(range: { from: number; to: number }): BacktestReport {
     const limit = this.input.listLimit ?? 100;
     const [candidate, active] = this.replays.map((r, i) => this.outcome(r, limit, i === 1 ? this.input.active?.version : undefined));
-    const report: BacktestReport = { range, records: this.records, events: this.events, invalidEvents: this.invalid, undecodableRecords: this.undecodable, clients: this.clients.size, candidate: candidate! };
+    const report: BacktestReport = {
+      range,
+      records: this.records,
+      events: this.events,
+      invalidEvents: this.invalid,
+      undecodableRecords: this.undecodable,
+      clients: this.clients.size,
+      candidate: candidate!,
+    };
     if (!active) return report;
     const banned = (o: PolicyReplay) => new Set(o.bans.map((b) => b.subject));
     const [c, a] = [banned(this.replays[0]!), banned(this.replays[1]!)];
     const [co, ao] = [new Set(this.replays[0]!.over.keys()), new Set(this.replays[1]!.over.keys())];
-    const only = (x: Set<string>, y: Set<string>) => [...x].filter((s) => !y.has(s)).sort().slice(0, limit);
+    const only = (x: Set<string>, y: Set<string>) =>
+      [...x]
+        .filter((s) => !y.has(s))
+        .sort()
+        .slice(0, limit);
     return {
-      ...report, active,
+      ...report,
+      active,
       comparison: {
-        bannedOnlyByCandidate: only(c, a), bannedOnlyByActive: only(a, c), bannedByBoth: [...c].filter((s) => a.has(s)).length,
-        overOnlyByCandidate: only(co, ao), overOnlyByActive: only(ao, co),
+        bannedOnlyByCandidate: only(c, a),
+        bannedOnlyByActive: only(a, c),
+        bannedByBoth: [...c].filter((s) => a.has(s)).length,
+        overOnlyByCandidate: only(co, ao),
+        overOnlyByActive: only(ao, co),
         affectedRequestsDelta: round(candidate!.affected.requests - active.affected.requests),
       },
     };
@@ -79,23 +95,37 @@ export class Backtest {
     const { policy } = r;
     const share = (n: number, of: number) => (of === 0 ? 0 : round(n / of, 6));
     return {
-      policyId: policy.id, ...(version === undefined ? {} : { version }), mode: policy.mode, action: policy.action.type,
-      matched: r.matched, late: r.late,
+      policyId: policy.id,
+      ...(version === undefined ? {} : { version }),
+      mode: policy.mode,
+      action: policy.action.type,
+      matched: r.matched,
+      late: r.late,
       bans: {
-        total: r.bans.length, subjects: new Set(r.bans.map((b) => b.subject)).size,
+        total: r.bans.length,
+        subjects: new Set(r.bans.map((b) => b.subject)).size,
         list: r.bans.slice(0, limit).map((b) => ({
-          subject: b.subject, startedAt: b.startedAt, expiresAt: b.expiresAt, evidenceCount: b.evidenceCount,
-          escalationLevel: b.escalationLevel, preview: b.preview, refused: r.refusedByBan.get(b.banId) ?? 0,
+          subject: b.subject,
+          startedAt: b.startedAt,
+          expiresAt: b.expiresAt,
+          evidenceCount: b.evidenceCount,
+          escalationLevel: b.escalationLevel,
+          preview: b.preview,
+          refused: r.refusedByBan.get(b.banId) ?? 0,
         })),
       },
       overThreshold: {
         total: r.over.size,
-        list: [...r.over.values()].sort((x, y) => y.refused - x.refused || y.requestsOver - x.requestsOver).slice(0, limit)
+        list: [...r.over.values()]
+          .sort((x, y) => y.refused - x.refused || y.requestsOver - x.requestsOver)
+          .slice(0, limit)
           .map((o) => ({ ...o, peakCount: round(o.peakCount), refused: round(o.refused) })),
       },
       affected: {
-        requests: round(r.affected.requests), requestShare: share(r.affected.requests, this.events),
-        clients: r.affected.clients.size, clientShare: share(r.affected.clients.size, this.clients.size),
+        requests: round(r.affected.requests),
+        requestShare: share(r.affected.requests, this.events),
+        clients: r.affected.clients.size,
+        clientShare: share(r.affected.clients.size, this.clients.size),
       },
       topCountries: top(r.affected.countries, 10),
       topPrefixes: top(r.affected.prefixes, 10),

@@ -68,8 +68,14 @@ export class BacktestJobs {
     const running = [...this.jobs.values()].filter((j) => j.state === 'running').length;
     if (running >= (this.options.concurrency ?? 1)) throw new ProblemError('BACKTEST_BUSY', `${running} backtest(s) already running on this instance; retry when it is done`);
     const job: JobView = {
-      id: randomUUID(), state: 'running', policyId: request.candidate.id, createdBy: request.actor, createdAt: this.options.clock(),
-      from: request.from, to: request.to, progress: { records: 0, total: 0 },
+      id: randomUUID(),
+      state: 'running',
+      policyId: request.candidate.id,
+      createdBy: request.actor,
+      createdAt: this.options.clock(),
+      from: request.from,
+      to: request.to,
+      progress: { records: 0, total: 0 },
     };
     this.jobs.set(job.id, job);
     for (const id of [...this.jobs.keys()].slice(0, Math.max(0, this.jobs.size - KEPT))) if (this.jobs.get(id)!.state !== 'running') this.jobs.delete(id);
@@ -103,11 +109,21 @@ export class BacktestJobs {
     const backtest = new Backtest({
       candidate: compilePolicy(request.candidate),
       ...(held && activeSpec ? { active: { policy: compilePolicy(activeSpec), version: held.version } } : {}),
-      graceMs: this.options.graceMs, maxFutureMs: this.options.maxFutureMs, subjectPartitions, allowlist,
+      graceMs: this.options.graceMs,
+      maxFutureMs: this.options.maxFutureMs,
+      subjectPartitions,
+      allowlist,
     });
     const decoder = countedEventsDecoder(catalog);
     await readRange({
-      kafka, admin, logger, topic: topics.events, groupId: `banstream-control.backtest.${job.id}`, from: request.from, to: request.to, signal,
+      kafka,
+      admin,
+      logger,
+      topic: topics.events,
+      groupId: `banstream-control.backtest.${job.id}`,
+      from: request.from,
+      to: request.to,
+      signal,
       onRecord: (r) => {
         let events;
         try {

@@ -1,9 +1,7 @@
 import type { OverThreshold } from '@banstream/api';
 import type { Allowlist, CompiledPolicy, RequestAttributes } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
-import {
-  BanLedger, LATE, observe, Outbox, partitionFor, PartitionState, RepartitionBuffer, routeOf, type DeciderContext, type Route,
-} from '@banstream/engine';
+import { BanLedger, LATE, observe, Outbox, partitionFor, PartitionState, RepartitionBuffer, routeOf, type DeciderContext, type Route } from '@banstream/engine';
 import { Tally } from './tally.js';
 
 export interface ReplayOptions {
@@ -144,7 +142,10 @@ export class PolicyReplay {
   private eventsState(partition: number) {
     let s = this.eventsStates.get(partition);
     if (!s) {
-      s = { counts: new PartitionState(partition, { graceMs: this.options.graceMs, hotShare: Infinity, countIntervalMs: 1000 }), repartition: new RepartitionBuffer(partition, this.options.subjectPartitions) };
+      s = {
+        counts: new PartitionState(partition, { graceMs: this.options.graceMs, hotShare: Infinity, countIntervalMs: 1000 }),
+        repartition: new RepartitionBuffer(partition, this.options.subjectPartitions),
+      };
       this.eventsStates.set(partition, s);
     }
     return s;
@@ -167,4 +168,3 @@ export class PolicyReplay {
     }
   }
 }
-

@@ -40,14 +40,23 @@ async function api(rateLimit = 1000) {
   app = createHttpServer(logger);
   await app.register(adminApi, {
     tokens: new TokenBook([tokenEntryLine('alice', 'operator', ALICE), tokenEntryLine('bob', 'viewer', BOB), tokenEntryLine('root', 'admin', ROOT)].join(',')),
-    state: new ControlState(10), writer, jobs: {} as BacktestJobs, logger, clock: () => Date.UTC(2025, 5, 1), rateLimit,
-    guards: { minPrefix: DEFAULT_MIN_PREFIX, maxBan: { text: '30d', ms: 30 * 86_400_000 } }, ready: () => true,
+    state: new ControlState(10),
+    writer,
+    jobs: {} as BacktestJobs,
+    logger,
+    clock: () => Date.UTC(2025, 5, 1),
+    rateLimit,
+    guards: { minPrefix: DEFAULT_MIN_PREFIX, maxBan: { text: '30d', ms: 30 * 86_400_000 } },
+    ready: () => true,
   });
-  const call = (method: 'GET' | 'POST', url: string, options: { token?: string; body?: unknown; from?: string } = {}) => app!.inject({
-    method, url, remoteAddress: options.from ?? '192.0.2.10',
-    headers: options.token === undefined ? {} : { authorization: `Bearer ${options.token}` },
-    ...(options.body === undefined ? {} : { payload: options.body as object }),
-  });
+  const call = (method: 'GET' | 'POST', url: string, options: { token?: string; body?: unknown; from?: string } = {}) =>
+    app!.inject({
+      method,
+      url,
+      remoteAddress: options.from ?? '192.0.2.10',
+      headers: options.token === undefined ? {} : { authorization: `Bearer ${options.token}` },
+      ...(options.body === undefined ? {} : { payload: options.body as object }),
+    });
   return { call, written };
 }
 
@@ -104,7 +113,10 @@ describe('guard rails on manual bans and allowlist entries', () => {
     for (const body of [ban('203.0.113.7', { duration: '31d' }), ban('203.0.113.7', { duration: '31d', force: true }), ban('203.0.113.7', { duration: '99999999999999999999d' })]) {
       const res = await call('POST', '/v1/bans', { token: ALICE, body });
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toMatchObject({ code: 'BAN_TOO_LONG', errors: [{ path: 'duration', message: expect.stringContaining('longer than the 30d a manual ban may last (CONTROL_MAX_BAN_DURATION)') }] });
+      expect(res.json()).toMatchObject({
+        code: 'BAN_TOO_LONG',
+        errors: [{ path: 'duration', message: expect.stringContaining('longer than the 30d a manual ban may last (CONTROL_MAX_BAN_DURATION)') }],
+      });
     }
     expect((await call('POST', '/v1/bans', { token: ALICE, body: ban('203.0.113.7', { duration: '30d' }) })).statusCode).toBe(201);
     expect(written).toHaveLength(1);

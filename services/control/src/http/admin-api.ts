@@ -56,8 +56,7 @@ export async function adminApi(app: FastifyInstance, options: AdminApiOptions): 
     max: options.rateLimit,
     timeWindow: 60_000,
     keyGenerator: rateLimitKey,
-    errorResponseBuilder: (_request, context) =>
-      Object.assign(new ProblemError('RATE_LIMITED', `more than ${context.max} requests in ${context.after}: slow down`), { statusCode: 429 }),
+    errorResponseBuilder: (_request, context) => Object.assign(new ProblemError('RATE_LIMITED', `more than ${context.max} requests in ${context.after}: slow down`), { statusCode: 429 }),
   });
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.permission !== undefined && !options.ready()) {

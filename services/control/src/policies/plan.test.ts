@@ -42,8 +42,16 @@ describe('planApply', () => {
 
   it('creates, updates with the changed fields, and leaves equal policies alone', () => {
     const plan = planApply(current, [spec({ threshold: { count: 30, interval: '1m' }, mode: 'enforce' }), spec({ id: 'new' })], false);
-    expect(plan.map((c) => [c.id, c.action])).toEqual([['login', 'update'], ['new', 'create']]);
-    expect(plan[0]).toMatchObject({ fields: [{ path: 'mode', before: 'preview', after: 'enforce' }, { path: 'threshold.count', before: 20, after: 30 }] });
+    expect(plan.map((c) => [c.id, c.action])).toEqual([
+      ['login', 'update'],
+      ['new', 'create'],
+    ]);
+    expect(plan[0]).toMatchObject({
+      fields: [
+        { path: 'mode', before: 'preview', after: 'enforce' },
+        { path: 'threshold.count', before: 20, after: 30 },
+      ],
+    });
     expect(planApply(current, [spec()], false)).toEqual([{ id: 'login', action: 'unchanged', version: 1 }]);
   });
 
@@ -55,7 +63,9 @@ describe('planApply', () => {
 describe('diffJson', () => {
   it('lists added, removed and changed leaves; arrays whole', () => {
     expect(diffJson({ a: 1, b: { c: [1] }, d: 1 }, { a: 1, b: { c: [2] }, e: 'x' })).toEqual([
-      { path: 'b.c', before: [1], after: [2] }, { path: 'd', before: 1 }, { path: 'e', after: 'x' },
+      { path: 'b.c', before: [1], after: [2] },
+      { path: 'd', before: 1 },
+      { path: 'e', after: 'x' },
     ]);
   });
 });

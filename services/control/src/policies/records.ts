@@ -68,8 +68,14 @@ export function nextRecord(spec: PolicySpec, current: PolicyRecord | undefined, 
 export function policyView(record: PolicyRecord) {
   const spec = specOfRecord(record);
   return {
-    id: record.id, version: record.version, mode: record.mode, enabled: record.enabled, description: record.description, owner: record.owner,
-    updatedBy: record.updatedBy, updatedAt: record.updatedAt,
+    id: record.id,
+    version: record.version,
+    mode: record.mode,
+    enabled: record.enabled,
+    description: record.description,
+    owner: record.owner,
+    updatedBy: record.updatedBy,
+    updatedAt: record.updatedAt,
     ...(spec ? { spec } : { invalid: 'the stored definition does not validate: enforcers and aggregators ignore this version' }),
   };
 }

@@ -14,8 +14,12 @@ const Query = Type.Object(
 
 /** Recent geographic alerts from the alerts topic, most recent first. */
 export async function alertRoutes(app: FastifyInstance, options: { state: ControlState }): Promise<void> {
-  app.get<{ Querystring: Static<typeof Query> }>('/v1/alerts', {
-    config: { permission: 'read' },
-    schema: { tags: ['alerts'], summary: 'Recent alerts', querystring: Query, response: { 200: Type.Object({ alerts: Type.Array(AlertView) }), ...errorResponses } },
-  }, async (request) => ({ alerts: options.state.alerts({ ...request.query, limit: request.query.limit ?? 100 }) }));
+  app.get<{ Querystring: Static<typeof Query> }>(
+    '/v1/alerts',
+    {
+      config: { permission: 'read' },
+      schema: { tags: ['alerts'], summary: 'Recent alerts', querystring: Query, response: { 200: Type.Object({ alerts: Type.Array(AlertView) }), ...errorResponses } },
+    },
+    async (request) => ({ alerts: options.state.alerts({ ...request.query, limit: request.query.limit ?? 100 }) }),
+  );
 }

@@ -37,42 +37,61 @@ export async function allowRoutes(app: FastifyInstance, options: AllowRoutesOpti
   const view = (e: AllowEntry) => ({ ...e, expired: e.expiresAt !== null && e.expiresAt <= clock() });
 
   listRoute(app, {
-    path: '/v1/allowlist', tags, summary: 'List allowlist entries', field: 'entries', item: AllowView,
-    items: () => [...state.allowlist.values()].map(view), key: (e) => e.entry,
+    path: '/v1/allowlist',
+    tags,
+    summary: 'List allowlist entries',
+    field: 'entries',
+    item: AllowView,
+    items: () => [...state.allowlist.values()].map(view),
+    key: (e) => e.entry,
   });
 
-  app.post<{ Body: Static<typeof AddBody> }>('/v1/allowlist', {
-    config: { permission: 'allowlist:write' },
-    schema: { tags, summary: 'Add (or replace) an allowlist entry', body: AddBody, response: { 201: AllowView, ...errorResponses } },
-  }, async (request, reply) => {
-    const { body } = request;
-    if (body.expiresAt !== undefined && body.ttl !== undefined) {
-      throw new ProblemError('INVALID_REQUEST', 'give expiresAt or ttl, not both', [{ path: 'ttl', message: 'cannot be given with expiresAt' }]);
-    }
-    const ttlMs = body.ttl === undefined ? undefined : tryParseDuration(body.ttl);
-    if (body.ttl !== undefined && ttlMs === undefined) throw new ProblemError('INVALID_REQUEST', 'ttl: is too long', [{ path: 'ttl', message: 'is too long' }]);
-    const entry = canonicalAllowEntry(body.entry);
-    const forced = forcedOver(entry, guards.minPrefix, body.force === true, { what: 'allowlist entry', field: 'entry' });
-    const actor = actorOf(request).name;
-    const record = await writer.serial(async () => {
-      const now = clock();
-      const expiresAt = ttlMs !== undefined ? now + ttlMs : body.expiresAt !== undefined ? Date.parse(body.expiresAt) : null;
-      if (expiresAt !== null && expiresAt <= now) throw new ProblemError('INVALID_REQUEST', 'expiresAt: is in the past', [{ path: 'expiresAt', message: 'is in the past' }]);
-      const value: AllowEntry = { entry, reason: body.reason, addedBy: actor, addedAt: now, expiresAt };
-      await writer.write({ kind: 'allow', key: entry, value, before: state.allowlist.get(entry) }, { actor, requestId: request.id, forced });
-      return value;
-    });
-    return reply.code(201).send(view(record));
-  });
+  app.post<{ Body: Static<typeof AddBody> }>(
+    '/v1/allowlist',
+    {
+      config: { permission: 'allowlist:write' },
+      schema: { tags, summary: 'Add (or replace) an allowlist entry', body: AddBody, response: { 201: AllowView, ...errorResponses } },
+    },
+    async (request, reply) => {
+      const { body } = request;
+      if (body.expiresAt !== undefined && body.ttl !== undefined) {
+        throw new ProblemError('INVALID_REQUEST', 'give expiresAt or ttl, not both', [{ path: 'ttl', message: 'cannot be given with expiresAt' }]);
+      }
+      const ttlMs = body.ttl === undefined ? undefined : tryParseDuration(body.ttl);
+      if (body.ttl !== undefined && ttlMs === undefined) throw new ProblemError('INVALID_REQUEST', 'ttl: is too long', [{ path: 'ttl', message: 'is too long' }]);
+      const entry = canonicalAllowEntry(body.entry);
+      const forced = forcedOver(entry, guards.minPrefix, body.force === true, { what: 'allowlist entry', field: 'entry' });
+      const actor = actorOf(request).name;
+      const record = await writer.serial(async () => {
+        const now = clock();
+        const expiresAt = ttlMs !== undefined ? now + ttlMs : body.expiresAt !== undefined ? Date.parse(body.expiresAt) : null;
+        if (expiresAt !== null && expiresAt <= now) throw new ProblemError('INVALID_REQUEST', 'expiresAt: is in the past', [{ path: 'expiresAt', message: 'is in the past' }]);
+        const value: AllowEntry = { entry, reason: body.reason, addedBy: actor, addedAt: now, expiresAt };
+        await writer.write({ kind: 'allow', key: entry, value, before: state.allowlist.get(entry) }, { actor, requestId: request.id, forced });
+        return value;
+      });
+      return reply.code(201).send(view(record));
+    },
+  );
 
-  app.delete<{ Params: Static<typeof EntryParams> }>('/v1/allowlist/:entry', {
-    config: { permission: 'allowlist:write' },
-    schema: { tags, summary: 'Remove an allowlist entry (a tombstone)', params: EntryParams, response: { 200: Type.Object({ removed: Type.String() }), 404: { $ref: 'Problem#' }, ...errorResponses } },
-  }, async (request) => writer.serial(async () => {
-    const entry = canonicalAllowEntry(request.params.entry);
-    const before = state.allowlist.get(entry);
-    if (!before) throw new ProblemError('NOT_FOUND', `no allowlist entry ${entry}`);
-    await writer.write({ kind: 'allow', key: entry, value: null, before }, { actor: actorOf(request).name, requestId: request.id });
-    return { removed: entry };
-  }));
+  app.delete<{ Params: Static<typeof EntryParams> }>(
+    '/v1/allowlist/:entry',
+    {
+      config: { permission: 'allowlist:write' },
+      schema: {
+        tags,
+        summary: 'Remove an allowlist entry (a tombstone)',
+        params: EntryParams,
+        response: { 200: Type.Object({ removed: Type.String() }), 404: { $ref: 'Problem#' }, ...errorResponses },
+      },
+    },
+    async (request) =>
+      writer.serial(async () => {
+        const entry = canonicalAllowEntry(request.params.entry);
+        const before = state.allowlist.get(entry);
+        if (!before) throw new ProblemError('NOT_FOUND', `no allowlist entry ${entry}`);
+        await writer.write({ kind: 'allow', key: entry, value: null, before }, { actor: actorOf(request).name, requestId: request.id });
+        return { removed: entry };
+      }),
+  );
 }

@@ -49,55 +49,89 @@ const tags = ['bans'];
 export async function banRoutes(app: FastifyInstance, options: BanRoutesOptions): Promise<void> {
   const { state, writer, clock, guards } = options;
 
-  app.get<{ Querystring: Static<typeof Query> }>('/v1/bans', {
-    config: { permission: 'read' },
-    schema: {
-      tags, summary: 'Search bans by scope, subject, policy and origin', querystring: Query,
-      response: { 200: Type.Object({ bans: Type.Array(BanView), total: Type.Integer(), next: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses },
+  app.get<{ Querystring: Static<typeof Query> }>(
+    '/v1/bans',
+    {
+      config: { permission: 'read' },
+      schema: {
+        tags,
+        summary: 'Search bans by scope, subject, policy and origin',
+        querystring: Query,
+        response: { 200: Type.Object({ bans: Type.Array(BanView), total: Type.Integer(), next: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses },
+      },
     },
-  }, async (request) => searchBans(state.bans.values(), { ...request.query, limit: request.query.limit ?? 100 }, clock()));
+    async (request) => searchBans(state.bans.values(), { ...request.query, limit: request.query.limit ?? 100 }, clock()),
+  );
 
-  app.get<{ Params: Static<typeof SubjectParams> }>('/v1/bans/:subject', {
-    config: { permission: 'read' },
-    schema: { tags, summary: 'The ban held for a subject', params: SubjectParams, response: { 200: BanView, 404: { $ref: 'Problem#' }, ...errorResponses } },
-  }, async (request) => held(state, canonicalSubject(request.params.subject)));
+  app.get<{ Params: Static<typeof SubjectParams> }>(
+    '/v1/bans/:subject',
+    {
+      config: { permission: 'read' },
+      schema: { tags, summary: 'The ban held for a subject', params: SubjectParams, response: { 200: BanView, 404: { $ref: 'Problem#' }, ...errorResponses } },
+    },
+    async (request) => held(state, canonicalSubject(request.params.subject)),
+  );
 
-  app.post<{ Body: Static<typeof AddBody> }>('/v1/bans', {
-    config: { permission: 'bans:write' },
-    schema: { tags, summary: 'Ban a subject by hand for a duration', body: AddBody, response: { 201: BanView, ...errorResponses } },
-  }, async (request, reply) => {
-    const { body } = request;
-    const subject = canonicalSubject(body.subject);
-    const responseOnly = responseOnlyScope(subject);
-    if (responseOnly !== undefined) {
-      const message = `${responseOnly} cannot be banned: the enforcer checks a request before its response, so no request carries a ${responseOnly}`;
-      throw new ProblemError('SUBJECT_INVALID', `subject: ${message}`, [{ path: 'subject', message }]);
-    }
-    const tooLong = banDurationProblem(body.duration, guards.maxBan);
-    if (tooLong !== undefined) throw new ProblemError('BAN_TOO_LONG', `duration: ${tooLong}`, [{ path: 'duration', message: tooLong }]);
-    const forced = banForcedOver(subject, guards.minPrefix, body.force === true);
-    const actor = actorOf(request).name;
-    const ban = await writer.serial(async () => {
-      const now = clock();
-      const record: Ban = {
-        banId: banId(MANUAL, subject, now), subject, policyId: MANUAL, reason: body.reason, evidenceCount: 0, windowSeconds: 0,
-        startedAt: now, expiresAt: now + parseDuration(body.duration), preview: false, escalationLevel: 0, origin: MANUAL,
-        httpStatus: body.status ?? 403, createdBy: actor,
-      };
-      await writer.write({ kind: 'ban', key: subject, value: record, before: state.bans.get(subject) }, { actor, requestId: request.id, forced });
-      return record;
-    });
-    return reply.code(201).send(ban);
-  });
+  app.post<{ Body: Static<typeof AddBody> }>(
+    '/v1/bans',
+    {
+      config: { permission: 'bans:write' },
+      schema: { tags, summary: 'Ban a subject by hand for a duration', body: AddBody, response: { 201: BanView, ...errorResponses } },
+    },
+    async (request, reply) => {
+      const { body } = request;
+      const subject = canonicalSubject(body.subject);
+      const responseOnly = responseOnlyScope(subject);
+      if (responseOnly !== undefined) {
+        const message = `${responseOnly} cannot be banned: the enforcer checks a request before its response, so no request carries a ${responseOnly}`;
+        throw new ProblemError('SUBJECT_INVALID', `subject: ${message}`, [{ path: 'subject', message }]);
+      }
+      const tooLong = banDurationProblem(body.duration, guards.maxBan);
+      if (tooLong !== undefined) throw new ProblemError('BAN_TOO_LONG', `duration: ${tooLong}`, [{ path: 'duration', message: tooLong }]);
+      const forced = banForcedOver(subject, guards.minPrefix, body.force === true);
+      const actor = actorOf(request).name;
+      const ban = await writer.serial(async () => {
+        const now = clock();
+        const record: Ban = {
+          banId: banId(MANUAL, subject, now),
+          subject,
+          policyId: MANUAL,
+          reason: body.reason,
+          evidenceCount: 0,
+          windowSeconds: 0,
+          startedAt: now,
+          expiresAt: now + parseDuration(body.duration),
+          preview: false,
+          escalationLevel: 0,
+          origin: MANUAL,
+          httpStatus: body.status ?? 403,
+          createdBy: actor,
+        };
+        await writer.write({ kind: 'ban', key: subject, value: record, before: state.bans.get(subject) }, { actor, requestId: request.id, forced });
+        return record;
+      });
+      return reply.code(201).send(ban);
+    },
+  );
 
-  app.delete<{ Params: Static<typeof SubjectParams> }>('/v1/bans/:subject', {
-    config: { permission: 'bans:write' },
-    schema: { tags, summary: 'Lift a ban (a tombstone on the bans topic)', params: SubjectParams, response: { 200: Type.Object({ lifted: Type.String(), ban: BanView }), 404: { $ref: 'Problem#' }, ...errorResponses } },
-  }, async (request) => writer.serial(async () => {
-    const before = held(state, canonicalSubject(request.params.subject));
-    await writer.write({ kind: 'ban', key: before.subject, value: null, before }, { actor: actorOf(request).name, requestId: request.id });
-    return { lifted: before.subject, ban: before };
-  }));
+  app.delete<{ Params: Static<typeof SubjectParams> }>(
+    '/v1/bans/:subject',
+    {
+      config: { permission: 'bans:write' },
+      schema: {
+        tags,
+        summary: 'Lift a ban (a tombstone on the bans topic)',
+        params: SubjectParams,
+        response: { 200: Type.Object({ lifted: Type.String(), ban: BanView }), 404: { $ref: 'Problem#' }, ...errorResponses },
+      },
+    },
+    async (request) =>
+      writer.serial(async () => {
+        const before = held(state, canonicalSubject(request.params.subject));
+        await writer.write({ kind: 'ban', key: before.subject, value: null, before }, { actor: actorOf(request).name, requestId: request.id });
+        return { lifted: before.subject, ban: before };
+      }),
+  );
 }
 
 function held(state: ControlState, subject: string): Ban {

@@ -16,8 +16,12 @@ export interface ListRouteSpec<T> {
 
 /** A readable list of everything held, sorted, under one field. */
 export function listRoute<T>(app: FastifyInstance, spec: ListRouteSpec<T>): void {
-  app.get(spec.path, {
-    config: { permission: 'read' },
-    schema: { tags: spec.tags, summary: spec.summary, response: { 200: Type.Object({ [spec.field]: Type.Array(spec.item) }), ...errorResponses } },
-  }, async () => ({ [spec.field]: spec.items().sort((a, b) => (spec.key(a) < spec.key(b) ? -1 : 1)) }));
+  app.get(
+    spec.path,
+    {
+      config: { permission: 'read' },
+      schema: { tags: spec.tags, summary: spec.summary, response: { 200: Type.Object({ [spec.field]: Type.Array(spec.item) }), ...errorResponses } },
+    },
+    async () => ({ [spec.field]: spec.items().sort((a, b) => (spec.key(a) < spec.key(b) ? -1 : 1)) }),
+  );
 }

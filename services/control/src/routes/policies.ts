@@ -38,80 +38,127 @@ export async function policyRoutes(app: FastifyInstance, options: PolicyRoutesOp
   const ctx = (request: FastifyRequest) => ({ actor: actorOf(request).name, requestId: request.id });
 
   listRoute(app, {
-    path: '/v1/policies', tags, summary: 'List policies', field: 'policies', item: PolicyView,
-    items: () => [...state.policies.values()].map(policyView), key: (p) => p.id,
+    path: '/v1/policies',
+    tags,
+    summary: 'List policies',
+    field: 'policies',
+    item: PolicyView,
+    items: () => [...state.policies.values()].map(policyView),
+    key: (p) => p.id,
   });
 
-  app.get<{ Params: Static<typeof IdParams> }>('/v1/policies/:id', {
-    config: { permission: 'read' },
-    schema: { tags, summary: 'Get a policy', params: IdParams, response: { 200: PolicyView, 404: { $ref: 'Problem#' }, ...errorResponses } },
-  }, async (request) => policyView(held(state, request.params.id)));
+  app.get<{ Params: Static<typeof IdParams> }>(
+    '/v1/policies/:id',
+    {
+      config: { permission: 'read' },
+      schema: { tags, summary: 'Get a policy', params: IdParams, response: { 200: PolicyView, 404: { $ref: 'Problem#' }, ...errorResponses } },
+    },
+    async (request) => policyView(held(state, request.params.id)),
+  );
 
-  app.get<{ Params: Static<typeof IdParams> }>('/v1/policies/:id/versions', {
-    config: { permission: 'read' },
-    schema: { tags, summary: 'Versions of a policy seen on the policies topic, oldest first', params: IdParams, response: { 200: Type.Object({ versions: Type.Array(PolicyView) }), ...errorResponses } },
-  }, async (request) => {
-    const versions = state.policyVersions(request.params.id);
-    if (versions.length === 0) throw new ProblemError('NOT_FOUND', `no policy ${request.params.id}`);
-    return { versions: versions.map(policyView) };
-  });
+  app.get<{ Params: Static<typeof IdParams> }>(
+    '/v1/policies/:id/versions',
+    {
+      config: { permission: 'read' },
+      schema: {
+        tags,
+        summary: 'Versions of a policy seen on the policies topic, oldest first',
+        params: IdParams,
+        response: { 200: Type.Object({ versions: Type.Array(PolicyView) }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const versions = state.policyVersions(request.params.id);
+      if (versions.length === 0) throw new ProblemError('NOT_FOUND', `no policy ${request.params.id}`);
+      return { versions: versions.map(policyView) };
+    },
+  );
 
-  app.post<{ Body: Record<string, unknown> }>('/v1/policies', {
-    config: { permission: 'policies:write' }, attachValidation: true,
-    schema: { tags, summary: 'Create a policy (a preview unless it says mode: enforce)', body: PolicyBody, response: { 201: PolicyView, 409: { $ref: 'Problem#' }, ...errorResponses } },
-  }, async (request, reply) => {
-    const spec = validSpec(request.body);
-    const view = await writer.serial(async () => {
-      if (state.policies.has(spec.id)) throw new ProblemError('CONFLICT', `policy ${spec.id} exists (version ${state.policies.get(spec.id)!.version}): PUT /v1/policies/${spec.id} changes it`);
-      const record = nextRecord(spec, undefined, actorOf(request).name, clock());
-      await writer.write({ kind: 'policy', key: spec.id, value: record, before: undefined }, ctx(request));
-      return policyView(record);
-    });
-    return reply.code(201).send(view);
-  });
+  app.post<{ Body: Record<string, unknown> }>(
+    '/v1/policies',
+    {
+      config: { permission: 'policies:write' },
+      attachValidation: true,
+      schema: { tags, summary: 'Create a policy (a preview unless it says mode: enforce)', body: PolicyBody, response: { 201: PolicyView, 409: { $ref: 'Problem#' }, ...errorResponses } },
+    },
+    async (request, reply) => {
+      const spec = validSpec(request.body);
+      const view = await writer.serial(async () => {
+        if (state.policies.has(spec.id)) throw new ProblemError('CONFLICT', `policy ${spec.id} exists (version ${state.policies.get(spec.id)!.version}): PUT /v1/policies/${spec.id} changes it`);
+        const record = nextRecord(spec, undefined, actorOf(request).name, clock());
+        await writer.write({ kind: 'policy', key: spec.id, value: record, before: undefined }, ctx(request));
+        return policyView(record);
+      });
+      return reply.code(201).send(view);
+    },
+  );
 
-  app.put<{ Params: Static<typeof IdParams>; Body: Record<string, unknown> }>('/v1/policies/:id', {
-    config: { permission: 'policies:write' }, attachValidation: true,
-    schema: { tags, summary: 'Create or replace a policy; an equal one is left as it is', params: IdParams, body: PolicyBody, response: { 200: PolicyView, 201: PolicyView, ...errorResponses } },
-  }, async (request, reply) => {
-    if (request.validationError?.validationContext === 'params') throw request.validationError;
-    const body = request.body;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new ProblemError('POLICY_INVALID', 'the body must be one policy, as a JSON object', [{ path: '(body)', message: 'must be an object' }]);
-    }
-    if (body.id !== undefined && body.id !== request.params.id) {
-      throw new ProblemError('INVALID_REQUEST', `id: ${JSON.stringify(body.id)} differs from the id in the path (${request.params.id})`, [{ path: 'id', message: 'differs from the id in the path' }]);
-    }
-    const spec = validSpec({ ...body, id: request.params.id });
-    const [change] = planApply(state.policies, [spec], false);
-    if (change?.action === 'unchanged') return reply.code(200).send(policyView(held(state, spec.id)));
-    const { view, created } = await writer.serial(async () => {
-      const before = state.policies.get(spec.id);
-      const record = nextRecord(spec, before, actorOf(request).name, clock());
-      await writer.write({ kind: 'policy', key: spec.id, value: record, before }, ctx(request));
-      return { view: policyView(record), created: before === undefined };
-    });
-    return reply.code(created ? 201 : 200).send(view);
-  });
+  app.put<{ Params: Static<typeof IdParams>; Body: Record<string, unknown> }>(
+    '/v1/policies/:id',
+    {
+      config: { permission: 'policies:write' },
+      attachValidation: true,
+      schema: { tags, summary: 'Create or replace a policy; an equal one is left as it is', params: IdParams, body: PolicyBody, response: { 200: PolicyView, 201: PolicyView, ...errorResponses } },
+    },
+    async (request, reply) => {
+      if (request.validationError?.validationContext === 'params') throw request.validationError;
+      const body = request.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw new ProblemError('POLICY_INVALID', 'the body must be one policy, as a JSON object', [{ path: '(body)', message: 'must be an object' }]);
+      }
+      if (body.id !== undefined && body.id !== request.params.id) {
+        throw new ProblemError('INVALID_REQUEST', `id: ${JSON.stringify(body.id)} differs from the id in the path (${request.params.id})`, [
+          { path: 'id', message: 'differs from the id in the path' },
+        ]);
+      }
+      const spec = validSpec({ ...body, id: request.params.id });
+      const [change] = planApply(state.policies, [spec], false);
+      if (change?.action === 'unchanged') return reply.code(200).send(policyView(held(state, spec.id)));
+      const { view, created } = await writer.serial(async () => {
+        const before = state.policies.get(spec.id);
+        const record = nextRecord(spec, before, actorOf(request).name, clock());
+        await writer.write({ kind: 'policy', key: spec.id, value: record, before }, ctx(request));
+        return { view: policyView(record), created: before === undefined };
+      });
+      return reply.code(created ? 201 : 200).send(view);
+    },
+  );
 
-  app.delete<{ Params: Static<typeof IdParams> }>('/v1/policies/:id', {
-    config: { permission: 'policies:write' },
-    schema: { tags, summary: 'Delete a policy (a tombstone on the policies topic)', params: IdParams, response: { 200: Type.Object({ deleted: Type.String(), version: Type.Integer() }), 404: { $ref: 'Problem#' }, ...errorResponses } },
-  }, async (request) => writer.serial(async () => {
-    const before = held(state, request.params.id);
-    await writer.write({ kind: 'policy', key: before.id, value: null, before }, ctx(request));
-    return { deleted: before.id, version: before.version };
-  }));
+  app.delete<{ Params: Static<typeof IdParams> }>(
+    '/v1/policies/:id',
+    {
+      config: { permission: 'policies:write' },
+      schema: {
+        tags,
+        summary: 'Delete a policy (a tombstone on the policies topic)',
+        params: IdParams,
+        response: { 200: Type.Object({ deleted: Type.String(), version: Type.Integer() }), 404: { $ref: 'Problem#' }, ...errorResponses },
+      },
+    },
+    async (request) =>
+      writer.serial(async () => {
+        const before = held(state, request.params.id);
+        await writer.write({ kind: 'policy', key: before.id, value: null, before }, ctx(request));
+        return { deleted: before.id, version: before.version };
+      }),
+  );
 
   const planSchema = (summary: string) => ({
-    tags, summary, body: ApplyBody,
+    tags,
+    summary,
+    body: ApplyBody,
     response: { 200: Type.Object({ applied: Type.Boolean(), changes: Type.Array(Type.Unsafe<PlannedChange>({ type: 'object', additionalProperties: true })) }), ...errorResponses },
   });
 
-  app.post<{ Body: Static<typeof ApplyBody> }>('/v1/policies/plan', { config: { permission: 'read' }, attachValidation: true, schema: planSchema('What applying a set of policies would change (nothing is written)') },
-    async (request) => ({ applied: false, changes: planApply(state.policies, validSet(request), request.body.prune ?? false) }));
+  app.post<{ Body: Static<typeof ApplyBody> }>(
+    '/v1/policies/plan',
+    { config: { permission: 'read' }, attachValidation: true, schema: planSchema('What applying a set of policies would change (nothing is written)') },
+    async (request) => ({ applied: false, changes: planApply(state.policies, validSet(request), request.body.prune ?? false) }),
+  );
 
-  app.post<{ Body: Static<typeof ApplyBody> }>('/v1/policies/apply', { config: { permission: 'policies:write' }, attachValidation: true, schema: planSchema('Apply a set of policies: create, update, and with prune delete') },
+  app.post<{ Body: Static<typeof ApplyBody> }>(
+    '/v1/policies/apply',
+    { config: { permission: 'policies:write' }, attachValidation: true, schema: planSchema('Apply a set of policies: create, update, and with prune delete') },
     async (request) => {
       const wanted = validSet(request);
       return writer.serial(async () => {
@@ -124,7 +171,8 @@ export async function policyRoutes(app: FastifyInstance, options: PolicyRoutesOp
         }
         return { applied: true, changes };
       });
-    });
+    },
+  );
 }
 
 function held(state: ControlState, id: string) {
@@ -145,9 +193,12 @@ function validSet(request: FastifyRequest<{ Body: Static<typeof ApplyBody> }>): 
   if (!body || !Array.isArray(body.policies)) throw new ProblemError('INVALID_REQUEST', 'policies: expected a list of policies', [{ path: 'policies', message: 'is required' }]);
   // The schema is attached, not enforced (policies get the core validator's messages): refuse unknown fields here,
   // so a whole policy file's `allowlist` is not dropped in silence while `applied: true` says otherwise.
-  const unknown = Object.keys(body).filter((k) => k !== 'policies' && k !== 'prune').map((path) => ({
-    path, message: path === 'allowlist' ? 'is not applied with policies: add entries with POST /v1/allowlist (banstream allow add)' : 'is not a known field',
-  }));
+  const unknown = Object.keys(body)
+    .filter((k) => k !== 'policies' && k !== 'prune')
+    .map((path) => ({
+      path,
+      message: path === 'allowlist' ? 'is not applied with policies: add entries with POST /v1/allowlist (banstream allow add)' : 'is not a known field',
+    }));
   if (unknown.length > 0) throw new ProblemError('INVALID_REQUEST', unknown.map((e) => `${e.path}: ${e.message}`).join('; '), unknown);
   if (body.prune !== undefined && typeof body.prune !== 'boolean') throw new ProblemError('INVALID_REQUEST', 'prune: must be true or false', [{ path: 'prune', message: 'must be true or false' }]);
   const specs: PolicySpec[] = [];

@@ -3,14 +3,29 @@ import type { Ban } from '@banstream/schemas';
 import { searchBans } from './ban-search.js';
 
 const ban = (subject: string, over: Partial<Ban> = {}): Ban => ({
-  banId: subject, subject, policyId: 'p', reason: 'r', evidenceCount: 1, windowSeconds: 60, startedAt: 0, expiresAt: 1000,
-  preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null, ...over,
+  banId: subject,
+  subject,
+  policyId: 'p',
+  reason: 'r',
+  evidenceCount: 1,
+  windowSeconds: 60,
+  startedAt: 0,
+  expiresAt: 1000,
+  preview: false,
+  escalationLevel: 0,
+  origin: 'aggregator',
+  httpStatus: 403,
+  createdBy: null,
+  ...over,
 });
 
 describe('searchBans', () => {
   const all = [
-    ban('ip:203.0.113.9'), ban('ip:203.0.113.10', { origin: 'manual', policyId: 'manual' }), ban('cidr:198.51.100.0/24'),
-    ban('user:42', { policyId: 'login' }), ban('ip:192.0.2.1', { expiresAt: 10 }),
+    ban('ip:203.0.113.9'),
+    ban('ip:203.0.113.10', { origin: 'manual', policyId: 'manual' }),
+    ban('cidr:198.51.100.0/24'),
+    ban('user:42', { policyId: 'login' }),
+    ban('ip:192.0.2.1', { expiresAt: 10 }),
   ];
 
   it('filters by scope, subject text, policy and origin, live bans only unless asked', () => {

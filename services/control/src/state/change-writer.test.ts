@@ -8,8 +8,19 @@ import { ProducerSlot } from './producer-slot.js';
 const topics: ControlTopics = { policies: 'p', bans: 'b', allowlist: 'a', alerts: 'al', audit: 'au', events: 'e' };
 const catalog = loadSchemaCatalog();
 const ban = (subject: string): Ban => ({
-  banId: `b-${subject}`, subject, policyId: 'manual', reason: 'r', evidenceCount: 0, windowSeconds: 0, startedAt: 0, expiresAt: 1e13,
-  preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'alice',
+  banId: `b-${subject}`,
+  subject,
+  policyId: 'manual',
+  reason: 'r',
+  evidenceCount: 0,
+  windowSeconds: 0,
+  startedAt: 0,
+  expiresAt: 1e13,
+  preview: false,
+  escalationLevel: 0,
+  origin: 'manual',
+  httpStatus: 403,
+  createdBy: 'alice',
 });
 
 /** A producer whose sends the test settles by hand, in the order they were made. */
@@ -40,7 +51,7 @@ function setup(timeoutMs: number) {
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
 describe('ChangeWriter', () => {
-  it('sends the next change through a new producer after a send failed, so it cannot take the failed one\'s sequence numbers', async () => {
+  it("sends the next change through a new producer after a send failed, so it cannot take the failed one's sequence numbers", async () => {
     const { made, change } = setup(1_000);
     const first = change('ip:192.0.2.1');
     await tick();

@@ -50,13 +50,19 @@ export class ChangeWriter {
   private readonly codecs;
 
   constructor(
-    private readonly producers: ProducerSlot, private readonly topics: ControlTopics, catalog: SchemaCatalog,
-    private readonly state: ControlState, private readonly clock: () => number, private readonly timeoutMs: number,
+    private readonly producers: ProducerSlot,
+    private readonly topics: ControlTopics,
+    catalog: SchemaCatalog,
+    private readonly state: ControlState,
+    private readonly clock: () => number,
+    private readonly timeoutMs: number,
     private readonly onWritten: (action: string) => void = () => undefined,
   ) {
     this.codecs = {
-      policy: catalog.codec(SCHEMA_NAMES.policy), ban: catalog.codec(SCHEMA_NAMES.ban),
-      allow: catalog.codec(SCHEMA_NAMES.allowEntry), audit: catalog.codec(SCHEMA_NAMES.auditRecord),
+      policy: catalog.codec(SCHEMA_NAMES.policy),
+      ban: catalog.codec(SCHEMA_NAMES.ban),
+      allow: catalog.codec(SCHEMA_NAMES.allowEntry),
+      audit: catalog.codec(SCHEMA_NAMES.auditRecord),
     };
   }
 
@@ -75,17 +81,26 @@ export class ChangeWriter {
   private async sendSettled(): Promise<void> {
     const last = this.lastSend;
     if (!last) return;
-    const settled = await withDeadline(last.settled.then(() => true), this.timeoutMs, 'the last change').catch(() => false);
+    const settled = await withDeadline(
+      last.settled.then(() => true),
+      this.timeoutMs,
+      'the last change',
+    ).catch(() => false);
     if (!settled) this.producers.retire(last.producer);
   }
 
   async write(change: Change, ctx: ChangeContext): Promise<AuditRecord> {
     const action = ACTIONS[change.kind][change.value === null ? 'delete' : change.before === undefined ? 'create' : 'update'];
     const audit: AuditRecord = {
-      auditId: randomUUID(), actor: ctx.actor, action, target: change.key,
+      auditId: randomUUID(),
+      actor: ctx.actor,
+      action,
+      target: change.key,
       before: change.before === undefined ? null : JSON.stringify(change.before),
       after: change.value === null ? null : JSON.stringify(change.value),
-      at: this.clock(), requestId: ctx.requestId, forced: ctx.forced ?? null,
+      at: this.clock(),
+      requestId: ctx.requestId,
+      forced: ctx.forced ?? null,
     };
     const [topic, value] = this.encode(change);
     const producer = await withDeadline(this.producers.current(), this.timeoutMs, 'connecting to Kafka');
@@ -96,7 +111,13 @@ export class ChangeWriter {
         { topic, messages: [{ key: change.key, value }] },
       ],
     });
-    this.lastSend = { producer, settled: sent.then(() => undefined, () => this.producers.retire(producer)) };
+    this.lastSend = {
+      producer,
+      settled: sent.then(
+        () => undefined,
+        () => this.producers.retire(producer),
+      ),
+    };
     await withDeadline(sent, this.timeoutMs, `writing ${audit.action} ${change.key}`);
     if (change.kind === 'policy') this.state.applyPolicy(change.key, change.value);
     else if (change.kind === 'ban') this.state.applyBan(change.key, change.value);

@@ -3,10 +3,29 @@ import type { GeoAlert, PolicyRecord } from '@banstream/schemas';
 import { ControlState } from './control-state.js';
 
 const policy = (version: number, at = version): PolicyRecord => ({
-  id: 'p', version, description: '', owner: '', mode: 'preview', enabled: true, definition: '{}', updatedBy: 'a', updatedAt: at,
+  id: 'p',
+  version,
+  description: '',
+  owner: '',
+  mode: 'preview',
+  enabled: true,
+  definition: '{}',
+  updatedBy: 'a',
+  updatedAt: at,
 });
 const alert = (code: string, at: number, state: 'fired' | 'resolved' = 'fired'): GeoAlert => ({
-  alertId: code, scope: 'country', code, state, currentRate: 1, baselineRate: 1, zScore: 0, ratio: 1, hourOfWeek: 0, timeZone: 'UTC', localHourOfWeek: 0, at,
+  alertId: code,
+  scope: 'country',
+  code,
+  state,
+  currentRate: 1,
+  baselineRate: 1,
+  zScore: 0,
+  ratio: 1,
+  hourOfWeek: 0,
+  timeZone: 'UTC',
+  localHourOfWeek: 0,
+  at,
 });
 
 describe('ControlState', () => {

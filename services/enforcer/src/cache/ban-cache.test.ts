@@ -5,8 +5,19 @@ import type { Ban } from '@banstream/schemas';
 import { BanCache } from './ban-cache.js';
 
 const ban = (subject: string, expiresAt = 10_000): Ban => ({
-  banId: subject, subject, policyId: 'p', reason: 'r', evidenceCount: 1, windowSeconds: 60, startedAt: 0, expiresAt,
-  preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
+  banId: subject,
+  subject,
+  policyId: 'p',
+  reason: 'r',
+  evidenceCount: 1,
+  windowSeconds: 60,
+  startedAt: 0,
+  expiresAt,
+  preview: false,
+  escalationLevel: 0,
+  origin: 'aggregator',
+  httpStatus: 403,
+  createdBy: null,
 });
 
 describe('BanCache', () => {
@@ -119,7 +130,13 @@ describe('BanCache denials', () => {
     cache.observe('ip:2001:db8::9', ban('ip:2001:db8::9', 10_000));
     const nine = parseIp('203.0.113.9');
     expect(cache.addressDenial(nine, 0, reasonOf(built))).toEqual({
-      source: 'ban', policyId: 'flood', deny: true, status: 429, preview: true, reason: 'ip:203.0.113.9 text', retryAfterSeconds: 10,
+      source: 'ban',
+      policyId: 'flood',
+      deny: true,
+      status: 429,
+      preview: true,
+      reason: 'ip:203.0.113.9 text',
+      retryAfterSeconds: 10,
     });
     expect(cache.addressDenial(nine, 9_999, reasonOf(built))?.retryAfterSeconds).toBe(1);
     expect(cache.addressDenial(nine, 10_000, reasonOf(built))).toBeUndefined();
@@ -135,8 +152,12 @@ describe('BanCache denials', () => {
     expect(cache.addressDenial(nine, 0, reasonOf(built))).toBeUndefined();
   });
 
-  it("agrees with the ban itself for any expiry, status and preview, through sets, tombstones and growth", () => {
-    const expiry = fc.oneof(fc.integer({ min: -5_000, max: 5_000 }), fc.constantFrom(0, 2 ** 21 - 1, 2 ** 21, 2 ** 50 - 1, 2 ** 50, Number.MAX_SAFE_INTEGER, -(2 ** 40)), fc.integer({ min: 0, max: 2 ** 53 - 1 }));
+  it('agrees with the ban itself for any expiry, status and preview, through sets, tombstones and growth', () => {
+    const expiry = fc.oneof(
+      fc.integer({ min: -5_000, max: 5_000 }),
+      fc.constantFrom(0, 2 ** 21 - 1, 2 ** 21, 2 ** 50 - 1, 2 ** 50, Number.MAX_SAFE_INTEGER, -(2 ** 40)),
+      fc.integer({ min: 0, max: 2 ** 53 - 1 }),
+    );
     const record = fc.option(fc.record({ expiresAt: expiry, httpStatus: fc.constantFrom(403, 429), preview: fc.boolean(), policyId: fc.constantFrom('a', 'b') }), { nil: null });
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), record), { maxLength: 200 }), fc.integer({ min: -5_000, max: 5_000 }), (ops, now) => {

@@ -291,7 +291,12 @@ function writeDenialFields(table: Int32Table<Ban>, slot: number, ban: Ban): void
 /** What a check gets from a live ban: 429 if the ban says so, else 403, and when to retry. */
 function banDenial(policyId: string, tooMany: boolean, preview: boolean, reason: string, expiresAt: number, nowMs: number): Candidate {
   return {
-    source: 'ban', policyId, deny: true, status: tooMany ? 429 : 403, preview, reason,
+    source: 'ban',
+    policyId,
+    deny: true,
+    status: tooMany ? 429 : 403,
+    preview,
+    reason,
     retryAfterSeconds: Math.max(1, Math.ceil((expiresAt - nowMs) / 1000)),
   };
 }

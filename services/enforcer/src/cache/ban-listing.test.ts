@@ -5,8 +5,19 @@ import { BanCache } from './ban-cache.js';
 import { BanPage, type BanPageQuery } from './ban-page.js';
 
 const ban = (subject: string, expiresAt = 10_000): Ban => ({
-  banId: subject, subject, policyId: 'p', reason: 'r', evidenceCount: 1, windowSeconds: 60, startedAt: 0, expiresAt,
-  preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
+  banId: subject,
+  subject,
+  policyId: 'p',
+  reason: 'r',
+  evidenceCount: 1,
+  windowSeconds: 60,
+  startedAt: 0,
+  expiresAt,
+  preview: false,
+  escalationLevel: 0,
+  origin: 'aggregator',
+  httpStatus: 403,
+  createdBy: null,
 });
 
 /** What a page must hold: the old full sort, the reference. */

@@ -22,7 +22,10 @@ export class BanPage {
   private readonly prefix: string | undefined;
   private readonly after: string | undefined;
 
-  constructor(private readonly nowMs: number, private readonly query: BanPageQuery) {
+  constructor(
+    private readonly nowMs: number,
+    private readonly query: BanPageQuery,
+  ) {
     if (!(Number.isInteger(query.limit) && query.limit > 0)) throw new RangeError(`a page of bans holds at least one: limit ${query.limit}`);
     this.prefix = query.scope ? `${query.scope}:` : undefined;
     this.after = query.after || undefined;

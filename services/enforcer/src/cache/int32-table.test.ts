@@ -5,58 +5,51 @@ import { Int32Table } from './int32-table.js';
 describe('Int32Table', () => {
   it('behaves like a Map under any sequence of sets and deletes (keys crowded into few slots)', () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.tuple(fc.boolean(), fc.oneof(fc.integer({ min: -8, max: 8 }), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })), fc.nat()), { maxLength: 400 }),
-        (ops) => {
-          const table = new Int32Table<number>(4);
-          const model = new Map<number, number>();
-          for (const [isSet, key, value] of ops) {
-            if (isSet) {
-              table.set(key, value);
-              model.set(key, value);
-            } else {
-              expect(table.delete(key)).toBe(model.delete(key));
-            }
-            expect(table.size).toBe(model.size);
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.oneof(fc.integer({ min: -8, max: 8 }), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })), fc.nat()), { maxLength: 400 }), (ops) => {
+        const table = new Int32Table<number>(4);
+        const model = new Map<number, number>();
+        for (const [isSet, key, value] of ops) {
+          if (isSet) {
+            table.set(key, value);
+            model.set(key, value);
+          } else {
+            expect(table.delete(key)).toBe(model.delete(key));
           }
-          for (const [k, v] of model) expect(table.get(k)).toBe(v);
-          for (const [, key] of ops) if (!model.has(key)) expect(table.get(key)).toBeUndefined();
-          expect(new Map(table.entries())).toEqual(model);
-        },
-      ),
+          expect(table.size).toBe(model.size);
+        }
+        for (const [k, v] of model) expect(table.get(k)).toBe(v);
+        for (const [, key] of ops) if (!model.has(key)) expect(table.get(key)).toBeUndefined();
+        expect(new Map(table.entries())).toEqual(model);
+      }),
       { numRuns: 300 },
     );
   });
 
   it('keeps each field beside its entry through deletes that shift entries and growth, and clears them when the entry is set again', () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.tuple(fc.constantFrom('set', 'delete', 'fields'), fc.integer({ min: -20, max: 20 })), { maxLength: 400 }),
-        fc.integer({ min: 1, max: 4 }),
-        (ops, fields) => {
-          const table = new Int32Table<number>(2, fields);
-          const written = new Map<number, string>();
-          for (const [op, key] of ops) {
-            if (op === 'set') {
-              table.set(key, key);
-              written.delete(key);
-            } else if (op === 'delete') {
-              table.delete(key);
-              written.delete(key);
-            } else {
-              const slot = table.slotOf(key);
-              if (slot < 0) continue;
-              for (let n = 0; n < fields; n++) table.setFieldAt(slot, n, `${n} of ${key}`);
-              written.set(key, key.toString());
-            }
-            for (const [k] of table.entries()) {
-              const slot = table.slotOf(k);
-              expect(table.valueAt(slot)).toBe(k);
-              for (let n = 0; n < fields; n++) expect(table.fieldAt(slot, n)).toBe(written.has(k) ? `${n} of ${k}` : undefined);
-            }
+      fc.property(fc.array(fc.tuple(fc.constantFrom('set', 'delete', 'fields'), fc.integer({ min: -20, max: 20 })), { maxLength: 400 }), fc.integer({ min: 1, max: 4 }), (ops, fields) => {
+        const table = new Int32Table<number>(2, fields);
+        const written = new Map<number, string>();
+        for (const [op, key] of ops) {
+          if (op === 'set') {
+            table.set(key, key);
+            written.delete(key);
+          } else if (op === 'delete') {
+            table.delete(key);
+            written.delete(key);
+          } else {
+            const slot = table.slotOf(key);
+            if (slot < 0) continue;
+            for (let n = 0; n < fields; n++) table.setFieldAt(slot, n, `${n} of ${key}`);
+            written.set(key, key.toString());
           }
-        },
-      ),
+          for (const [k] of table.entries()) {
+            const slot = table.slotOf(k);
+            expect(table.valueAt(slot)).toBe(k);
+            for (let n = 0; n < fields; n++) expect(table.fieldAt(slot, n)).toBe(written.has(k) ? `${n} of ${k}` : undefined);
+          }
+        }
+      }),
       { numRuns: 300 },
     );
   });

@@ -21,7 +21,10 @@ export class Int32Table<V> {
   private scans: Int32Scan<V>[] | undefined;
 
   /** `fields`: how many fields each entry keeps beside its value (fieldAt). */
-  constructor(initialCapacity = 1024, readonly fields = 1) {
+  constructor(
+    initialCapacity = 1024,
+    readonly fields = 1,
+  ) {
     let capacity = 16;
     while (capacity < initialCapacity * 2) capacity *= 2;
     this.width = 2 + fields;

@@ -33,7 +33,14 @@ describe('limitCandidate', () => {
   it('allows with the limit and what remains', () => {
     const p = policy();
     expect(limitCandidate(p, limitSpecOf(p), { allowed: true, remaining: 3, retryAfterMs: 0 }, 'hard-limit')).toEqual({
-      source: 'hard-limit', policyId: 'signup-per-ip', deny: false, status: 429, preview: false, reason: 'within the hard limit of 5 per 1d', limit: 5, remaining: 3,
+      source: 'hard-limit',
+      policyId: 'signup-per-ip',
+      deny: false,
+      status: 429,
+      preview: false,
+      reason: 'within the hard limit of 5 per 1d',
+      limit: 5,
+      remaining: 3,
     });
   });
 
@@ -62,11 +69,19 @@ describe('failureModeCandidate', () => {
   it('open allows, closed denies with the policy status', () => {
     const p = policy();
     expect(failureModeCandidate(p, limitSpecOf(p), 'open', 1)).toEqual({
-      source: 'fail-mode', policyId: 'signup-per-ip', deny: false, status: 429, preview: false, limit: 5,
+      source: 'fail-mode',
+      policyId: 'signup-per-ip',
+      deny: false,
+      status: 429,
+      preview: false,
+      limit: 5,
       reason: 'limit store unavailable; allowed by failure mode open (policy signup-per-ip)',
     });
     expect(failureModeCandidate(p, limitSpecOf(p), 'closed', 2)).toMatchObject({
-      deny: true, status: 429, retryAfterSeconds: 2, reason: 'limit store unavailable; denied by failure mode closed (policy signup-per-ip)',
+      deny: true,
+      status: 429,
+      retryAfterSeconds: 2,
+      reason: 'limit store unavailable; denied by failure mode closed (policy signup-per-ip)',
     });
   });
 });

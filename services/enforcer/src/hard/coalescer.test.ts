@@ -19,7 +19,10 @@ describe('Coalescer', () => {
     for (const item of ['a1', 'b1', 'a2', 'a3', 'b2']) coalescer.add(item);
     expect(sent).toEqual([]);
     endTurn();
-    expect(sent).toEqual([['a1', 'a2', 'a3'], ['b1', 'b2']]);
+    expect(sent).toEqual([
+      ['a1', 'a2', 'a3'],
+      ['b1', 'b2'],
+    ]);
   });
 
   it('sends a full batch at once, and the rest at the end of the turn', () => {
@@ -34,7 +37,15 @@ describe('Coalescer', () => {
     let scheduled = 0;
     const sent: string[][] = [];
     let flush = (): void => undefined;
-    const coalescer = new Coalescer<string>({ maxBatch: 10, groupOf: () => 0, send: (b) => sent.push(b), schedule: (f) => { scheduled++; flush = f; } });
+    const coalescer = new Coalescer<string>({
+      maxBatch: 10,
+      groupOf: () => 0,
+      send: (b) => sent.push(b),
+      schedule: (f) => {
+        scheduled++;
+        flush = f;
+      },
+    });
     coalescer.add('x');
     coalescer.add('y');
     flush();

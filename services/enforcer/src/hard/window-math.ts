@@ -30,9 +30,6 @@ export function slidingWindowHit(counts: WindowCounts, limit: number, intervalMs
     counts.current += 1;
     return { allowed: true, remaining: Math.floor(limit - estimate - 1), retryAfterMs: 0 };
   }
-  const wait =
-    counts.current + 1 > limit
-      ? (w + 1) * intervalMs - nowMs + intervalMs * (1 - (limit - 1) / counts.current)
-      : intervalMs * (1 - (limit - 1 - counts.current) / counts.previous) - into;
+  const wait = counts.current + 1 > limit ? (w + 1) * intervalMs - nowMs + intervalMs * (1 - (limit - 1) / counts.current) : intervalMs * (1 - (limit - 1 - counts.current) / counts.previous) - into;
   return { allowed: false, remaining: 0, retryAfterMs: Math.max(1, Math.ceil(wait)) };
 }

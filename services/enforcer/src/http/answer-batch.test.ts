@@ -33,12 +33,14 @@ describe('AnswerBatch', () => {
     // As in the sidecar, from an I/O callback (the poll phase that read the requests):
     // only then does Node promise the check phase before the next timers phase.
     let held: Promise<unknown> | undefined;
-    await new Promise<void>((resolve) => stat(import.meta.filename, () => {
-      setTimeout(() => order.push('timer'), 0);
-      batch.turn();
-      held = batch.turn()!.then(() => order.push('answer'));
-      resolve();
-    }));
+    await new Promise<void>((resolve) =>
+      stat(import.meta.filename, () => {
+        setTimeout(() => order.push('timer'), 0);
+        batch.turn();
+        held = batch.turn()!.then(() => order.push('answer'));
+        resolve();
+      }),
+    );
     await held;
     await new Promise((r) => setTimeout(r, 5));
     expect(order).toEqual(['answer', 'timer']);

@@ -11,8 +11,19 @@ const catalog = loadSchemaCatalog();
 const NOW = Date.now();
 
 const ban = (subject: string, expiresAt = NOW + 3_600_000, policyId = 'manual'): Ban => ({
-  banId: subject, subject, policyId, reason: 'r', evidenceCount: 0, windowSeconds: 0, startedAt: NOW, expiresAt,
-  preview: false, escalationLevel: 0, origin: 'manual', httpStatus: 403, createdBy: 'ops',
+  banId: subject,
+  subject,
+  policyId,
+  reason: 'r',
+  evidenceCount: 0,
+  windowSeconds: 0,
+  startedAt: NOW,
+  expiresAt,
+  preview: false,
+  escalationLevel: 0,
+  origin: 'manual',
+  httpStatus: 403,
+  createdBy: 'ops',
 });
 
 /** A logger that keeps its warnings. */
@@ -39,7 +50,8 @@ function loadedKafka(records: Record<string, { key: string; value: Buffer }[]>):
     consumer: () => {
       let topic = '';
       return {
-        connect: async () => undefined, disconnect: async () => undefined,
+        connect: async () => undefined,
+        disconnect: async () => undefined,
         subscribe: async (s: { topic: string }) => void (topic = s.topic),
         run: async ({ eachBatch }: { eachBatch: (p: unknown) => Promise<void> }) => {
           const messages = of(topic).map((r, i) => ({ key: Buffer.from(r.key), value: r.value, offset: String(i), timestamp: String(NOW) }));
@@ -61,7 +73,11 @@ describe('AuthGaps', () => {
     need('ban', 'route');
     need('policy', 'asn', 'country');
     need('policy', 'asn');
-    expect(warnings.map((w) => [w.kind, w.scope])).toEqual([['ban', 'asn'], ['ban', 'route'], ['policy', 'asn']]);
+    expect(warnings.map((w) => [w.kind, w.scope])).toEqual([
+      ['ban', 'asn'],
+      ['ban', 'route'],
+      ['policy', 'asn'],
+    ]);
     expect(String(warnings[0]!.message)).toContain('ENFORCER_ASN_HEADER is none');
   });
 
@@ -70,7 +86,14 @@ describe('AuthGaps', () => {
     const gaps = new AuthGaps(new Set<ContextScope>(['route']), recording().logger, registry);
     gaps.refresh({ country: { bans: 3, policies: 1 }, region: { bans: 0, policies: 0 }, asn: { bans: 2, policies: 0 }, route: { bans: 5, policies: 2 } });
     expect(await gaugeOf(registry)).toEqual({
-      'country/ban': 3, 'country/policy': 1, 'region/ban': 0, 'region/policy': 0, 'asn/ban': 2, 'asn/policy': 0, 'route/ban': 0, 'route/policy': 0,
+      'country/ban': 3,
+      'country/policy': 1,
+      'region/ban': 0,
+      'region/policy': 0,
+      'asn/ban': 2,
+      'asn/policy': 0,
+      'route/ban': 0,
+      'route/policy': 0,
     });
   });
 });
@@ -94,7 +117,10 @@ describe('the bans and policies that name a context scope', () => {
 
   it('the enforcer reports them as its feeds load them, and tells how many it holds', async () => {
     const policy = (id: string, spec: Record<string, unknown>) => ({
-      key: id, value: catalog.codec(SCHEMA_NAMES.policy).encode({ id, version: 1, description: 'd', owner: 'o', mode: 'enforce', enabled: true, definition: JSON.stringify(spec), updatedBy: 't', updatedAt: 0 }),
+      key: id,
+      value: catalog
+        .codec(SCHEMA_NAMES.policy)
+        .encode({ id, version: 1, description: 'd', owner: 'o', mode: 'enforce', enabled: true, definition: JSON.stringify(spec), updatedBy: 't', updatedAt: 0 }),
     });
     const base = { threshold: { count: 5, interval: '1m' }, action: { type: 'ban', banDuration: '1h' } };
     const banRecord = (subject: string, policyId: string) => ({ key: subject, value: catalog.codec(SCHEMA_NAMES.ban).encode(ban(subject, NOW + 3_600_000, policyId)) });
@@ -106,14 +132,26 @@ describe('the bans and policies that name a context scope', () => {
     const registry = createMetricsRegistry('t', { defaultMetrics: false });
     const gaps = new AuthGaps(new Set(), logger, registry);
     const enforcer = createEnforcer({
-      kafka, admin, topicPrefix: 't.', logger: createLogger({ level: 'silent', service: 't' }), registry, instanceId: 'gaps', onContextNeed: (n) => gaps.need(n),
+      kafka,
+      admin,
+      topicPrefix: 't.',
+      logger: createLogger({ level: 'silent', service: 't' }),
+      registry,
+      instanceId: 'gaps',
+      onContextNeed: (n) => gaps.need(n),
     });
     await enforcer.start();
     expect(enforcer.contextNeeds()).toEqual({
-      country: { bans: 1, policies: 1 }, region: { bans: 0, policies: 0 }, asn: { bans: 0, policies: 0 }, route: { bans: 1, policies: 1 },
+      country: { bans: 1, policies: 1 },
+      region: { bans: 0, policies: 0 },
+      asn: { bans: 0, policies: 0 },
+      route: { bans: 1, policies: 1 },
     });
     expect(warnings.map((w) => `${String(w.kind)} ${String(w.scope)} ${String(w.policy)}`).sort()).toEqual([
-      'ban country manual', 'ban route per-route', 'policy country geo', 'policy route per-route',
+      'ban country manual',
+      'ban route per-route',
+      'policy country geo',
+      'policy route per-route',
     ]);
     gaps.refresh(enforcer.contextNeeds());
     expect(await gaugeOf(registry)).toMatchObject({ 'country/ban': 1, 'country/policy': 1, 'route/ban': 1, 'route/policy': 1, 'asn/ban': 0 });

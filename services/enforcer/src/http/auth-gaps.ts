@@ -5,7 +5,10 @@ import { enforcerMetrics } from '../metrics.js';
 
 /** The variable that gives GET /v1/auth each context scope. */
 export const CONTEXT_HEADER_VARIABLES: Readonly<Record<ContextScope, string>> = {
-  country: 'ENFORCER_COUNTRY_HEADER', region: 'ENFORCER_REGION_HEADER', asn: 'ENFORCER_ASN_HEADER', route: 'ENFORCER_ROUTE_HEADER',
+  country: 'ENFORCER_COUNTRY_HEADER',
+  region: 'ENFORCER_REGION_HEADER',
+  asn: 'ENFORCER_ASN_HEADER',
+  route: 'ENFORCER_ROUTE_HEADER',
 };
 
 /**
@@ -20,7 +23,11 @@ export class AuthGaps {
   private readonly logged = new Set<string>();
   private readonly unenforceable;
 
-  constructor(private readonly sources: ReadonlySet<ContextScope>, private readonly logger: Logger, registry: Registry) {
+  constructor(
+    private readonly sources: ReadonlySet<ContextScope>,
+    private readonly logger: Logger,
+    registry: Registry,
+  ) {
     this.unenforceable = enforcerMetrics(registry).authUnenforceable;
   }
 

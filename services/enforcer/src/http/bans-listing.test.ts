@@ -20,8 +20,19 @@ const MEDIAN_WAIT_MS = 10;
 const WORST_WAIT_MS = 250;
 
 const ban = (subject: string): Ban => ({
-  banId: subject, subject, policyId: 'flood', reason: 'r', evidenceCount: 1, windowSeconds: 60, startedAt: NOW, expiresAt: NOW + 3_600_000,
-  preview: false, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null,
+  banId: subject,
+  subject,
+  policyId: 'flood',
+  reason: 'r',
+  evidenceCount: 1,
+  windowSeconds: 60,
+  startedAt: NOW,
+  expiresAt: NOW + 3_600_000,
+  preview: false,
+  escalationLevel: 0,
+  origin: 'aggregator',
+  httpStatus: 403,
+  createdBy: null,
 });
 
 /** The sidecar's routes over real caches holding a million address bans and a few others. */
@@ -75,7 +86,9 @@ describe('GET /v1/bans over a million bans', () => {
       const [all, after] = await Promise.all(pages);
       const first = all!.json() as { bans: Ban[]; next: string };
       // Subject order is text order: 10.0.0.0, 10.0.0.1, 10.0.0.10, 10.0.0.100…
-      const expected = Array.from({ length: BANS }, (_, i) => `ip:10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`).sort().slice(0, 1000);
+      const expected = Array.from({ length: BANS }, (_, i) => `ip:10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`)
+        .sort()
+        .slice(0, 1000);
       expect(first.bans.map((b) => b.subject)).toEqual(['cidr:203.0.113.0/24', ...expected.slice(0, 999)]);
       expect(first.next).toBe(expected[998]);
       expect(after!.json().bans.map((b: Ban) => b.subject)).toEqual(['ip:10.9.255.255', 'ip:10.9.255.26', 'ip:10.9.255.27']);
@@ -88,7 +101,14 @@ describe('GET /v1/bans over a million bans', () => {
 describe('GET /v1/bans while pages wait their turn', () => {
   it('tells a caller to come back (503 BANS_LISTING_BUSY, Retry-After) once 8 pages wait, and answers again when they are done', async () => {
     let pending = 8;
-    const enforcer = { bans: { get listingsPending() { return pending; }, list: async () => [ban('ip:192.0.2.1')] } } as unknown as Enforcer;
+    const enforcer = {
+      bans: {
+        get listingsPending() {
+          return pending;
+        },
+        list: async () => [ban('ip:192.0.2.1')],
+      },
+    } as unknown as Enforcer;
     const app = Fastify();
     await app.register(sidecarRoutes, { enforcer, trustedProxies: [], callers: parseTrustedProxies('127.0.0.1') });
     try {

@@ -3,7 +3,11 @@ import { cidrContains, parseCidr, tryParseIp, type Cidr } from '@banstream/core'
 
 /** Parses ENFORCER_TRUSTED_PROXIES and ENFORCER_CHECK_CALLERS: comma-separated addresses or CIDRs. */
 export function parseTrustedProxies(list: string): Cidr[] {
-  return list.split(',').map((s) => s.trim()).filter((s) => s.length > 0).map((s) => parseCidr(s.includes('/') ? s : `${s}/${s.includes(':') ? 128 : 32}`));
+  return list
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)
+    .map((s) => parseCidr(s.includes('/') ? s : `${s}/${s.includes(':') ? 128 : 32}`));
 }
 
 export function isTrustedAddress(address: string, trusted: readonly Cidr[]): boolean {
@@ -36,7 +40,10 @@ export class SocketTrust {
  */
 export function forwardedClient(remoteAddress: string, forwarded: string | undefined, trusted: readonly Cidr[]): string {
   if (!forwarded) return remoteAddress;
-  const hops = forwarded.split(',').map((h) => h.trim()).filter((h) => h.length > 0);
+  const hops = forwarded
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h.length > 0);
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = hops[i]!;
     if (!tryParseIp(hop)) return hop; // not an address: refused later with a clear error

@@ -24,7 +24,13 @@ export interface ForwardedHeaderNames {
  * client's own X-User-Id or X-Api-Key.
  */
 export const DEFAULT_HEADER_NAMES: Readonly<ForwardedHeaderNames> = {
-  clientIp: 'x-forwarded-for', user: 'x-banstream-user', apiKey: 'x-banstream-api-key', country: '', region: '', asn: '', route: '',
+  clientIp: 'x-forwarded-for',
+  user: 'x-banstream-user',
+  apiKey: 'x-banstream-api-key',
+  country: '',
+  region: '',
+  asn: '',
+  route: '',
 };
 
 export type AskedRequest = Omit<RequestInput, 'timestamp'>;

@@ -6,7 +6,8 @@ describe('decisionHeaders', () => {
 
   it('announces the quota of an allowed request', () => {
     expect(decisionHeaders({ allowed: true, status: 200, source: 'none', reason: '', previewDenies: [], quota })).toEqual({
-      'ratelimit-policy': '"api";q=100;w=60', ratelimit: '"api";r=40;t=60',
+      'ratelimit-policy': '"api";q=100;w=60',
+      ratelimit: '"api";r=40;t=60',
     });
   });
 

@@ -15,8 +15,19 @@ const NOW = Date.now();
 const CONTEXT_HEADERS: Partial<ForwardedHeaderNames> = { country: 'x-banstream-country', region: 'x-banstream-region', asn: 'x-banstream-asn', route: 'x-banstream-route' };
 
 const ban = (subject: string, origin: 'manual' | 'aggregator', policyId = 'manual'): Ban => ({
-  banId: subject, subject, policyId, reason: 'r', evidenceCount: 0, windowSeconds: 0, startedAt: NOW, expiresAt: NOW + 3_600_000,
-  preview: false, escalationLevel: 0, origin, httpStatus: 403, createdBy: origin === 'manual' ? 'ops' : null,
+  banId: subject,
+  subject,
+  policyId,
+  reason: 'r',
+  evidenceCount: 0,
+  windowSeconds: 0,
+  startedAt: NOW,
+  expiresAt: NOW + 3_600_000,
+  preview: false,
+  escalationLevel: 0,
+  origin,
+  httpStatus: 403,
+  createdBy: origin === 'manual' ? 'ops' : null,
 });
 
 /** Manual bans as the control API writes them, and a ban policy keyed on the country with one ban it made. */
@@ -76,7 +87,11 @@ describe('GET /v1/auth: country, region, ASN and route from a trusted proxy', ()
 
   it('applies ASN, region and route bans, and a policy keyed on the country, each from its header', async () => {
     const a = await sidecar(CONTEXT_HEADERS);
-    for (const [name, value] of [['x-banstream-asn', '13335'], ['x-banstream-region', 'fr-idf'], ['x-banstream-route', '/users/:id']] as const) {
+    for (const [name, value] of [
+      ['x-banstream-asn', '13335'],
+      ['x-banstream-region', 'fr-idf'],
+      ['x-banstream-route', '/users/:id'],
+    ] as const) {
       expect((await auth(a, '127.0.0.1', { [name]: value })).statusCode, name).toBe(403);
     }
     expect((await auth(a, '127.0.0.1', { 'x-banstream-asn': '13336', 'x-banstream-route': '/users' })).statusCode).toBe(204);
@@ -92,8 +107,12 @@ describe('GET /v1/auth: country, region, ASN and route from a trusted proxy', ()
   it('refuses a value that is not one, with 400 naming the attribute and the header', async () => {
     const a = await sidecar(CONTEXT_HEADERS);
     const cases: [string, string, string][] = [
-      ['x-banstream-country', 'AUS', 'ISO 3166-1 alpha-2'], ['x-banstream-country', 'AU,NZ', 'ISO 3166-1 alpha-2'], ['x-banstream-region', 'FR_IDF', 'ISO 3166-2'],
-      ['x-banstream-asn', 'AS13335', 'AS number'], ['x-banstream-asn', '4294967296', 'AS number'], ['x-banstream-asn', '013335', 'AS number'],
+      ['x-banstream-country', 'AUS', 'ISO 3166-1 alpha-2'],
+      ['x-banstream-country', 'AU,NZ', 'ISO 3166-1 alpha-2'],
+      ['x-banstream-region', 'FR_IDF', 'ISO 3166-2'],
+      ['x-banstream-asn', 'AS13335', 'AS number'],
+      ['x-banstream-asn', '4294967296', 'AS number'],
+      ['x-banstream-asn', '013335', 'AS number'],
       ['x-banstream-route', `/${'a'.repeat(600)}`, 'at most 512 characters'],
     ];
     for (const [name, value, expected] of cases) {

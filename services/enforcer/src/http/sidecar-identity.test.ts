@@ -20,19 +20,26 @@ async function sidecar(headerNames?: Partial<ForwardedHeaderNames>): Promise<{ a
   const enforcer = { check: async (r: AskedRequest) => (asked.push(r), ALLOW), bans: { list: () => [] } } as unknown as Enforcer;
   app = createHttpServer(createLogger({ service: 'test', level: 'silent' }));
   await app.register(sidecarRoutes, {
-    enforcer, trustedProxies: parseTrustedProxies('127.0.0.1,10.0.0.0/8'), callers: parseTrustedProxies('127.0.0.1,::1'), headerNames,
+    enforcer,
+    trustedProxies: parseTrustedProxies('127.0.0.1,10.0.0.0/8'),
+    callers: parseTrustedProxies('127.0.0.1,::1'),
+    headerNames,
   });
   return { app, asked };
 }
 
 /** Every header a client might send to choose its address or identity. */
 const CLIENT_CLAIMS = {
-  'x-forwarded-for': '6.6.6.6', 'x-real-ip': '6.6.6.7', 'x-user-id': 'vip', 'x-api-key': 'vip-key',
-  'x-banstream-user': 'vip', 'x-banstream-api-key': 'vip-key',
+  'x-forwarded-for': '6.6.6.6',
+  'x-real-ip': '6.6.6.7',
+  'x-user-id': 'vip',
+  'x-api-key': 'vip-key',
+  'x-banstream-user': 'vip',
+  'x-banstream-api-key': 'vip-key',
 };
 
 describe('GET /v1/auth: the client address and identity', () => {
-  it('believes none of a client\'s own headers when the peer is not a trusted proxy', async () => {
+  it("believes none of a client's own headers when the peer is not a trusted proxy", async () => {
     const { app, asked } = await sidecar();
     expect((await app.inject({ method: 'GET', url: '/v1/auth', remoteAddress: '203.0.113.9', headers: CLIENT_CLAIMS })).statusCode).toBe(204);
     expect(asked[0]).toMatchObject({ ip: '203.0.113.9' });
@@ -40,15 +47,20 @@ describe('GET /v1/auth: the client address and identity', () => {
     expect(asked[0]!.apiKey).toBeUndefined();
   });
 
-  it('takes the user and API key from a trusted proxy\'s identity headers only, never X-User-Id or X-Api-Key', async () => {
+  it("takes the user and API key from a trusted proxy's identity headers only, never X-User-Id or X-Api-Key", async () => {
     const { app, asked } = await sidecar();
-    await app.inject({ method: 'GET', url: '/v1/auth', remoteAddress: '10.0.0.5', headers: { 'x-user-id': 'mallory', 'x-api-key': 'stolen', 'x-banstream-user': 'alice', 'x-banstream-api-key': 'alice-key', 'x-forwarded-for': '198.51.100.7' } });
+    await app.inject({
+      method: 'GET',
+      url: '/v1/auth',
+      remoteAddress: '10.0.0.5',
+      headers: { 'x-user-id': 'mallory', 'x-api-key': 'stolen', 'x-banstream-user': 'alice', 'x-banstream-api-key': 'alice-key', 'x-forwarded-for': '198.51.100.7' },
+    });
     await app.inject({ method: 'GET', url: '/v1/auth', remoteAddress: '10.0.0.5', headers: { 'x-user-id': 'mallory', 'x-api-key': 'stolen' } });
     expect(asked[0]).toMatchObject({ ip: '198.51.100.7', userId: 'alice', apiKey: 'alice-key' });
     expect([asked[1]!.userId, asked[1]!.apiKey]).toEqual([undefined, undefined]);
   });
 
-  it('reads the client address from the one configured header: X-Real-IP set by the proxy wins over a client\'s X-Forwarded-For', async () => {
+  it("reads the client address from the one configured header: X-Real-IP set by the proxy wins over a client's X-Forwarded-For", async () => {
     const realIp = await sidecar({ clientIp: 'x-real-ip' });
     await realIp.app.inject({ method: 'GET', url: '/v1/auth', remoteAddress: '127.0.0.1', headers: { 'x-real-ip': '198.51.100.7', 'x-forwarded-for': '6.6.6.6' } });
     expect(realIp.asked[0]!.ip).toBe('198.51.100.7');

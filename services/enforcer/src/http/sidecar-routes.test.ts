@@ -15,10 +15,12 @@ afterEach(async () => {
 /** The routes on a real Fastify server, an enforcer stand-in answering `decision` (or throwing it). */
 async function sidecar(decision: Decision | Error): Promise<FastifyInstance> {
   app = createHttpServer(createLogger({ service: 'test', level: 'silent' }));
-  const enforcer = { check: async () => {
-    if (decision instanceof Error) throw decision;
-    return decision;
-  } } as unknown as Enforcer;
+  const enforcer = {
+    check: async () => {
+      if (decision instanceof Error) throw decision;
+      return decision;
+    },
+  } as unknown as Enforcer;
   await app.register(sidecarRoutes, { enforcer, trustedProxies: [] });
   return app;
 }
@@ -28,21 +30,42 @@ const check = (a: FastifyInstance) => a.inject({ method: 'POST', url: '/v1/check
 describe('POST /v1/check', () => {
   it('answers every field of a decision, through the compiled response serializer', async () => {
     const denied: Decision = {
-      allowed: false, status: 429, source: 'throttle', policyId: 'login-throttle', reason: 'over 20 per 1m', retryAfterSeconds: 7.5, limit: 20, remaining: 0,
+      allowed: false,
+      status: 429,
+      source: 'throttle',
+      policyId: 'login-throttle',
+      reason: 'over 20 per 1m',
+      retryAfterSeconds: 7.5,
+      limit: 20,
+      remaining: 0,
       previewDenies: [{ source: 'ban', policyId: 'preview-ban', deny: true, status: 403, preview: true, reason: 'would ban' }],
       quota: { policyId: 'login-throttle', limit: 20, remaining: 0, windowSeconds: 60 },
     };
     const res = await check(await sidecar(denied));
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
-      allowed: false, status: 429, source: 'throttle', reason: 'over 20 per 1m', policyId: 'login-throttle', retryAfterSeconds: 7.5, limit: 20, remaining: 0,
+      allowed: false,
+      status: 429,
+      source: 'throttle',
+      reason: 'over 20 per 1m',
+      policyId: 'login-throttle',
+      retryAfterSeconds: 7.5,
+      limit: 20,
+      remaining: 0,
       previewDenies: [{ policyId: 'preview-ban', source: 'ban', reason: 'would ban' }],
     });
     expect(res.headers['ratelimit-policy']).toBe('"login-throttle";q=20;w=60');
   });
 
   it('takes limit and remaining from the quota when the verdict has none, and leaves out what is not there', async () => {
-    const allowed: Decision = { allowed: true, status: 200, source: 'none', reason: 'no policy denies this request', previewDenies: [], quota: { policyId: 'api', limit: 100, remaining: 99, windowSeconds: 60 } };
+    const allowed: Decision = {
+      allowed: true,
+      status: 200,
+      source: 'none',
+      reason: 'no policy denies this request',
+      previewDenies: [],
+      quota: { policyId: 'api', limit: 100, remaining: 99, windowSeconds: 60 },
+    };
     expect((await check(await sidecar(allowed))).json()).toEqual({ allowed: true, status: 200, source: 'none', reason: 'no policy denies this request', limit: 100, remaining: 99 });
   });
 
@@ -54,12 +77,21 @@ describe('POST /v1/check', () => {
   it('answers a body its schema refuses with problem+json naming the field', async () => {
     const a = await sidecar(new Error('not asked'));
     const res = await a.inject({ method: 'POST', url: '/v1/check', payload: { ip: '203.0.113.7', method: 'GET', host: 'h', path: '/', extra: 1 } });
-    expect([res.statusCode, res.headers['content-type'], res.json()]).toEqual([400, 'application/problem+json; charset=utf-8', {
-      type: 'about:blank', title: 'Bad Request', status: 400, code: 'INVALID_REQUEST', detail: 'extra: is not a known field', errors: [{ path: 'extra', message: 'is not a known field' }],
-    }]);
+    expect([res.statusCode, res.headers['content-type'], res.json()]).toEqual([
+      400,
+      'application/problem+json; charset=utf-8',
+      {
+        type: 'about:blank',
+        title: 'Bad Request',
+        status: 400,
+        code: 'INVALID_REQUEST',
+        detail: 'extra: is not a known field',
+        errors: [{ path: 'extra', message: 'is not a known field' }],
+      },
+    ]);
   });
 
-  it('answers 500 when the enforcer itself fails: not the caller\'s error', async () => {
+  it("answers 500 when the enforcer itself fails: not the caller's error", async () => {
     const res = await check(await sidecar(new Error('cache corrupted')));
     expect([res.statusCode, res.headers['content-type'], res.json().code]).toEqual([500, 'application/problem+json; charset=utf-8', 'INTERNAL']);
     expect(res.body).not.toContain('cache corrupted');
@@ -70,10 +102,12 @@ describe('answers batched per event-loop turn', () => {
   it('gives each of many concurrent requests its own decision, on /v1/check and /v1/auth', async () => {
     app = createHttpServer(createLogger({ service: 'test', level: 'silent' }));
     // Denies addresses ending in an odd number, and says whose decision it is.
-    const enforcer = { check: async (r: { ip: string }) => {
-      const odd = Number(r.ip.split('.')[3]) % 2 === 1;
-      return { allowed: !odd, status: odd ? 403 : 200, source: odd ? 'ban' : 'none', reason: `for ${r.ip}`, previewDenies: [] } satisfies Decision;
-    } } as unknown as Enforcer;
+    const enforcer = {
+      check: async (r: { ip: string }) => {
+        const odd = Number(r.ip.split('.')[3]) % 2 === 1;
+        return { allowed: !odd, status: odd ? 403 : 200, source: odd ? 'ban' : 'none', reason: `for ${r.ip}`, previewDenies: [] } satisfies Decision;
+      },
+    } as unknown as Enforcer;
     let held = 0;
     const answers = new AnswerBatch();
     const turn = answers.turn.bind(answers);

@@ -28,9 +28,14 @@ type CheckBody = Static<typeof CheckBody>;
 
 /** The decision as /v1/check answers it (also the serializer Fastify compiles for it). */
 const CheckAnswer = Type.Object({
-  allowed: Type.Boolean(), status: Type.Number(), source: Type.String(), reason: Type.String(),
-  policyId: Type.Optional(Type.String()), retryAfterSeconds: Type.Optional(Type.Number()),
-  limit: Type.Optional(Type.Number()), remaining: Type.Optional(Type.Number()),
+  allowed: Type.Boolean(),
+  status: Type.Number(),
+  source: Type.String(),
+  reason: Type.String(),
+  policyId: Type.Optional(Type.String()),
+  retryAfterSeconds: Type.Optional(Type.Number()),
+  limit: Type.Optional(Type.Number()),
+  remaining: Type.Optional(Type.Number()),
   previewDenies: Type.Optional(Type.Array(Type.Object({ policyId: Type.String(), source: Type.String(), reason: Type.String() }))),
 });
 
@@ -86,20 +91,24 @@ export async function sidecarRoutes(app: FastifyInstance, options: SidecarOption
     : {};
   const names: ForwardedHeaderNames = { ...DEFAULT_HEADER_NAMES, ...options.headerNames };
 
-  app.post<{ Body: CheckBody }>('/v1/check', {
-    schema: { body: CheckBody, response: { 200: CheckAnswer } },
-    ...callersOnly,
-  }, async (request, reply) => {
-    let decision: Decision;
-    try {
-      decision = await enforcer.check(request.body);
-    } catch (error) {
-      return unreadable(reply, error);
-    }
-    const held = answers?.turn();
-    if (held) await held;
-    return reply.headers(decisionHeaders(decision)).send(decisionBody(decision));
-  });
+  app.post<{ Body: CheckBody }>(
+    '/v1/check',
+    {
+      schema: { body: CheckBody, response: { 200: CheckAnswer } },
+      ...callersOnly,
+    },
+    async (request, reply) => {
+      let decision: Decision;
+      try {
+        decision = await enforcer.check(request.body);
+      } catch (error) {
+        return unreadable(reply, error);
+      }
+      const held = answers?.turn();
+      if (held) await held;
+      return reply.headers(decisionHeaders(decision)).send(decisionBody(decision));
+    },
+  );
 
   app.get('/v1/auth', async (request, reply) => {
     let decision: Decision;
@@ -132,7 +141,11 @@ function listingBusy(reply: FastifyReply): FastifyReply {
 }
 
 function untrustedCaller(reply: FastifyReply, request: FastifyRequest): FastifyReply {
-  return sendProblem(reply, 'CALLER_NOT_TRUSTED', `${request.method} ${request.routeOptions.url ?? request.url} answers only ENFORCER_CALLERS; ${request.socket.remoteAddress ?? 'this peer'} is not one of them`);
+  return sendProblem(
+    reply,
+    'CALLER_NOT_TRUSTED',
+    `${request.method} ${request.routeOptions.url ?? request.url} answers only ENFORCER_CALLERS; ${request.socket.remoteAddress ?? 'this peer'} is not one of them`,
+  );
 }
 
 /** A request the enforcer cannot read (a bad address, say) is the caller's error: 400 naming it. Anything else is the server's. */

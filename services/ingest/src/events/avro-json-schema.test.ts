@@ -18,8 +18,29 @@ function withDefaults(value: Record<string, unknown>): Record<string, unknown> {
 
 /** Values of every JSON type, at the edges of int and long: each is tried in every field. */
 const PROBES: unknown[] = [
-  '', 'x', 0, -1, 200, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1, 2 ** 53 - 1, 2 ** 53, -(2 ** 53), 1.5, -0.25, 1e300,
-  null, true, false, {}, { a: 'b' }, { a: 1 }, [], ['a'],
+  '',
+  'x',
+  0,
+  -1,
+  200,
+  2 ** 31 - 1,
+  2 ** 31,
+  -(2 ** 31),
+  -(2 ** 31) - 1,
+  2 ** 53 - 1,
+  2 ** 53,
+  -(2 ** 53),
+  1.5,
+  -0.25,
+  1e300,
+  null,
+  true,
+  false,
+  {},
+  { a: 'b' },
+  { a: 1 },
+  [],
+  ['a'],
 ];
 
 const anyJson = fc.oneof(
@@ -34,17 +55,39 @@ const anyJson = fc.oneof(
 );
 
 /** A well-typed event, with optional fields sometimes left out. */
-const wellTyped = fc.record({
-  eventId: fc.string(), timestamp: fc.integer({ min: 0 }), ip: fc.string(), country: fc.option(fc.string({ maxLength: 3 })),
-  region: fc.option(fc.string({ maxLength: 3 })), asn: fc.option(fc.integer({ min: 0 })), method: fc.constant('GET'), host: fc.string(),
-  path: fc.string(), route: fc.option(fc.string()), status: fc.integer({ min: 0, max: 999 }), userId: fc.option(fc.string()),
-  apiKeyHash: fc.option(fc.string()), headers: fc.dictionary(fc.string({ maxLength: 5 }), fc.string({ maxLength: 5 }), { noNullPrototype: true }), edgeId: fc.string(),
-  latencyMs: fc.option(fc.double({ noNaN: true, noDefaultInfinity: true })),
-}, { requiredKeys: ['eventId', 'timestamp', 'ip', 'method', 'host', 'path', 'status', 'edgeId'] });
+const wellTyped = fc.record(
+  {
+    eventId: fc.string(),
+    timestamp: fc.integer({ min: 0 }),
+    ip: fc.string(),
+    country: fc.option(fc.string({ maxLength: 3 })),
+    region: fc.option(fc.string({ maxLength: 3 })),
+    asn: fc.option(fc.integer({ min: 0 })),
+    method: fc.constant('GET'),
+    host: fc.string(),
+    path: fc.string(),
+    route: fc.option(fc.string()),
+    status: fc.integer({ min: 0, max: 999 }),
+    userId: fc.option(fc.string()),
+    apiKeyHash: fc.option(fc.string()),
+    headers: fc.dictionary(fc.string({ maxLength: 5 }), fc.string({ maxLength: 5 }), { noNullPrototype: true }),
+    edgeId: fc.string(),
+    latencyMs: fc.option(fc.double({ noNaN: true, noDefaultInfinity: true })),
+  },
+  { requiredKeys: ['eventId', 'timestamp', 'ip', 'method', 'host', 'path', 'status', 'edgeId'] },
+);
 
 /** Then up to two fields get a value of any JSON type, up to two are removed, and sometimes an undeclared one is added. */
 const candidate = fc
-  .tuple(wellTyped, fc.array(fc.tuple(fc.constantFrom(...fields.map((f) => f.name)), anyJson), { maxLength: 2 }), fc.subarray(fields.map((f) => f.name), { maxLength: 2 }), fc.option(fc.constantFrom('extra', 'countryCode'), { nil: undefined }))
+  .tuple(
+    wellTyped,
+    fc.array(fc.tuple(fc.constantFrom(...fields.map((f) => f.name)), anyJson), { maxLength: 2 }),
+    fc.subarray(
+      fields.map((f) => f.name),
+      { maxLength: 2 },
+    ),
+    fc.option(fc.constantFrom('extra', 'countryCode'), { nil: undefined }),
+  )
   .map(([event, replaced, removed, extra]) => {
     const out: Record<string, unknown> = { ...event, ...Object.fromEntries(replaced) };
     for (const name of removed) delete out[name];
@@ -58,7 +101,12 @@ describe('jsonSchemaOfRecord(RequestEvent)', () => {
 
   it('has exactly the Avro fields, requiring those without a default', () => {
     expect(Object.keys(schema.properties)).toEqual(fields.map((f) => f.name));
-    expect([...(schema.required ?? [])].sort()).toEqual(fields.filter((f) => !('default' in f)).map((f) => f.name).sort());
+    expect([...(schema.required ?? [])].sort()).toEqual(
+      fields
+        .filter((f) => !('default' in f))
+        .map((f) => f.name)
+        .sort(),
+    );
     expect(schema.additionalProperties).toBe(false);
   });
 

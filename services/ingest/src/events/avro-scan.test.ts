@@ -22,8 +22,22 @@ const TIME = { nowMs: 2 ** 52, maxFutureMs: 2 };
 const LATEST = TIME.nowMs + TIME.maxFutureMs;
 
 const canonical: RequestEvent = {
-  eventId: 'e1', timestamp: 1_700_000_000_000, ip: '203.0.113.7', country: null, region: null, asn: null, method: 'GET', host: 'shop.example',
-  path: '/cart', route: null, status: 200, userId: null, apiKeyHash: null, headers: { 'user-agent': 'curl/8' }, edgeId: 'edge-1', latencyMs: null,
+  eventId: 'e1',
+  timestamp: 1_700_000_000_000,
+  ip: '203.0.113.7',
+  country: null,
+  region: null,
+  asn: null,
+  method: 'GET',
+  host: 'shop.example',
+  path: '/cart',
+  route: null,
+  status: 200,
+  userId: null,
+  apiKeyHash: null,
+  headers: { 'user-agent': 'curl/8' },
+  edgeId: 'edge-1',
+  latencyMs: null,
 };
 
 /** Values at and around every rule, in normal form or not, valid or not. */
@@ -37,28 +51,61 @@ const tricky: { [K in keyof RequestEvent]: RequestEvent[K][] } = {
   method: ['POST', 'post', 'M-SEARCH', 'GET /', '', 'A'.repeat(17)],
   host: ['a.example', 'A.example', 'a.example:8443', 'a.example.', '', 'h'.repeat(256), '[::1]:80', '[::1]', 'a.example:', 'x:80:90', '2001:db8::1'],
   path: [
-    '/', '/a?b=1', '/a#x', '?x', '', `/${'p'.repeat(2047)}`, `/${'p'.repeat(2048)}`, '/ü',
+    '/',
+    '/a?b=1',
+    '/a#x',
+    '?x',
+    '',
+    `/${'p'.repeat(2047)}`,
+    `/${'p'.repeat(2048)}`,
+    '/ü',
     // Spellings normalisePath changes (escapes, dot segments, runs of /, absolute form) and near misses it keeps.
-    '/%61dmin', '/a%2fb', '/a%2Fb', '/a/../b', '/a/./b', '/./', '/..', '//a', '/a//', '/%2e%2E/x', '/.well-known', '/a..', '/a%zz', '/a%',
-    '/a%4', 'http://h/a', 'a', '*', '/a%C3%BC', '/a%c3', '/a%3F', `/${'a/..'.repeat(400)}`,
+    '/%61dmin',
+    '/a%2fb',
+    '/a%2Fb',
+    '/a/../b',
+    '/a/./b',
+    '/./',
+    '/..',
+    '//a',
+    '/a//',
+    '/%2e%2E/x',
+    '/.well-known',
+    '/a..',
+    '/a%zz',
+    '/a%',
+    '/a%4',
+    'http://h/a',
+    'a',
+    '*',
+    '/a%C3%BC',
+    '/a%c3',
+    '/a%3F',
+    `/${'a/..'.repeat(400)}`,
   ],
   route: [null, '', '/users/:id', 'r'.repeat(513)],
   status: [0, 99, 100, 999, 1000, -1],
   userId: [null, '', 'u'.repeat(256), 'u'.repeat(257)],
   apiKeyHash: [null, 'ab'.repeat(32), 'AB'.repeat(32), 'ab'.repeat(31), 'zz'.repeat(32)],
-  headers: [{}, { 'x-a': '1', 'x-b': '2' }, { 'X-A': '1' }, { authorization: 'x' }, { 'bad name': '1' }, { 'x-a': 'v'.repeat(1025) }, Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`h${i}`, 'v']))],
+  headers: [
+    {},
+    { 'x-a': '1', 'x-b': '2' },
+    { 'X-A': '1' },
+    { authorization: 'x' },
+    { 'bad name': '1' },
+    { 'x-a': 'v'.repeat(1025) },
+    Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`h${i}`, 'v'])),
+  ],
   edgeId: ['e', '', 'e'.repeat(129)],
   latencyMs: [null, 0, 12.5, -0.5, Number.NaN, Number.POSITIVE_INFINITY],
 };
 const FIELDS = Object.keys(tricky) as (keyof RequestEvent)[];
 
-const mutated = fc
-  .array(fc.tuple(fc.constantFrom(...FIELDS), fc.nat()), { maxLength: 3 })
-  .map((changes) => {
-    const event: Record<string, unknown> = { ...canonical };
-    for (const [field, pick] of changes) event[field] = tricky[field][pick % tricky[field].length];
-    return event as unknown as RequestEvent;
-  });
+const mutated = fc.array(fc.tuple(fc.constantFrom(...FIELDS), fc.nat()), { maxLength: 3 }).map((changes) => {
+  const event: Record<string, unknown> = { ...canonical };
+  for (const [field, pick] of changes) event[field] = tricky[field][pick % tricky[field].length];
+  return event as unknown as RequestEvent;
+});
 
 describe('scanBatch (the Avro fast path)', () => {
   it('gives exactly what the slow path gives (decode, validate, normalise, enrich) whenever it takes a batch', () => {
@@ -91,7 +138,12 @@ describe('scanBatch (the Avro fast path)', () => {
   it('takes batches of events already in normal form, filling the country and keeping a supplied one', () => {
     const events = [canonical, { ...canonical, ip: '2001:db8::1', region: 'FR-PAC' }, { ...canonical, ip: '198.51.100.1' }, { ...canonical, country: 'NZ' }];
     const fast = scanBatch(codec.encode({ events }), codec.fingerprint, geo, LATEST)!;
-    expect(fast.events.map(asObject).map((e) => [e.country, e.region, e.asn])).toEqual([['AU', null, null], ['FR', 'FR-PAC', 3215], [null, null, null], ['NZ', null, null]]);
+    expect(fast.events.map(asObject).map((e) => [e.country, e.region, e.asn])).toEqual([
+      ['AU', null, null],
+      ['FR', 'FR-PAC', 3215],
+      [null, null, null],
+      ['NZ', null, null],
+    ]);
     expect(fast.events.map((e) => e.key)).toEqual(['203.0.113.0/24', '2001:db8::/48', '198.51.100.0/24', '203.0.113.0/24']);
     expect(fast.geo).toEqual({ kept: 1, filled: 2, unknown: 1 });
   });

@@ -37,8 +37,15 @@ export function scanBatch(body: Buffer, fingerprint: bigint, geo: GeoLookup | un
 /** The validator's limits, read from the same rules so both paths refuse the same things. */
 const max = (field: string) => EVENT_RULES[field]?.maxLength ?? Number.MAX_SAFE_INTEGER;
 const LIMITS = {
-  eventId: max('eventId'), ip: max('ip'), host: max('host'), path: max('path'), route: max('route'), userId: max('userId'), edgeId: max('edgeId'),
-  headerValue: EVENT_RULES.headers?.values?.maxLength ?? Number.MAX_SAFE_INTEGER, headers: EVENT_RULES.headers?.maxProperties ?? Number.MAX_SAFE_INTEGER,
+  eventId: max('eventId'),
+  ip: max('ip'),
+  host: max('host'),
+  path: max('path'),
+  route: max('route'),
+  userId: max('userId'),
+  edgeId: max('edgeId'),
+  headerValue: EVENT_RULES.headers?.values?.maxLength ?? Number.MAX_SAFE_INTEGER,
+  headers: EVENT_RULES.headers?.maxProperties ?? Number.MAX_SAFE_INTEGER,
 };
 /** RFC 9110 token characters. */
 const TOKEN = new Uint8Array(128);

@@ -7,7 +7,7 @@ import { eventPartitionKey, ipv4EventPartitionKey, type IpAddress } from '@banst
  */
 export function eventKey(ip: number | IpAddress): string {
   if (typeof ip === 'number') return ipv4Key(ip);
-  if (ip.family === 4) return ipv4Key(ip.int32 ?? ((ip.bytes[0]! << 24) | (ip.bytes[1]! << 16) | (ip.bytes[2]! << 8) | ip.bytes[3]!));
+  if (ip.family === 4) return ipv4Key(ip.int32 ?? (ip.bytes[0]! << 24) | (ip.bytes[1]! << 16) | (ip.bytes[2]! << 8) | ip.bytes[3]!);
   return eventPartitionKey(ip);
 }
 

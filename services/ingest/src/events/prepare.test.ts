@@ -6,9 +6,22 @@ const type = loadSchemaCatalog().latest(SCHEMA_NAMES.requestEvent).type;
 
 function event(i: number, pathLength = 10): RequestEvent {
   return {
-    eventId: `e-${i}`, timestamp: 1_700_000_000_000 + i, ip: `192.0.2.${i % 256}`, country: 'DE', region: null, asn: null, method: 'GET',
-    host: 'shop.example', path: `/${'p'.repeat(pathLength)}`, route: null, status: 200, userId: null, apiKeyHash: null,
-    headers: { 'user-agent': 'test' }, edgeId: 'edge-1', latencyMs: null,
+    eventId: `e-${i}`,
+    timestamp: 1_700_000_000_000 + i,
+    ip: `192.0.2.${i % 256}`,
+    country: 'DE',
+    region: null,
+    asn: null,
+    method: 'GET',
+    host: 'shop.example',
+    path: `/${'p'.repeat(pathLength)}`,
+    route: null,
+    status: 200,
+    userId: null,
+    apiKeyHash: null,
+    headers: { 'user-agent': 'test' },
+    edgeId: 'edge-1',
+    latencyMs: null,
   };
 }
 

@@ -39,8 +39,12 @@ export function prepareDecoded(input: readonly unknown[], p: Preparation): Prepa
   const checked = p.validator.validate(input, p.time);
   if (!checked.ok) {
     return {
-      ok: false, code: 'INVALID_EVENTS', message: `${checked.invalidEvents} of ${input.length} events are invalid; none of the batch was accepted`,
-      problems: checked.problems, received: input.length, ...(checked.truncated ? { truncated: true } : {}),
+      ok: false,
+      code: 'INVALID_EVENTS',
+      message: `${checked.invalidEvents} of ${input.length} events are invalid; none of the batch was accepted`,
+      problems: checked.problems,
+      received: input.length,
+      ...(checked.truncated ? { truncated: true } : {}),
     };
   }
   const geo: Record<GeoOutcome, number> = { kept: 0, filled: 0, unknown: 0 };

@@ -9,20 +9,54 @@ const minimal = { eventId: 'e1', timestamp: 1_700_000_000_000, ip: '203.0.113.7'
 
 describe('EventValidator', () => {
   it('fills defaults and normalises: canonical IP, upper-case method and country, host without port, path without query, lower-case header names', () => {
-    const result = validator.validate([{
-      ...minimal, ip: '::ffff:203.0.113.7', method: 'post', host: 'Shop.Example:8443', path: '/login?next=/account', country: 'fr', region: 'fr-idf',
-      apiKeyHash: 'AB'.repeat(32), headers: { 'User-Agent': 'curl/8' },
-    }], TIME);
-    expect(result).toEqual({ ok: true, events: [{
-      eventId: 'e1', timestamp: 1_700_000_000_000, ip: '203.0.113.7', country: 'FR', region: 'FR-IDF', asn: null, method: 'POST',
-      host: 'shop.example', path: '/login', route: null, status: 200, userId: null, apiKeyHash: 'ab'.repeat(32),
-      headers: { 'user-agent': 'curl/8' }, edgeId: 'edge-1', latencyMs: null,
-    }], keys: ['203.0.113.0/24'] });
+    const result = validator.validate(
+      [
+        {
+          ...minimal,
+          ip: '::ffff:203.0.113.7',
+          method: 'post',
+          host: 'Shop.Example:8443',
+          path: '/login?next=/account',
+          country: 'fr',
+          region: 'fr-idf',
+          apiKeyHash: 'AB'.repeat(32),
+          headers: { 'User-Agent': 'curl/8' },
+        },
+      ],
+      TIME,
+    );
+    expect(result).toEqual({
+      ok: true,
+      events: [
+        {
+          eventId: 'e1',
+          timestamp: 1_700_000_000_000,
+          ip: '203.0.113.7',
+          country: 'FR',
+          region: 'FR-IDF',
+          asn: null,
+          method: 'POST',
+          host: 'shop.example',
+          path: '/login',
+          route: null,
+          status: 200,
+          userId: null,
+          apiKeyHash: 'ab'.repeat(32),
+          headers: { 'user-agent': 'curl/8' },
+          edgeId: 'edge-1',
+          latencyMs: null,
+        },
+      ],
+      keys: ['203.0.113.0/24'],
+    });
   });
 
   it('publishes the path in the normal form every reader matches: escapes decoded, dot segments removed, runs of / merged', () => {
     const paths = ['/%61dmin', '/a/../admin', '//admin', '/%2e%2e/admin?x=1', 'http://shop.example/admin', '/a%2fb', '/a%zz'];
-    const result = validator.validate(paths.map((path) => ({ ...minimal, path })), TIME);
+    const result = validator.validate(
+      paths.map((path) => ({ ...minimal, path })),
+      TIME,
+    );
     expect(result.ok ? result.events.map((e) => e.path) : result).toEqual(['/admin', '/admin', '/admin', '/admin', '/admin', '/a%2Fb', '/a%25zz']);
   });
 
@@ -32,13 +66,7 @@ describe('EventValidator', () => {
   });
 
   it('refuses the whole batch when one event is invalid, naming the index and field path of each problem', () => {
-    const result = validator.validate([
-      minimal,
-      { ...minimal, ip: '203.0.113', status: 42 },
-      { ...minimal, country: 'FRA', extra: 1 },
-      { eventId: 'e4' },
-      'not an event',
-    ], TIME);
+    const result = validator.validate([minimal, { ...minimal, ip: '203.0.113', status: 42 }, { ...minimal, country: 'FRA', extra: 1 }, { eventId: 'e4' }, 'not an event'], TIME);
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.invalidEvents).toBe(4);
@@ -54,11 +82,14 @@ describe('EventValidator', () => {
 
   it('rejects oversized values instead of cutting them', () => {
     const long = (n: number) => 'a'.repeat(n);
-    const result = validator.validate([
-      { ...minimal, path: `/${long(2048)}` },
-      { ...minimal, headers: { 'user-agent': long(1025) } },
-      { ...minimal, headers: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`x-h${i}`, 'v'])) },
-    ], TIME);
+    const result = validator.validate(
+      [
+        { ...minimal, path: `/${long(2048)}` },
+        { ...minimal, headers: { 'user-agent': long(1025) } },
+        { ...minimal, headers: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`x-h${i}`, 'v'])) },
+      ],
+      TIME,
+    );
     expect(result.ok ? [] : result.problems).toEqual([
       { index: 0, path: '/path', message: 'Expected string length less or equal to 2048' },
       { index: 1, path: '/headers/user-agent', message: 'Expected string length less or equal to 1024' },
@@ -76,16 +107,24 @@ describe('EventValidator', () => {
   });
 
   it('refuses an event dated further ahead of the gateway clock than allowed, naming it and how far ahead, and with it the batch', () => {
-    const result = validator.validate([
-      { ...minimal, timestamp: TIME.nowMs + TIME.maxFutureMs }, // at the bound: a fast edge clock, accepted
-      { ...minimal, timestamp: TIME.nowMs + 55_000 },
-      { ...minimal, timestamp: TIME.nowMs - 3_600_000 }, // old events are the aggregator's to judge late
-      { ...minimal, timestamp: TIME.nowMs + 3_600_000 },
-    ], TIME);
-    expect(result).toEqual({ ok: false, invalidEvents: 2, truncated: false, problems: [
-      { index: 1, path: '/timestamp', message: 'is 55000 ms ahead of the gateway clock (at most 5000 ms ahead is accepted)' },
-      { index: 3, path: '/timestamp', message: 'is 3600000 ms ahead of the gateway clock (at most 5000 ms ahead is accepted)' },
-    ] });
+    const result = validator.validate(
+      [
+        { ...minimal, timestamp: TIME.nowMs + TIME.maxFutureMs }, // at the bound: a fast edge clock, accepted
+        { ...minimal, timestamp: TIME.nowMs + 55_000 },
+        { ...minimal, timestamp: TIME.nowMs - 3_600_000 }, // old events are the aggregator's to judge late
+        { ...minimal, timestamp: TIME.nowMs + 3_600_000 },
+      ],
+      TIME,
+    );
+    expect(result).toEqual({
+      ok: false,
+      invalidEvents: 2,
+      truncated: false,
+      problems: [
+        { index: 1, path: '/timestamp', message: 'is 55000 ms ahead of the gateway clock (at most 5000 ms ahead is accepted)' },
+        { index: 3, path: '/timestamp', message: 'is 3600000 ms ahead of the gateway clock (at most 5000 ms ahead is accepted)' },
+      ],
+    });
   });
 
   it('accepts an empty batch', () => {

@@ -14,7 +14,7 @@ export interface EventProblem {
 }
 
 export type BatchCheck =
-  | { ok: true; events: RequestEvent[]; /** Each event's events-topic key, in the same order. */ keys: string[] }
+  | { ok: true; events: RequestEvent[] /** Each event's events-topic key, in the same order. */; keys: string[] }
   | { ok: false; invalidEvents: number; problems: EventProblem[]; truncated: boolean };
 
 /**
@@ -30,7 +30,11 @@ export class EventValidator {
   /** For `["null", T]` fields: a checker of T alone, whose errors say more than "expected union value". */
   private readonly branches = new Map<string, TypeCheck<TSchema>>();
 
-  constructor(avroRecord: unknown, rules: Readonly<Record<string, FieldRule>>, private readonly maxProblems = 100) {
+  constructor(
+    avroRecord: unknown,
+    rules: Readonly<Record<string, FieldRule>>,
+    private readonly maxProblems = 100,
+  ) {
     this.schema = jsonSchemaOfRecord(avroRecord, rules);
     this.check = TypeCompiler.Compile(this.schema);
     for (const field of (avroRecord as { fields: { name: string; type: unknown }[] }).fields) {

@@ -10,8 +10,23 @@ import { openGeoDatabase, toGeoInfo } from './mmdb.js';
 const DB = createRequire(import.meta.url).resolve('@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb');
 
 const event = (ip: string, extra: Partial<RequestEvent> = {}): RequestEvent => ({
-  eventId: 'e', timestamp: 1, ip, country: null, region: null, asn: null, method: 'GET', host: 'h', path: '/', route: null, status: 200,
-  userId: null, apiKeyHash: null, headers: {}, edgeId: 'edge', latencyMs: null, ...extra,
+  eventId: 'e',
+  timestamp: 1,
+  ip,
+  country: null,
+  region: null,
+  asn: null,
+  method: 'GET',
+  host: 'h',
+  path: '/',
+  route: null,
+  status: 200,
+  userId: null,
+  apiKeyHash: null,
+  headers: {},
+  edgeId: 'edge',
+  latencyMs: null,
+  ...extra,
 });
 
 describe('geography enrichment', () => {
@@ -36,7 +51,7 @@ describe('geography enrichment', () => {
     const geo = await openGeoDatabase(DB);
     const oracle = await maxmind.open(DB);
     let seed = 11;
-    const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
     // Few /24s, many addresses in each: the second and later lookups of a /24 come from
     // the cache. Among them /24s the database splits (about 1 random address in 1,000),
     // every address of which is asked: one answer must not stand for the whole /24.

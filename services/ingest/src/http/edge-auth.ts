@@ -33,13 +33,18 @@ export class EdgeTokens {
 export function edgeTokensFromConfig(config: { INGEST_EDGE_TOKENS?: string | undefined; INGEST_ALLOW_ANONYMOUS_EDGES: boolean }): EdgeTokens | undefined {
   const tokens = parseEdgeTokens(config.INGEST_EDGE_TOKENS);
   if (tokens !== undefined || config.INGEST_ALLOW_ANONYMOUS_EDGES) return tokens;
-  throw new BanstreamError('CONFIG_INVALID',
-    'INGEST_EDGE_TOKENS is not set, so anyone who can reach the gateway could post events: set INGEST_EDGE_TOKENS to the edges\' tokens, ' +
-    'or INGEST_ALLOW_ANONYMOUS_EDGES=true to accept edges without one (only where nothing untrusted can reach the gateway)');
+  throw new BanstreamError(
+    'CONFIG_INVALID',
+    "INGEST_EDGE_TOKENS is not set, so anyone who can reach the gateway could post events: set INGEST_EDGE_TOKENS to the edges' tokens, " +
+      'or INGEST_ALLOW_ANONYMOUS_EDGES=true to accept edges without one (only where nothing untrusted can reach the gateway)',
+  );
 }
 
 export function parseEdgeTokens(list: string | undefined): EdgeTokens | undefined {
-  const tokens = (list ?? '').split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+  const tokens = (list ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t.length > 0);
   return tokens.length === 0 ? undefined : new EdgeTokens(tokens);
 }
 

@@ -21,5 +21,4 @@ export function fromFastifyError(error: { code?: string; statusCode?: number; me
   }
 }
 
-export const UNSUPPORTED_MEDIA_TYPE =
-  'send Content-Type: application/json (a JSON array of RequestEvent) or application/avro (one RequestEventBatch in Avro single-object encoding)';
+export const UNSUPPORTED_MEDIA_TYPE = 'send Content-Type: application/json (a JSON array of RequestEvent) or application/avro (one RequestEventBatch in Avro single-object encoding)';

@@ -35,9 +35,17 @@ async function gateway(overrides: Partial<EventsRouteOptions> = {}) {
   await app.register(eventsRoute, {
     publisher: { offer: (events) => (room ? (offered.push(events.map(asObject)), true) : false) },
     validator: new EventValidator(catalog.latest(SCHEMA_NAMES.requestEvent).schema, EVENT_RULES),
-    batchCodec, eventType, geo: () => ({ lookup: australia, lookupIpv4: (address) => australia(formatIpv4(address)) }),
-    tokens: undefined, bodyLimit: 64 * 1024, maxFutureMs: 5_000, clock: { now: () => NOW }, retryAfterSeconds: 2, unavailable: () => undefined,
-    metrics: ingestMetrics(createMetricsRegistry('test', { defaultMetrics: false })), ...overrides,
+    batchCodec,
+    eventType,
+    geo: () => ({ lookup: australia, lookupIpv4: (address) => australia(formatIpv4(address)) }),
+    tokens: undefined,
+    bodyLimit: 64 * 1024,
+    maxFutureMs: 5_000,
+    clock: { now: () => NOW },
+    retryAfterSeconds: 2,
+    unavailable: () => undefined,
+    metrics: ingestMetrics(createMetricsRegistry('test', { defaultMetrics: false })),
+    ...overrides,
   });
   const post = (payload: string | Buffer, contentType?: string, headers: Record<string, string> = {}) =>
     app!.inject({ method: 'POST', url: '/v1/events', payload, headers: { ...(contentType ? { 'content-type': contentType } : {}), ...headers } });
@@ -66,7 +74,11 @@ describe('POST /v1/events', () => {
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.json()).toEqual({
-      type: 'about:blank', title: 'Bad Request', status: 400, code: 'INVALID_EVENTS', detail: '1 of 2 events are invalid; none of the batch was accepted',
+      type: 'about:blank',
+      title: 'Bad Request',
+      status: 400,
+      code: 'INVALID_EVENTS',
+      detail: '1 of 2 events are invalid; none of the batch was accepted',
       errors: [{ index: 1, path: '/ip', message: 'not an IP address: "nope" (unexpected "n" at position 0)' }],
     });
     expect(offered).toEqual([]);
@@ -77,7 +89,11 @@ describe('POST /v1/events', () => {
     const early = { ...event, eventId: 'e2', timestamp: NOW + 5_000 }; // a fast edge clock, at the bound
     const ahead = { ...event, eventId: 'e3', timestamp: NOW + 55_000 };
     const refused = {
-      type: 'about:blank', title: 'Bad Request', status: 400, code: 'INVALID_EVENTS', detail: '1 of 3 events are invalid; none of the batch was accepted',
+      type: 'about:blank',
+      title: 'Bad Request',
+      status: 400,
+      code: 'INVALID_EVENTS',
+      detail: '1 of 3 events are invalid; none of the batch was accepted',
       errors: [{ index: 2, path: '/timestamp', message: 'is 55000 ms ahead of the gateway clock (at most 5000 ms ahead is accepted)' }],
     };
     const json = await post(JSON.stringify([event, early, ahead]), 'application/json');
@@ -108,7 +124,13 @@ describe('POST /v1/events', () => {
   it('answers 413 over the body limit and 415 for other content types', async () => {
     const { post } = await gateway({ bodyLimit: 1024 });
     const large = await post(JSON.stringify(Array.from({ length: 20 }, () => event)), 'application/json');
-    expect(large.json()).toEqual({ type: 'about:blank', title: 'Content Too Large', status: 413, code: 'BODY_TOO_LARGE', detail: 'the body is larger than the limit of 1024 bytes (INGEST_BODY_LIMIT_BYTES): send smaller batches' });
+    expect(large.json()).toEqual({
+      type: 'about:blank',
+      title: 'Content Too Large',
+      status: 413,
+      code: 'BODY_TOO_LARGE',
+      detail: 'the body is larger than the limit of 1024 bytes (INGEST_BODY_LIMIT_BYTES): send smaller batches',
+    });
     const text = await post('hello', 'text/plain');
     expect([text.statusCode, text.json().code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
     expect(text.json().detail).toContain('application/json');
@@ -142,7 +164,10 @@ describe('POST /v1/events', () => {
       throw new Error('geography database gone');
     };
     const { offered, post } = await gateway({ geo: () => ({ lookup: broken, lookupIpv4: broken }) });
-    for (const [body, type] of [[JSON.stringify([event]), 'application/json'], [batchCodec.encode({ events: [full(event)] }), 'application/avro']] as const) {
+    for (const [body, type] of [
+      [JSON.stringify([event]), 'application/json'],
+      [batchCodec.encode({ events: [full(event)] }), 'application/avro'],
+    ] as const) {
       const res = await post(body, type);
       expect([res.statusCode, res.json().code]).toEqual([500, 'INTERNAL']);
     }

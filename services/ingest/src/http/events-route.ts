@@ -84,7 +84,11 @@ export async function eventsRoute(app: FastifyInstance, options: EventsRouteOpti
     for (const result of Object.keys(geo) as GeoOutcome[]) if (geo[result] > 0) metrics.geo.inc({ result }, geo[result]);
     if (!publisher.offer(events)) {
       metrics.events.inc({ format, outcome: 'refused' }, events.length);
-      return sendProblem(reply.header('retry-after', retryAfter), 'BUFFER_FULL', `the gateway's buffer is full (Kafka slow or unreachable); nothing of this batch was accepted: retry after ${retryAfter} s`);
+      return sendProblem(
+        reply.header('retry-after', retryAfter),
+        'BUFFER_FULL',
+        `the gateway's buffer is full (Kafka slow or unreachable); nothing of this batch was accepted: retry after ${retryAfter} s`,
+      );
     }
     metrics.events.inc({ format, outcome: 'accepted' }, events.length);
     return reply.code(202).send({ accepted: events.length });

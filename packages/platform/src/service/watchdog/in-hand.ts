@@ -74,9 +74,7 @@ export function lookAt(buffer: SharedArrayBuffer): InHandSnapshot {
   }
 }
 
-export type Stall =
-  | { kind: 'record'; generation: number; topic: number; partition: number; offset: number; heldMs: number }
-  | { kind: 'loop'; silentMs: number };
+export type Stall = { kind: 'record'; generation: number; topic: number; partition: number; offset: number; heldMs: number } | { kind: 'loop'; silentMs: number };
 
 export interface StallLimits {
   /** Longest a record may be in hand. */

@@ -23,7 +23,12 @@ describe('TrapStore', () => {
     s.write(trap('10'));
     s.write(trap('11'));
     const again = new TrapStore(s.dir);
-    expect(again.all(2_000).map((t) => t.offset).sort()).toEqual(['10', '11']);
+    expect(
+      again
+        .all(2_000)
+        .map((t) => t.offset)
+        .sort(),
+    ).toEqual(['10', '11']);
     again.markDeadLettered(trap('10'), 3_000);
     expect(s.all(4_000).find((t) => t.offset === '10')?.deadLetteredAt).toBe(3_000);
     s.remove(trap('11'));

@@ -138,9 +138,18 @@ function noteFile(pid: number): string {
 
 function isTrap(v: unknown): v is Trap {
   const t = v as Partial<Trap> | null;
-  return typeof t === 'object' && t !== null && typeof t.topic === 'string' && Number.isInteger(t.partition) &&
-    typeof t.offset === 'string' && /^[0-9]{1,19}$/.test(t.offset) && typeof t.at === 'number' && typeof t.pid === 'number' &&
-    typeof t.heldMs === 'number' && typeof t.budgetMs === 'number';
+  return (
+    typeof t === 'object' &&
+    t !== null &&
+    typeof t.topic === 'string' &&
+    Number.isInteger(t.partition) &&
+    typeof t.offset === 'string' &&
+    /^[0-9]{1,19}$/.test(t.offset) &&
+    typeof t.at === 'number' &&
+    typeof t.pid === 'number' &&
+    typeof t.heldMs === 'number' &&
+    typeof t.budgetMs === 'number'
+  );
 }
 
 function isNote(v: unknown): v is StallNote {

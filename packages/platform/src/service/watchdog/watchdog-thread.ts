@@ -56,7 +56,12 @@ function act(stall: Stall): void {
     store.takeNote(process.pid);
     return;
   }
-  if (trap) log(50, { topic: trap.topic, partition: trap.partition, offset: trap.offset, heldMs: trap.heldMs, budgetMs: data.budgetMs }, 'record in hand past its time budget: quarantined; killing this process');
+  if (trap)
+    log(
+      50,
+      { topic: trap.topic, partition: trap.partition, offset: trap.offset, heldMs: trap.heldMs, budgetMs: data.budgetMs },
+      'record in hand past its time budget: quarantined; killing this process',
+    );
   else log(50, { silentMs: (stall as { silentMs: number }).silentMs, limitMs: data.loopMs }, 'event loop stalled outside any record: killing this process');
   process.kill(process.pid, 'SIGKILL');
 }

@@ -50,8 +50,12 @@ export function startWatchdog(settings: WatchdogSettings & { logger: Logger; bin
   const inHand = new InHand(buffer);
   const pollMs = Math.min(100, Math.max(5, Math.floor(settings.budgetMs / 4)));
   const data: WatchdogThreadData = {
-    buffer, budgetMs: settings.budgetMs, loopMs: Math.max(LOOP_STALL_MIN_MS, 2 * settings.budgetMs), pollMs,
-    stateDir: settings.stateDir, bindings: settings.bindings,
+    buffer,
+    budgetMs: settings.budgetMs,
+    loopMs: Math.max(LOOP_STALL_MIN_MS, 2 * settings.budgetMs),
+    pollMs,
+    stateDir: settings.stateDir,
+    bindings: settings.bindings,
   };
   const thread = new Worker(new URL('./watchdog-thread.js', import.meta.url), { workerData: data, name: 'watchdog' });
   thread.unref();
@@ -97,7 +101,13 @@ class TopicWatch implements RecordWatch {
   /** Traps of this topic by partition and offset; undefined when there are none (the usual case). */
   traps: Map<string, Trap> | undefined;
 
-  constructor(readonly topic: string, readonly index: number, readonly budgetMs: number, private readonly inHand: InHand, private readonly store: TrapStore) {}
+  constructor(
+    readonly topic: string,
+    readonly index: number,
+    readonly budgetMs: number,
+    private readonly inHand: InHand,
+    private readonly store: TrapStore,
+  ) {}
 
   trapped(partition: number, offset: string): Trap | undefined {
     return this.traps?.get(trapKey(partition, offset));
@@ -127,7 +137,8 @@ class TopicWatch implements RecordWatch {
 export function unwatched(topic: string, budgetMs: number): RecordWatch {
   let since = 0;
   return {
-    topic, budgetMs,
+    topic,
+    budgetMs,
     trapped: () => undefined,
     begin: () => void (since = Date.now()),
     end: () => Date.now() - since,

@@ -5,8 +5,19 @@ import { counter, gauge, type Registry } from '../../metrics/registry.js';
 export function supervisorMetrics(registry: Registry, running: () => number) {
   return {
     replaced: counter(registry, { name: 'banstream_worker_replacements_total', help: 'Worker processes that died and were replaced' }),
-    stalls: counter(registry, { name: 'banstream_worker_stalls_total', help: 'Workers killed by their watchdog, by kind: stuck on one record (quarantined) or an event loop stuck elsewhere', labelNames: ['kind'] }),
-    running: new Gauge({ name: 'banstream_workers_running', help: 'Worker processes alive', registers: [registry], collect() { this.set(running()); } }),
+    stalls: counter(registry, {
+      name: 'banstream_worker_stalls_total',
+      help: 'Workers killed by their watchdog, by kind: stuck on one record (quarantined) or an event loop stuck elsewhere',
+      labelNames: ['kind'],
+    }),
+    running: new Gauge({
+      name: 'banstream_workers_running',
+      help: 'Worker processes alive',
+      registers: [registry],
+      collect() {
+        this.set(running());
+      },
+    }),
     unanswered: gauge(registry, { name: 'banstream_workers_unanswered', help: 'Workers whose metrics are missing from this scrape (dead, restarting or too slow to answer)' }),
   };
 }

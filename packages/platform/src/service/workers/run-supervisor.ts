@@ -43,7 +43,11 @@ export async function runSupervisor(options: SupervisorOptions, stopSignal: Prom
     if (!note) return;
     stalls.inc({ kind: note.kind });
     const { trap } = note;
-    if (trap) logger.error({ worker: exit.worker, pid: exit.pid, topic: trap.topic, partition: trap.partition, offset: trap.offset, heldMs: trap.heldMs, budgetMs: trap.budgetMs }, 'worker stalled on a record: its watchdog killed it; the record is quarantined (dead-lettered, not handled, by whoever meets it next)');
+    if (trap)
+      logger.error(
+        { worker: exit.worker, pid: exit.pid, topic: trap.topic, partition: trap.partition, offset: trap.offset, heldMs: trap.heldMs, budgetMs: trap.budgetMs },
+        'worker stalled on a record: its watchdog killed it; the record is quarantined (dead-lettered, not handled, by whoever meets it next)',
+      );
     else logger.error({ worker: exit.worker, pid: exit.pid, silentMs: note.silentMs }, 'worker stalled outside any record: its watchdog killed it');
   };
   const pool = new WorkerPool({ count: options.workers, logger, onReplace });

@@ -55,9 +55,7 @@ export function answerSupervisor(registry: Registry, readiness: Readiness): void
     const reply = (part: Pick<Answer, 'metrics' | 'readiness' | 'error'>) => {
       if (process.connected) process.send?.({ type: 'banstream:answer', id: message.id, ...part } satisfies Answer);
     };
-    const work = message.question === 'metrics'
-      ? registry.getMetricsAsJSON().then((metrics) => ({ metrics }))
-      : readiness.report().then((report) => ({ readiness: report }));
+    const work = message.question === 'metrics' ? registry.getMetricsAsJSON().then((metrics) => ({ metrics })) : readiness.report().then((report) => ({ readiness: report }));
     work.then(reply, (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }));
   });
   process.send?.(ANSWERING);

@@ -56,7 +56,11 @@ export class WorkerPool {
 
   constructor(private readonly options: WorkerPoolOptions) {
     this.slots = Array.from({ length: options.count }, (_, i) => ({
-      index: i + 1, worker: undefined, startedAt: 0, restart: undefined, backoff: new RestartBackoff(),
+      index: i + 1,
+      worker: undefined,
+      startedAt: 0,
+      restart: undefined,
+      backoff: new RestartBackoff(),
     }));
   }
 
