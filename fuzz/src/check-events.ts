@@ -1,7 +1,7 @@
 import { isBanstreamError } from '@banstream/core';
 import { concatBatch, groupByKey, type EncodedEvent } from '@banstream/edge';
 import { SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
-import { decodeAvroBody } from '../../services/ingest/dist/http/body.js';
+import { decodeAvroBody } from '../../services/ingest/dist/events/decode-body.js';
 import { scanBatch } from '../../services/ingest/dist/events/avro-scan.js';
 import { prepareDecoded, type Prepared } from '../../services/ingest/dist/events/prepare.js';
 import { difference, pick } from './equal.js';
