@@ -1,7 +1,7 @@
 import type { CompiledPolicy } from '../policy/compiled.js';
 import { banId } from './ban-id.js';
 import { escalate, type OffenderHistory } from './escalation.js';
-import type { AlertDecision, BanDecision } from './types.js';
+import type { BanDecision } from './types.js';
 
 export interface BanInput {
   policy: CompiledPolicy;
@@ -45,12 +45,6 @@ export function evaluateBan(input: BanInput): BanDecision | undefined {
 /** The history to keep after a ban: the level it reached and when it ends. */
 export function historyAfter(ban: BanDecision): OffenderHistory {
   return { level: ban.escalationLevel, lastBanEndsAt: ban.expiresAt };
-}
-
-/** An `alert` policy fires once per crossing; the caller holds the crossed state. */
-export function evaluateAlert(policy: CompiledPolicy, subject: string, count: number, atMs: number, alreadyFiring: boolean): AlertDecision | undefined {
-  if (policy.action.type !== 'alert' || alreadyFiring || count <= policy.threshold.count) return undefined;
-  return { policyId: policy.id, subject, count, windowMs: policy.threshold.intervalMs, at: atMs, preview: policy.mode === 'preview' };
 }
 
 function formatCount(count: number): string {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { CompiledPolicy } from '../policy/compiled.js';
-import { banId, escalate, evaluateAlert, evaluateBan, historyAfter, resolveVerdict, throttleDenyRatio, throttleRetryAfterSeconds } from './index.js';
+import { banId, escalate, evaluateBan, historyAfter, resolveVerdict, throttleDenyRatio, throttleRetryAfterSeconds } from './index.js';
 import type { Candidate } from './types.js';
 
 const MIN = 60_000;
@@ -122,15 +122,6 @@ describe('throttle', () => {
   it('suggests a retry after long enough for the window to shed the excess', () => {
     expect(throttleRetryAfterSeconds(50, 100, MIN)).toBe(0);
     expect(throttleRetryAfterSeconds(200, 100, MIN)).toBe(30);
-  });
-});
-
-describe('evaluateAlert', () => {
-  const alert = banPolicy({ action: { type: 'alert' } });
-  it('fires once when the threshold is crossed', () => {
-    expect(evaluateAlert(alert, 'country:FR', 10, 5, false)).toBeUndefined();
-    expect(evaluateAlert(alert, 'country:FR', 11, 5, false)).toEqual({ policyId: 'login-bruteforce', subject: 'country:FR', count: 11, windowMs: MIN, at: 5, preview: false });
-    expect(evaluateAlert(alert, 'country:FR', 50, 6, true)).toBeUndefined();
   });
 });
 

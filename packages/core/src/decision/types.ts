@@ -17,15 +17,6 @@ export interface BanDecision {
   status: ExceedStatus;
 }
 
-export interface AlertDecision {
-  policyId: string;
-  subject: string;
-  count: number;
-  windowMs: number;
-  at: number;
-  preview: boolean;
-}
-
 /**
  * Which mechanism decided a request, as reported by the enforcer. `warming`: its caches
  * had not caught up yet, and a policy's failure mode or ENFORCER_WARMUP_MODE decided.
