@@ -51,6 +51,27 @@ module.exports = {
       to: { path: [IO_LIBRARIES, IO_CORE_MODULES] },
     },
     {
+      name: 'engine-pure',
+      comment: 'The counting engine is pure like core (the backtest runs it on a laptop): no I/O library, no platform, no Kafka port.',
+      severity: 'error',
+      from: { path: '^packages/engine/', pathNot: '\\.test\\.ts$' },
+      to: { path: [IO_LIBRARIES, IO_CORE_MODULES, '^packages/(platform|kafka)/', '^@banstream/(platform|kafka)(/|$)'] },
+    },
+    {
+      name: 'forward-flow',
+      comment: "A service's service.ts builds it and main.ts starts it: no other file of the service imports them, so its paths go forward and never come back through the composition root.",
+      severity: 'error',
+      from: { path: '^services/([^/]+)/src/', pathNot: ['^services/[^/]+/src/(main|index|service)\\.ts$', '\\.test\\.ts$'] },
+      to: { path: '^services/$1/src/(service|main)\\.ts$' },
+    },
+    {
+      name: 'ingest-events-before-http',
+      comment: "The gateway's events/ (decode, check, normalise) knows nothing of HTTP: http/ calls events/, never the other way.",
+      severity: 'error',
+      from: { path: '^services/ingest/src/events/' },
+      to: { path: '^services/ingest/src/http/' },
+    },
+    {
       name: 'no-circular',
       comment: 'No import cycles inside a package (type-only imports included: a cycle of types is still a knot).',
       severity: 'error',

@@ -34,6 +34,14 @@ const fixture: Record<string, string> = {
   'packages/edge/src/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",
   'packages/core/src/reads-files.ts': "import { readFileSync } from 'node:fs';\nexport const r = readFileSync;\n",
   'packages/core/src/pure.ts': 'export const pure = 1;\n',
+  'packages/engine/src/uses-platform.ts': "import { x } from '../../platform/src/index.js';\nexport const e = x;\n",
+  'packages/platform/src/index.ts': 'export const x = 1;\n',
+  'services/aggregator/src/service.ts': "import { own } from './own.js';\nexport const service = own;\n",
+  'services/aggregator/src/main.ts': "import { service } from './service.js';\nexport const main = service;\n",
+  'services/aggregator/src/stages/back.ts': "import { service } from '../service.js';\nexport const back = service;\n",
+  'services/ingest/src/http/route.ts': "import { check } from '../events/check.js';\nexport const route = check;\n",
+  'services/ingest/src/events/check.ts': 'export const check = 1;\n',
+  'services/ingest/src/events/uses-http.ts': "import { route } from '../http/route.js';\nexport const u = route;\n",
   'schemas/src/index.ts': "import { pure } from '../../packages/core/src/pure.js';\nexport const schema = pure;\n",
 };
 
@@ -104,6 +112,14 @@ describe('npm run boundaries (dependency-cruiser)', () => {
     expect(firing('packages/edge/src/uses-service.ts')).toEqual(['packages-no-service']);
     expect(firing('packages/core/src/reads-files.ts')).toEqual(['core-no-io']);
     expect(firing('packages/edge/src/a.ts')).toEqual(['no-circular']);
+    expect(firing('packages/engine/src/uses-platform.ts')).toEqual(['engine-pure']);
+  });
+
+  it('keeps the paths forward: nothing comes back into service.ts, events/ never reaches http/', () => {
+    expect(firing('services/aggregator/src/stages/back.ts')).toEqual(['forward-flow']);
+    expect(firing('services/aggregator/src/main.ts')).toEqual([]);
+    expect(firing('services/ingest/src/events/uses-http.ts')).toEqual(['ingest-events-before-http']);
+    expect(firing('services/ingest/src/http/route.ts')).toEqual([]);
   });
 
   it('passes what keeps to the rules', () => {
