@@ -95,7 +95,7 @@ function npmEnv(): NodeJS.ProcessEnv {
  * The prod-deps stage, `npm ci --omit=dev` on the manifests: done once per lock file
  * and set of manifests, and kept in the temporary directory for the next run.
  */
-function productionModules(): { dir: string; ms: number; cached: boolean } {
+async function productionModules(): Promise<{ dir: string; ms: number; cached: boolean }> {
   const hash = createHash('sha256');
   hash.update(readFileSync(join(REPO_ROOT, 'package-lock.json')));
   for (const ws of ['.', ...workspaceDirs(REPO_ROOT)]) hash.update(ws).update(readFileSync(join(REPO_ROOT, ws, 'package.json')));
@@ -104,13 +104,22 @@ function productionModules(): { dir: string; ms: number; cached: boolean } {
   const staging = mkdtempSync(join(tmpdir(), 'banstream-image-deps-staging-'));
   copyManifests(staging);
   const started = Date.now();
-  const npm = spawnSync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: staging, env: npmEnv(), encoding: 'utf8' });
-  if (npm.status !== 0) throw new Error(`npm ci --omit=dev failed (${npm.status ?? npm.signal}):\n${npm.stdout}\n${npm.stderr}`);
+  const npm = await run('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline'], staging, npmEnv());
+  if (npm.status !== 0) {
+    rmSync(staging, { recursive: true, force: true });
+    throw new Error(`npm ci --omit=dev failed (${npm.status}):\n${npm.output}`);
+  }
   const ms = Date.now() - started;
   writeFileSync(join(staging, COMPLETE), '');
   rmSync(cache, { recursive: true, force: true });
   renameSync(staging, cache);
   return { dir: cache, ms, cached: false };
+}
+
+/** Runs a command to its end without blocking the test worker (npm ci takes a while). */
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ status: number | string; output: string }> {
+  const proc = start(command, args, cwd, env);
+  return proc.exited.then((status) => ({ status, output: proc.output() }));
 }
 
 function ancestors(dir: string): string[] {
@@ -133,7 +142,7 @@ async function readyOrExited(proc: RunningProcess, port: number, service: string
   }
 }
 
-function start(command: string, args: string[], cwd: string, env: Record<string, string>): RunningProcess {
+function start(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): RunningProcess {
   const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -174,7 +183,7 @@ describe('the images: each service starts from what services/Dockerfile assemble
     };
   }
 
-  beforeAll(() => {
+  beforeAll(async () => {
     for (const service of SERVICES) {
       if (!existsSync(join(REPO_ROOT, 'services', service, 'dist/main.js'))) throw new Error(`services/${service}/dist/main.js is missing: run \`npm run build\` first`);
     }
@@ -184,10 +193,10 @@ describe('the images: each service starts from what services/Dockerfile assemble
     // The prod-deps stage's /app: the manifests and what `npm ci --omit=dev` made of them
     // (node_modules, and any a workspace needs of its own). cp -a keeps the workspace
     // links relative (node_modules/@banstream/x -> ../../packages/x).
-    const modules = productionModules();
+    const modules = await productionModules();
     console.log(`[images] npm ci --omit=dev: ${modules.cached ? 'cached' : `${modules.ms} ms`} (${modules.dir})`);
-    const copy = spawnSync('cp', ['-a', `${modules.dir}/.`, image], { encoding: 'utf8' });
-    if (copy.status !== 0) throw new Error(`copying the production dependencies failed: ${copy.stderr}`);
+    const copy = await run('cp', ['-a', `${modules.dir}/.`, image], image, { PATH: process.env.PATH ?? '' });
+    if (copy.status !== 0) throw new Error(`copying the production dependencies failed: ${copy.output}`);
     rmSync(join(image, COMPLETE));
     // The Dockerfile: COPY --from=build /app /build; RUN sh /build/services/assemble-image.sh /build.
     // The repository after `npm run build` is that build tree.
