@@ -12,12 +12,14 @@ import { sidecarRoutes } from './sidecar-routes.js';
 const NOW = Date.now();
 const BANS = 1_000_000;
 /**
- * A check takes microseconds and a listing pauses about every millisecond: the median
- * wait is one slice. The worst is left to the machine (a loaded 2-core runner preempts
- * a busy loop for tens of ms); before, one page held every check for 3 to 5 s.
+ * A check takes microseconds and a listing pauses about every millisecond, so checks
+ * go on all along a build; before, one page held every check for the whole build (3 to
+ * 5 s). The bounds are shares of the build's own time, not milliseconds: a loaded
+ * runner slows both alike, and no timed bound belongs in a test (speed is the
+ * benchmarks' job). A check held for a quarter of the build is the old fault.
  */
-const MEDIAN_WAIT_MS = 10;
-const WORST_WAIT_MS = 250;
+const MEDIAN_WAIT_SHARE = 1 / 50;
+const WORST_WAIT_SHARE = 1 / 4;
 
 const ban = (subject: string): Ban => ({
   banId: subject,
@@ -80,8 +82,8 @@ describe('GET /v1/bans over a million bans', () => {
       waits.sort((a, b) => a - b);
       const [median, worst] = [waits[waits.length >> 1]!, waits[waits.length - 1]!];
       console.log(`two pages over ${BANS} bans built in ${Math.round(built)} ms; ${waits.length} checks meanwhile, median ${median.toFixed(2)} ms, slowest ${worst.toFixed(1)} ms`);
-      expect(median).toBeLessThan(MEDIAN_WAIT_MS);
-      expect(worst).toBeLessThan(WORST_WAIT_MS);
+      expect(median).toBeLessThan(built * MEDIAN_WAIT_SHARE);
+      expect(worst).toBeLessThan(built * WORST_WAIT_SHARE);
 
       const [all, after] = await Promise.all(pages);
       const first = all!.json() as { bans: Ban[]; next: string };
