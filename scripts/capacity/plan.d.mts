@@ -12,6 +12,7 @@ export interface Figure {
 export type FigureName =
   | 'aggregatorCpuUsPerEvent'
   | 'aggregatorEventsPerS'
+  | 'aggregatorWorkers'
   | 'eventBytes'
   | 'ingestAvroCpuUsPerEvent'
   | 'ingestJsonCpuUsPerEvent'

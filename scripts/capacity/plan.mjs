@@ -51,6 +51,7 @@ export const DEFAULT_ASSUMPTIONS = Object.freeze({
 export const FIGURES = Object.freeze({
   aggregatorCpuUsPerEvent: { bench: 'aggregator', figure: 'cpu_us_per_event', unit: 'µs CPU per event (all aggregator processes)' },
   aggregatorEventsPerS: { bench: 'aggregator', figure: 'events_per_s', unit: 'events/s with AGGREGATOR_WORKERS = cores' },
+  aggregatorWorkers: { bench: 'aggregator', figure: 'aggregator_workers', unit: 'AGGREGATOR_WORKERS in that run' },
   eventBytes: { bench: 'aggregator', figure: 'avg_event_bytes', unit: 'bytes per event on the events topic (Avro batches, uncompressed)' },
   ingestAvroCpuUsPerEvent: { bench: 'ingest', figure: 'avro_cpu_us_per_event', unit: 'µs gateway CPU per event, Avro batches of 500' },
   ingestJsonCpuUsPerEvent: { bench: 'ingest', figure: 'json_cpu_us_per_event', unit: 'µs gateway CPU per event, JSON batches of 500' },
@@ -143,6 +144,7 @@ export function figuresFromTable(markdown) {
     };
   };
   bound('aggregatorCpuUsPerEvent', 'aggregator', 'events_per_s');
+  if (!out.aggregatorWorkers && machineCores !== undefined) out.aggregatorWorkers = { value: machineCores, source: `docs/performance.md: AGGREGATOR_WORKERS = cores (${machineCores})` };
   bound('ingestAvroCpuUsPerEvent', 'ingest', 'avro_events_per_s');
   bound('ingestJsonCpuUsPerEvent', 'ingest', 'json_events_per_s');
   return out;
@@ -161,6 +163,9 @@ export function figuresFromResults(results) {
   return out;
 }
 
+/** Figures the plan uses when present (a cross-check of the aggregator's cores by its rate). */
+const OPTIONAL_FIGURES = ['aggregatorEventsPerS', 'aggregatorWorkers'];
+
 /** Each figure from the first source that has it; throws naming what none has. */
 export function mergeFigures(...sources) {
   const out = {};
@@ -168,7 +173,7 @@ export function mergeFigures(...sources) {
     const found = sources.find((s) => s?.[name] !== undefined)?.[name];
     if (found) out[name] = found;
   }
-  const missing = Object.keys(FIGURES).filter((n) => out[n] === undefined && n !== 'aggregatorEventsPerS');
+  const missing = Object.keys(FIGURES).filter((n) => out[n] === undefined && !OPTIONAL_FIGURES.includes(n));
   if (missing.length > 0) throw new Error(`capacity: no figure for ${missing.map((n) => `${FIGURES[n].bench} ${FIGURES[n].figure}`).join(', ')}`);
   return out;
 }
@@ -212,10 +217,16 @@ export function computePlan(target = DEFAULT_TARGET, figures, assumptionValues =
   row('events', regionEvents, 'events/s', `${fmt(target.events)} events/s split evenly over ${R} regions (each region's edges send to their own region)`);
 
   // Aggregator: cores from CPU per event, then processes of coresPerProcess workers.
-  const aggCores = ceil((regionEvents * f.aggregatorCpuUsPerEvent) / 1e6 / use);
+  // Cores from CPU per event, and from the measured rate per worker when known: the
+  // larger (the rate was measured beside the broker on the same cores, so it is low).
+  const byCpu = ceil((regionEvents * f.aggregatorCpuUsPerEvent) / 1e6 / use);
+  const perWorker = f.aggregatorEventsPerS !== undefined && f.aggregatorWorkers ? f.aggregatorEventsPerS / f.aggregatorWorkers : undefined;
+  const byRate = perWorker === undefined ? 0 : ceil(regionEvents / perWorker / use);
+  const aggCores = Math.max(byCpu, byRate);
   const aggProcesses = Math.max(2, Math.ceil(aggCores / a.coresPerProcess));
   const workers = aggProcesses * a.coresPerProcess;
-  row('aggregator cores', aggCores, 'cores', `events × ${f.aggregatorCpuUsPerEvent} µs CPU per event ÷ ${pct(use)} use`);
+  const rateText = perWorker === undefined ? '' : `; by rate, events ÷ ${fmt(perWorker)} events/s per worker ÷ ${pct(use)} use = ${byRate}`;
+  row('aggregator cores', aggCores, 'cores', `the larger of: events × ${f.aggregatorCpuUsPerEvent} µs CPU per event ÷ ${pct(use)} use = ${byCpu}${rateText}`);
   row('aggregator processes', aggProcesses, `processes of AGGREGATOR_WORKERS=${a.coresPerProcess}`, `cores ÷ ${a.coresPerProcess} per process, at least 2 per region so that one can die`);
   // Partitions: the key (client network) → partition mapping must not change under a
   // running aggregator (a new count moves keys and their windows), so leave room to double.
@@ -365,8 +376,8 @@ export function renderText(plan) {
   const out = [`capacity plan: ${fmt(t.events)} events/s, ${fmt(t.bans)} live bans, ${t.regions} regions, headroom ${pct(t.headroom)}`, ''];
   const width = Math.max(...plan.rows.map((r) => r.item.length));
   for (const r of plan.rows) {
-    const total = Number.isFinite(r.total) ? ` (all regions ${fmt(r.total)})` : '';
-    out.push(`  ${r.item.padEnd(width)}  ${fmt(r.perRegion)} ${r.unit} per region${total}`, `  ${''.padEnd(width)}    ← ${r.from}`);
+    const scope = Number.isFinite(r.total) ? ` per region (all regions ${fmt(r.total)})` : '';
+    out.push(`  ${r.item.padEnd(width)}  ${fmt(r.perRegion)} ${r.unit}${scope}`, `  ${''.padEnd(width)}    ← ${r.from}`);
   }
   out.push('', 'propagation, p99:');
   for (const r of plan.propagation.rows) out.push(`  ${r.item}: ${fmt(r.ms)} ms  ← ${r.from}`);

@@ -94,6 +94,14 @@ describe('computePlan', () => {
     expect(value(slower, 'events partitions (TOPIC_PARTITIONS)')).toBe(72);
   });
 
+  it("takes the aggregator's measured rate per worker when it asks for more cores than its CPU per event", () => {
+    // 200,000 events/s with 2 workers: 100,000 per worker; 400,000 ÷ 100,000 ÷ 0.5 = 8 cores (CPU per event says 4).
+    const plan = computePlan(TARGET, { ...FIGS, aggregatorEventsPerS: at(200_000), aggregatorWorkers: at(2) });
+    expect(value(plan, 'aggregator cores')).toBe(8);
+    expect(value(plan, 'aggregator processes')).toBe(4);
+    expect(value(computePlan(TARGET, { ...FIGS, aggregatorWorkers: at(2) }), 'aggregator cores')).toBe(4);
+  });
+
   it('takes assumptions from flags: no headroom, another broker budget and replication factor', () => {
     const plan = computePlan({ ...TARGET, headroom: 0 }, FIGS, { brokerMbPerS: 40, replicationFactor: 2 });
     // 80 MB/s × 2 ÷ 40 = 4 brokers.
@@ -153,6 +161,7 @@ describe('figures', () => {
   it("reads the performance table's values and named ceilings, per benchmark", () => {
     const f = figuresFromTable(TABLE);
     expect(f.aggregatorEventsPerS?.value).toBe(400_000);
+    expect(f.aggregatorWorkers?.value).toBe(4);
     expect(f.propagationP99Ms?.value).toBe(269);
     // The ceiling of the propagation row, not the ban-latency one of the same name.
     expect(f.roundtripP99Ms?.value).toBe(22.2);
