@@ -67,14 +67,15 @@ export const FIGURES = Object.freeze({
 
 /**
  * Figures no table row carries yet, with their own source. eventBytes is a property of
- * the aggregator bench's seeded trace (not of the machine); banBytes is the heap the
- * enforcer bench's million bans took, as last published.
+ * the aggregator bench's seeded trace (not of the machine); banBytes was measured by
+ * bench/enforcer/ban-bytes.ts before the enforcer bench reported it.
  */
 export const FALLBACK_FIGURES = Object.freeze({
   eventBytes: { value: 162, source: "the aggregator bench's seeded trace (seed 20250101: 2,000,000 events in 4,211 records of 77,173 bytes); docs/performance.md has no row for it" },
   banBytes: {
-    value: 340,
-    source: 'commit 11f70c5 (README Performance then): "the million bans and the cache 340 MB of heap in all", the local bench\'s ban objects; docs/performance.md has no row for it',
+    value: 502,
+    source:
+      'bench/enforcer/ban-bytes.ts (now part of `npm run bench -- enforcer`) run once on 2026-11-26, Intel Xeon, Node v20.20.2: 1M bans decoded from Avro; docs/performance.md has no row for it yet',
   },
 });
 
@@ -284,7 +285,7 @@ export function computePlan(target = DEFAULT_TARGET, figures, assumptionValues =
   const v4Limit = maxIpv4Bans();
   limits.push({
     ok: target.bans <= v4Limit,
-    text: `IPv4 address bans per enforcer: at most ${fmt(v4Limit)} (Int32Table's array of ${INT32_TABLE.width} elements per entry, doubled past half full, within V8's ${fmt(V8_MAX_ARRAY_ELEMENTS)}-element limit); the target is ${fmt(target.bans)}`,
+    text: `IPv4 address bans per enforcer: at most ${fmt(v4Limit)} (Int32Table's array of ${INT32_TABLE.width} elements per entry, doubled past half full, within V8's ${fmt(V8_MAX_ARRAY_ELEMENTS)}-element limit; one more aborts the process); the target is ${fmt(target.bans)}`,
   });
   const survivors = R - 1;
   if (R > 1) {
