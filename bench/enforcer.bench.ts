@@ -3,6 +3,7 @@
  *
  * The enforcer on this machine, each part against a ceiling measured in the same run:
  * - local checks/s with a million active bans vs a bare Map lookup loop (enforcer/local.ts);
+ * - heap bytes per ban held, bans decoded as the bans feed decodes them (enforcer/ban-bytes.ts);
  * - sidecar HTTP checks/s vs a Fastify hello-world (enforcer/http.ts);
  * - ban feed lag, ban sent to the enforcer denying (enforcer/feed-lag.ts);
  * - Redis hard-limit checks/s vs redis-benchmark -P 16 EVALSHA of the same script (enforcer-redis.ts).
@@ -12,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { ensureTopics, parseBrokers, topicSpecs } from '@banstream/kafka';
 import { report } from './lib.js';
 import { benchKafka } from './aggregator/kafka.js';
+import { measureBanBytes } from './enforcer/ban-bytes.js';
 import { measureFeedLag } from './enforcer/feed-lag.js';
 import { measureHttp } from './enforcer/http.js';
 import { measureLocal } from './enforcer/local.js';
@@ -23,6 +25,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:16379';
 async function main(): Promise<void> {
   execFileSync('npx', ['tsc', '-b', 'services/enforcer'], { stdio: 'inherit' });
   const local = measureLocal();
+  const banBytes = measureBanBytes();
   const prefix = `bench-enf-${Date.now()}-${process.pid}.`;
   const kafka = benchKafka(parseBrokers(BROKERS), `bench-enforcer-${process.pid}`);
   const admin = kafka.admin();
@@ -40,9 +43,10 @@ async function main(): Promise<void> {
         redis: REDIS_URL,
         local: '1,000,000 ip bans, two policies (a ban policy on /login, a throttle on /api/), 45% of checks from banned addresses',
         http: "autocannon, 32 keep-alive connections, POST /v1/check with a JSON request; each server warmed up 2 s, then 9 rounds of 2 s taking turns (hello-world, sidecar, sidecar with ENFORCER_BATCH_ANSWERS=false, a hello-world batching as the sidecar does); a ratio is the median of the rounds' own ratios; latencies are autocannon's at that load, medians over the rounds",
+        ban_bytes: '1,000,000 IPv4 address bans, each Avro-encoded and decoded as the bans feed does, into a BanCache; heap and array buffers after a full collection, before and after',
         feed: 'library enforcer in the bench process; 100 bans 50 ms apart; check() polled every ms',
       },
-      { ...local, ...http, ...feed, ...redis.figures },
+      { ...local, ...banBytes, ...http, ...feed, ...redis.figures },
     );
   } finally {
     const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));

@@ -1,18 +1,22 @@
 #!/usr/bin/env node
 // The operations references, generated from the code's own definitions (built dist):
 //
-//   node scripts/reference.mjs          write docs/operations/configuration.md and metrics.md
+//   node scripts/reference.mjs          write docs/operations/configuration.md and metrics.md,
+//                                       and the plan in docs/operations/capacity.md
 //   node scripts/reference.mjs --check  exit 1, naming what differs, when they are out of date
 //
 // scripts/reference/sources.mjs lists the modules read; render.mjs turns them into Markdown.
+// The capacity plan is computed from docs/performance.md's figures (scripts/capacity/plan.mjs)
+// and replaces only the section between its markers.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIGURATION, METRICS, SERVICE_REGISTRY } from './reference/sources.mjs';
 import { firstDifference, renderConfiguration, renderMetrics } from './reference/render.mjs';
+import { computePlan, DEFAULT_TARGET, FALLBACK_FIGURES, figuresFromTable, mergeFigures, renderMarkdown, replaceSection } from './capacity/plan.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const FILES = { configuration: 'docs/operations/configuration.md', metrics: 'docs/operations/metrics.md' };
+const FILES = { configuration: 'docs/operations/configuration.md', metrics: 'docs/operations/metrics.md', capacity: 'docs/operations/capacity.md' };
 
 async function load({ module, exported }) {
   let namespace;
@@ -50,7 +54,14 @@ async function generate() {
   return {
     [FILES.configuration]: renderConfiguration(declarations),
     [FILES.metrics]: renderMetrics(sets, processMetrics),
+    [FILES.capacity]: capacityDocument(),
   };
+}
+
+/** docs/operations/capacity.md with its plan recomputed from the published figures (the default target). */
+function capacityDocument() {
+  const figures = mergeFigures(figuresFromTable(read('docs/performance.md')), FALLBACK_FIGURES);
+  return replaceSection(read(FILES.capacity), renderMarkdown(computePlan(DEFAULT_TARGET, figures)));
 }
 
 function read(path) {
