@@ -186,10 +186,10 @@ describe('event time the sender cannot steer: the ingest gateway', () => {
     const json = [postedEvent(ip), postedEvent(ip, { timestamp: Date.now() + 55_000 })];
     const avro = [full(postedEvent(ip)), full(postedEvent(ip, { timestamp: Date.now() + 3_600_000 }))];
     const answers = [await gateway!.post(JSON.stringify(json), 'application/json', auth), await gateway!.post(batchCodec.encode({ events: avro }), 'application/avro', auth)];
-    const bodies = await Promise.all(answers.map((a) => a.json() as Promise<{ code: string; message: string; errors: { index: number; path: string; message: string }[] }>));
+    const bodies = await Promise.all(answers.map((a) => a.json() as Promise<{ code: string; status: number; detail: string; errors: { index: number; path: string; message: string }[] }>));
     expect(answers.map((a) => a.status)).toEqual([400, 400]);
     for (const body of bodies) {
-      expect(body).toMatchObject({ code: 'INVALID_EVENTS', message: '1 of 2 events are invalid; none of the batch was accepted' });
+      expect(body).toMatchObject({ code: 'INVALID_EVENTS', status: 400, detail: '1 of 2 events are invalid; none of the batch was accepted' });
       expect(body.errors).toHaveLength(1);
       expect(body.errors[0]).toMatchObject({ index: 1, path: '/timestamp' });
     }
