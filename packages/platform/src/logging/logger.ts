@@ -21,7 +21,7 @@ export function createLogger(options: LoggerOptions): Logger {
       base: { service: options.service },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
-        paths: ['*.password', '*.token', '*.secret', '*.authorization', 'headers.authorization', 'config.REDIS_URL'],
+        paths: ['*.password', '*.passphrase', '*.token', '*.secret', '*.authorization', 'headers.authorization', 'config.REDIS_URL', 'config.KAFKA_SASL_PASSWORD', 'config.KAFKA_TLS_KEY_PASSWORD', '*.sasl', '*.ssl'],
         censor: '<redacted>',
       },
     },
