@@ -35,6 +35,21 @@ describe('Kafka over SASL_SSL with an ACL per role', () => {
     await admin.connect();
     await ensureTopics(admin, topicSpecs({ prefix: PREFIX, partitions: 2, replicationFactor: 1 }));
     await grantRoleAcls(admin, PREFIX);
+    // ACLs reach the authorizer through the metadata log a moment later: wait until the last role's are in force.
+    await waitUntil(
+      async () => {
+        const probe = broker.client('aggregator', logger).admin();
+        try {
+          await probe.connect();
+          return (await probe.fetchTopicOffsets(topic('counts'))).length > 0;
+        } finally {
+          await probe.disconnect().catch(() => undefined);
+        }
+      },
+      'the ACLs to be in force',
+      20_000,
+      200,
+    );
   }, 150_000);
 
   afterAll(async () => {
@@ -105,6 +120,11 @@ describe('Kafka over SASL_SSL with an ACL per role', () => {
   });
 
   it('fails a feed whose group the ACLs do not give, rather than waiting for ever', async () => {
+    // A record to catch up with, so the feed waits for its consumer.
+    const producer = broker.client('admin', logger).producer();
+    await producer.connect();
+    await producer.send({ topic: topic('bans'), messages: [{ key: 'ip:192.0.2.1', value: Buffer.from('ban') }] });
+    await producer.disconnect();
     const kafka = client('enforcer');
     const enforcerAdmin = kafka.admin();
     await enforcerAdmin.connect();

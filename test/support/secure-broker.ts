@@ -200,13 +200,15 @@ export async function startSecureBroker(users: readonly string[], logger: Logger
   return broker;
 }
 
-type Operation = 'READ' | 'WRITE' | 'DELETE' | 'DESCRIBE';
-const OPERATION_CODES: Record<Operation, number> = { READ: 3, WRITE: 4, DELETE: 6, DESCRIBE: 8 };
+type Operation = 'READ' | 'WRITE' | 'DELETE' | 'DESCRIBE' | 'IDEMPOTENT_WRITE';
+const OPERATION_CODES: Record<Operation, number> = { READ: 3, WRITE: 4, DELETE: 6, DESCRIBE: 8, IDEMPOTENT_WRITE: 12 };
 
 /**
  * The ACLs of each role (docs/operations/kafka-security.md shows the same table):
  * topics by their short name under the prefix, consumer groups by the prefix of
- * their ids. READ and WRITE imply DESCRIBE.
+ * their ids. READ and WRITE imply DESCRIBE. Every role that writes gets IDEMPOTENT_WRITE on
+ * the cluster: its producers are idempotent, and this broker refuses them their producer
+ * id with WRITE on a topic alone.
  */
 export const ROLE_ACLS: Record<string, { read: string[]; write: string[]; groups: string[] }> = {
   ingest: { read: [], write: ['events'], groups: [] },
@@ -229,6 +231,7 @@ export async function grantRoleAcls(admin: Admin, prefix: string, roles: Record<
   const GROUP = 3;
   const LITERAL = 3;
   const PREFIXED = 4;
+  const CLUSTER = 4;
   const ALLOW = 3;
   const acl: object[] = [];
   for (const [role, grants] of Object.entries(ROLE_ACLS)) {
@@ -238,6 +241,7 @@ export async function grantRoleAcls(admin: Admin, prefix: string, roles: Record<
     for (const t of grants.read) entry(TOPIC, `${prefix}${t}.v1`, LITERAL, 'READ');
     for (const t of grants.write) entry(TOPIC, `${prefix}${t}.v1`, LITERAL, 'WRITE');
     for (const g of grants.groups) for (const op of ['READ', 'DELETE'] as const) entry(GROUP, g, PREFIXED, op);
+    if (grants.write.length > 0) entry(CLUSTER, 'kafka-cluster', LITERAL, 'IDEMPOTENT_WRITE');
   }
   await admin.createAcls({ acl: acl as never });
 }

@@ -12,12 +12,15 @@ function protocolError(type: string, code: number, message: string): Error {
 const topicRefused = () => protocolError('TOPIC_AUTHORIZATION_FAILED', 29, 'Not authorized to access topics: [Topic authorization failed]');
 const groupRefused = () => protocolError('GROUP_AUTHORIZATION_FAILED', 30, 'Not authorized to access group: Group authorization failed');
 const principal = 'User:enforcer';
+/** kafkajs's constructors take more than its types say. */
+const nonRetriable = (e: Error) => new (KafkaJSNonRetriableError as unknown as new (e: Error, o: { cause: Error }) => Error)(e, { cause: e });
+const retriesExceeded = (e: Error) => new (KafkaJSNumberOfRetriesExceeded as unknown as new (e: Error, o: { retryCount: number; retryTime: number }) => Error)(e, { retryCount: 5, retryTime: 100 });
 
 describe('namedRefusal', () => {
   it('names the operation, topic and principal of a refusal however kafkajs wrapped it', () => {
     // The retrier wraps a non-retriable error, its cause the protocol error.
-    const wrapped = new KafkaJSNonRetriableError(topicRefused(), { cause: topicRefused() } as never);
-    for (const error of [topicRefused(), wrapped, new KafkaJSNumberOfRetriesExceeded(topicRefused(), { retryCount: 5, retryTime: 100 } as never)]) {
+    const wrapped = nonRetriable(topicRefused());
+    for (const error of [topicRefused(), wrapped, retriesExceeded(topicRefused())]) {
       const named = namedRefusal(error, { operation: 'WRITE', topics: ['banstream.bans.v1'], principal });
       expect(isBanstreamError(named, 'KAFKA_ACCESS_DENIED')).toBe(true);
       expect((named as Error).message).toBe('Kafka refused WRITE on topic banstream.bans.v1 for principal User:enforcer (TOPIC_AUTHORIZATION_FAILED)');
@@ -30,7 +33,7 @@ describe('namedRefusal', () => {
     expect((namedRefusal(groupRefused(), { operation: 'READ', topics: ['t'], group: 'banstream-enforcer.bans.1', principal }) as Error).message).toBe(
       'Kafka refused READ on group banstream-enforcer.bans.1 for principal User:enforcer (GROUP_AUTHORIZATION_FAILED)',
     );
-    const login = new KafkaJSSASLAuthenticationError('SASL SCRAM SHA512 authentication failed: Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512' as never);
+    const login = new (KafkaJSSASLAuthenticationError as unknown as new (m: string) => Error)('SASL SCRAM SHA512 authentication failed: Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512');
     expect((namedRefusal(login, { operation: 'CONNECT', principal }) as Error).message).toMatch(/^Kafka refused the SASL login of principal User:enforcer \(SASL_AUTHENTICATION_FAILED\): SASL SCRAM/);
   });
 
@@ -45,7 +48,7 @@ describe('namedRefusal', () => {
 describe('guardAccess', () => {
   function fakeKafka() {
     const send = vi.fn(async (_record: unknown): Promise<unknown> => {
-      throw new KafkaJSNonRetriableError(topicRefused(), { cause: topicRefused() } as never);
+      throw nonRetriable(topicRefused());
     });
     const crashes = new EventEmitter();
     const consumer = {
@@ -77,7 +80,7 @@ describe('guardAccess', () => {
     const consumer = guardAccess(kafka, principal, logger).consumer({ groupId: 'banstream-enforcer.bans.1' });
     const seen: unknown[] = [];
     consumer.on(consumer.events.CRASH, (event) => seen.push(event.payload.error));
-    crashes.emit('consumer.crash', { payload: { error: new KafkaJSNonRetriableError(groupRefused(), { cause: groupRefused() } as never), groupId: 'g', restart: false } });
+    crashes.emit('consumer.crash', { payload: { error: nonRetriable(groupRefused()), groupId: 'g', restart: false } });
     expect((seen[0] as Error).message).toBe('Kafka refused READ on group banstream-enforcer.bans.1 for principal User:enforcer (GROUP_AUTHORIZATION_FAILED)');
     logger.flush();
     expect(lines.join('')).toContain('GROUP_AUTHORIZATION_FAILED');
@@ -87,10 +90,7 @@ describe('guardAccess', () => {
 describe('untrusted broker certificates', () => {
   it('names the broker and the TLS settings to check when a broker certificate is not trusted', async () => {
     const { KafkaJSConnectionError } = await import('kafkajs');
-    const error = new KafkaJSNumberOfRetriesExceeded(
-      new KafkaJSConnectionError('Connection error: self-signed certificate in certificate chain', { broker: '127.0.0.1:9093', code: 'SELF_SIGNED_CERT_IN_CHAIN' } as never),
-      { retryCount: 5, retryTime: 100 } as never,
-    );
+    const error = retriesExceeded(new KafkaJSConnectionError('Connection error: self-signed certificate in certificate chain', { broker: '127.0.0.1:9093', code: 'SELF_SIGNED_CERT_IN_CHAIN' } as never));
     expect((namedRefusal(error, { operation: 'CONNECT', principal }) as Error).message).toBe(
       'TLS: the certificate of Kafka broker 127.0.0.1:9093 is not trusted (SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain): check KAFKA_TLS_CA_FILE (and KAFKA_TLS_SERVERNAME)',
     );

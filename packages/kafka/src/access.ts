@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { BanstreamError } from '@banstream/core';
 import type { Logger } from '@banstream/platform';
 import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
@@ -16,7 +17,7 @@ export type AccessRefusal = (typeof ACCESS_REFUSALS)[number];
 
 /** What was being done when Kafka refused: Kafka's ACL operation and the resources. */
 export interface AccessAttempt {
-  operation: 'READ' | 'WRITE' | 'CREATE' | 'DELETE' | 'ALTER' | 'DESCRIBE' | 'DESCRIBE_CONFIGS' | 'ALTER_CONFIGS' | 'CONNECT';
+  operation: 'READ' | 'WRITE' | 'CREATE' | 'DELETE' | 'ALTER' | 'DESCRIBE' | 'DESCRIBE_CONFIGS' | 'ALTER_CONFIGS' | 'IDEMPOTENT_WRITE' | 'CONNECT';
   topics?: readonly string[];
   group?: string;
   principal: string;
@@ -30,7 +31,11 @@ export function accessRefusal(error: unknown): AccessRefusal | undefined {
     const e = stack.pop() as { type?: unknown; name?: unknown; cause?: unknown; errors?: unknown; originalError?: unknown } | null | undefined;
     if (!e || typeof e !== 'object' || seen.has(e)) continue;
     seen.add(e);
-    if (e instanceof BanstreamError && e.code === 'KAFKA_ACCESS_DENIED') return (e.details as { refusal?: AccessRefusal } | undefined)?.refusal;
+    if (e instanceof BanstreamError) {
+      if (e.code === 'KAFKA_ACCESS_DENIED') return (e.details as { refusal?: AccessRefusal }).refusal;
+      stack.push(e.cause);
+      continue;
+    }
     if (typeof e.type === 'string' && (ACCESS_REFUSALS as readonly string[]).includes(e.type)) return e.type as AccessRefusal;
     if (e.name === 'KafkaJSSASLAuthenticationError') return 'SASL_AUTHENTICATION_FAILED';
     stack.push(e.cause, e.originalError);
@@ -110,7 +115,8 @@ const first = <A>(args: unknown[]) => (args[0] ?? {}) as A;
 const topicsOf = (records: readonly { topic: string }[] | undefined) => [...new Set((records ?? []).map((r) => r.topic))];
 
 function guardProducer(producer: Producer, principal: string): Producer {
-  guard(producer, 'connect', () => ({ operation: 'CONNECT' }), principal);
+  // An idempotent producer asks for its id at connect: refused unless the cluster grants IDEMPOTENT_WRITE.
+  guard(producer, 'connect', () => ({ operation: 'IDEMPOTENT_WRITE' }), principal);
   guard(producer, 'send', (a) => ({ operation: 'WRITE', topics: [first<{ topic: string }>(a).topic] }), principal);
   guard(producer, 'sendBatch', (a) => ({ operation: 'WRITE', topics: topicsOf(first<{ topicMessages?: { topic: string }[] }>(a).topicMessages) }), principal);
   return producer;
@@ -166,11 +172,55 @@ function guardAdmin(admin: Admin, principal: string): Admin {
   return admin;
 }
 
+const require = createRequire(import.meta.url);
+let coordinatorRefusalsKept = false;
+
+/**
+ * kafkajs looks for a group's coordinator on each broker in turn and drops every error:
+ * a consumer refused its group (GROUP_AUTHORIZATION_FAILED) crashes with "Failed to find
+ * group coordinator" and nothing else. This keeps the refusal a broker answered and
+ * hands it to that error as its cause, so the refusal can be named. Once per process,
+ * on the kafkajs the port loads; a kafkajs without these methods is left alone.
+ */
+function keepCoordinatorRefusals(): void {
+  if (coordinatorRefusalsKept) return;
+  coordinatorRefusalsKept = true;
+  type FindArgs = { groupId: string };
+  type Find = (this: unknown, args: FindArgs) => Promise<unknown>;
+  const broker = (require('kafkajs/src/broker/index.js') as { prototype: { findGroupCoordinator?: Find } }).prototype;
+  const cluster = (require('kafkajs/src/cluster/index.js') as { prototype: { findGroupCoordinatorMetadata?: Find } }).prototype;
+  const find = broker.findGroupCoordinator;
+  const findMetadata = cluster.findGroupCoordinatorMetadata;
+  if (typeof find !== 'function' || typeof findMetadata !== 'function') return;
+  const refusals = new Map<string, unknown>();
+  broker.findGroupCoordinator = async function (this: unknown, args: FindArgs) {
+    try {
+      return await find.call(this, args);
+    } catch (error) {
+      if (accessRefusal(error)) refusals.set(args.groupId, error);
+      throw error;
+    }
+  };
+  cluster.findGroupCoordinatorMetadata = async function (this: unknown, args: FindArgs) {
+    try {
+      return await findMetadata.call(this, args);
+    } catch (error) {
+      const refusal = refusals.get(args.groupId);
+      const e = error as { name?: unknown; cause?: unknown };
+      if (refusal !== undefined && e.name === 'KafkaJSGroupCoordinatorNotFound' && e.cause === undefined) e.cause = refusal;
+      throw error;
+    } finally {
+      refusals.delete(args.groupId);
+    }
+  };
+}
+
 /**
  * The client with refusals named: its producers, consumers and admins are kafkajs's own
  * objects, a few of their methods wrapped (one await each, off the per-record paths).
  */
 export function guardAccess(kafka: Kafka, principal: string, logger: Logger): Kafka {
+  keepCoordinatorRefusals();
   const producer = kafka.producer.bind(kafka);
   const consumer = kafka.consumer.bind(kafka);
   const admin = kafka.admin.bind(kafka);

@@ -55,7 +55,7 @@ function kafkajsSecurity(security: KafkaSecurity | undefined): Pick<KafkaConfig,
   }
   if (security?.sasl) {
     const { mechanism, username, password } = security.sasl;
-    out.sasl = { mechanism, username, password };
+    out.sasl = mechanism === 'plain' ? { mechanism, username, password } : mechanism === 'scram-sha-256' ? { mechanism, username, password } : { mechanism, username, password };
   }
   return out;
 }
