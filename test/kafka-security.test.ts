@@ -102,7 +102,12 @@ describe('Kafka over SASL_SSL with an ACL per role', () => {
       LOG_LEVEL: 'warn',
     });
     services.push(enforcer);
-    await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, () => `enforcer ready: ${describeProcess(enforcer)}`, 60_000, 100);
+    await waitUntil(
+      async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200,
+      () => `enforcer ready: ${describeProcess(enforcer)}`,
+      60_000,
+      100,
+    );
     expect(enforcer.output()).not.toContain(broker.password('enforcer'));
   });
 
@@ -153,7 +158,12 @@ describe('Kafka over SASL_SSL with an ACL per role', () => {
     const impostor = { ...broker.security('enforcer'), sasl: { mechanism: 'scram-sha-512' as const, username: 'enforcer', password: 'guess' } };
     const loginAdmin = createKafka({ brokers: [broker.brokers], clientId: 'impostor', logger, security: impostor }).admin();
     await expect(loginAdmin.connect()).rejects.toThrow(/^Kafka refused the SASL login of principal User:enforcer \(SASL_AUTHENTICATION_FAILED\)/);
-    const untrusting = createKafka({ brokers: [broker.brokers], clientId: 'wrong-ca', logger, security: { ...broker.security('enforcer'), tls: { ca: readFileSync(broker.otherCaFile, 'utf8') } } }).admin();
+    const untrusting = createKafka({
+      brokers: [broker.brokers],
+      clientId: 'wrong-ca',
+      logger,
+      security: { ...broker.security('enforcer'), tls: { ca: readFileSync(broker.otherCaFile, 'utf8') } },
+    }).admin();
     await expect(untrusting.connect()).rejects.toThrow(/^TLS: the certificate of Kafka broker 127\.0\.0\.1:\d+ is not trusted \(\w+/);
   });
 

@@ -133,7 +133,10 @@ export async function startSecureBroker(users: readonly string[], logger: Logger
   const brokers = `127.0.0.1:${port}`;
   const serverLog = () => {
     try {
-      return readFileSync(join(dir, 'logs', 'server.log'), 'utf8').split('\n').slice(-40).join('\n');
+      return readFileSync(join(dir, 'logs', 'server.log'), 'utf8')
+        .split('\n')
+        .slice(-40)
+        .join('\n');
     } catch {
       return '';
     }

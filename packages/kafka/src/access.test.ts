@@ -33,7 +33,9 @@ describe('namedRefusal', () => {
     expect((namedRefusal(groupRefused(), { operation: 'READ', topics: ['t'], group: 'banstream-enforcer.bans.1', principal }) as Error).message).toBe(
       'Kafka refused READ on group banstream-enforcer.bans.1 for principal User:enforcer (GROUP_AUTHORIZATION_FAILED)',
     );
-    const login = new (KafkaJSSASLAuthenticationError as unknown as new (m: string) => Error)('SASL SCRAM SHA512 authentication failed: Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512');
+    const login = new (KafkaJSSASLAuthenticationError as unknown as new (m: string) => Error)(
+      'SASL SCRAM SHA512 authentication failed: Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512',
+    );
     expect((namedRefusal(login, { operation: 'CONNECT', principal }) as Error).message).toMatch(/^Kafka refused the SASL login of principal User:enforcer \(SASL_AUTHENTICATION_FAILED\): SASL SCRAM/);
   });
 
@@ -68,14 +70,23 @@ describe('guardAccess', () => {
 
   it("renames a producer's, a subscription's and an admin's refusals", async () => {
     const kafka = guardAccess(fakeKafka().kafka, principal, logger);
-    await expect(kafka.producer().send({ topic: 'banstream.bans.v1', messages: [] })).rejects.toThrow('Kafka refused WRITE on topic banstream.bans.v1 for principal User:enforcer (TOPIC_AUTHORIZATION_FAILED)');
-    await expect(kafka.producer().sendBatch({ topicMessages: [{ topic: 'a', messages: [] }, { topic: 'b', messages: [] }] })).rejects.toThrow('Kafka refused WRITE on topic a, b');
+    await expect(kafka.producer().send({ topic: 'banstream.bans.v1', messages: [] })).rejects.toThrow(
+      'Kafka refused WRITE on topic banstream.bans.v1 for principal User:enforcer (TOPIC_AUTHORIZATION_FAILED)',
+    );
+    await expect(
+      kafka.producer().sendBatch({
+        topicMessages: [
+          { topic: 'a', messages: [] },
+          { topic: 'b', messages: [] },
+        ],
+      }),
+    ).rejects.toThrow('Kafka refused WRITE on topic a, b');
     await expect(kafka.consumer({ groupId: 'g' }).subscribe({ topics: ['banstream.counts.v1'] })).rejects.toThrow('Kafka refused READ on topic banstream.counts.v1 for principal');
     await expect(kafka.admin().fetchTopicOffsets('banstream.policies.v1')).rejects.toThrow('Kafka refused DESCRIBE on topic banstream.policies.v1');
     await expect(kafka.admin().describeCluster()).resolves.toEqual({ brokers: [] });
   });
 
-  it("names the refusal a consumer crashed on for every later crash listener, and logs it", () => {
+  it('names the refusal a consumer crashed on for every later crash listener, and logs it', () => {
     const { kafka, crashes } = fakeKafka();
     const consumer = guardAccess(kafka, principal, logger).consumer({ groupId: 'banstream-enforcer.bans.1' });
     const seen: unknown[] = [];
@@ -90,7 +101,9 @@ describe('guardAccess', () => {
 describe('untrusted broker certificates', () => {
   it('names the broker and the TLS settings to check when a broker certificate is not trusted', async () => {
     const { KafkaJSConnectionError } = await import('kafkajs');
-    const error = retriesExceeded(new KafkaJSConnectionError('Connection error: self-signed certificate in certificate chain', { broker: '127.0.0.1:9093', code: 'SELF_SIGNED_CERT_IN_CHAIN' } as never));
+    const error = retriesExceeded(
+      new KafkaJSConnectionError('Connection error: self-signed certificate in certificate chain', { broker: '127.0.0.1:9093', code: 'SELF_SIGNED_CERT_IN_CHAIN' } as never),
+    );
     expect((namedRefusal(error, { operation: 'CONNECT', principal }) as Error).message).toBe(
       'TLS: the certificate of Kafka broker 127.0.0.1:9093 is not trusted (SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain): check KAFKA_TLS_CA_FILE (and KAFKA_TLS_SERVERNAME)',
     );

@@ -12,7 +12,13 @@ import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
  * group, and the principal, e.g. "Kafka refused WRITE on topic banstream.bans.v1 for
  * principal User:enforcer (TOPIC_AUTHORIZATION_FAILED)".
  */
-export const ACCESS_REFUSALS = ['TOPIC_AUTHORIZATION_FAILED', 'GROUP_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'SASL_AUTHENTICATION_FAILED'] as const;
+export const ACCESS_REFUSALS = [
+  'TOPIC_AUTHORIZATION_FAILED',
+  'GROUP_AUTHORIZATION_FAILED',
+  'CLUSTER_AUTHORIZATION_FAILED',
+  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+  'SASL_AUTHENTICATION_FAILED',
+] as const;
 export type AccessRefusal = (typeof ACCESS_REFUSALS)[number];
 
 /** What was being done when Kafka refused: Kafka's ACL operation and the resources. */

@@ -51,7 +51,8 @@ export interface KafkaConfig extends KafkaSecurityConfig {
  */
 export function kafkaFromConfig(config: KafkaConfig, logger: Logger, defaultClientId: string): Kafka {
   const security = kafkaSecurityFromConfig(config);
-  if (security.sasl && security.sasl.mechanism !== 'plain' && !security.tls) logger.warn({ mechanism: security.sasl.mechanism }, 'Kafka SASL without TLS: the password stays secret (SCRAM), the traffic does not');
+  if (security.sasl && security.sasl.mechanism !== 'plain' && !security.tls)
+    logger.warn({ mechanism: security.sasl.mechanism }, 'Kafka SASL without TLS: the password stays secret (SCRAM), the traffic does not');
   if (config.KAFKA_SASL_ALLOW_PLAINTEXT && security.sasl?.mechanism === 'plain' && !security.tls) logger.warn('KAFKA_SASL_ALLOW_PLAINTEXT: the Kafka password crosses the network in clear');
   return createKafka({
     security,

@@ -15,7 +15,23 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'kafka-security-'));
   const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   // A self-signed client certificate and its key, plain and encrypted with a passphrase.
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/O=banstream/CN=enforcer', '-days', '1', '-keyout', path('client.key'), '-out', path('client.crt'));
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-subj',
+    '/O=banstream/CN=enforcer',
+    '-days',
+    '1',
+    '-keyout',
+    path('client.key'),
+    '-out',
+    path('client.crt'),
+  );
   openssl('pkcs8', '-topk8', '-in', path('client.key'), '-out', path('client-enc.key'), '-passout', 'pass:s3cret');
   openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=other', '-days', '1', '-keyout', path('other.key'), '-out', path('other.crt'));
   writeFileSync(path('password'), 'hunter2\n');
@@ -99,7 +115,13 @@ describe('kafkaSecurityFromConfig', () => {
   it('keeps the passwords out of log lines that carry the configuration or the client settings', () => {
     const lines: string[] = [];
     const logger = createLogger({ service: 'unit', level: 'info', destination: { write: (line: string) => lines.push(line) } as never });
-    const config = loadConfig(kafkaSecurityEnv(), { KAFKA_TLS: 'true', KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'hunter2', KAFKA_TLS_KEY_PASSWORD: 's3cret' });
+    const config = loadConfig(kafkaSecurityEnv(), {
+      KAFKA_TLS: 'true',
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_SASL_USERNAME: 'u',
+      KAFKA_SASL_PASSWORD: 'hunter2',
+      KAFKA_TLS_KEY_PASSWORD: 's3cret',
+    });
     logger.info({ config }, 'config');
     logger.info({ client: { sasl: { username: 'u', password: 'hunter2' }, ssl: { passphrase: 's3cret' } } }, 'client');
     logger.flush();

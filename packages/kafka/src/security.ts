@@ -98,7 +98,11 @@ export function kafkaSecurityFromConfig(config: KafkaSecurityConfig): KafkaSecur
         // Opens the key and checks it matches the certificate, now rather than at the first connection.
         createSecureContext({ cert: tls.cert, key: tls.key, ...(passphrase === undefined ? {} : { passphrase }) });
       } catch (cause) {
-        throw invalid('KAFKA_TLS_KEY_FILE', `cannot use ${config.KAFKA_TLS_KEY_FILE} with ${config.KAFKA_TLS_CERT_FILE} (a wrong or missing KAFKA_TLS_KEY_PASSWORD, or a key of another certificate): ${(cause as Error).message}`, cause);
+        throw invalid(
+          'KAFKA_TLS_KEY_FILE',
+          `cannot use ${config.KAFKA_TLS_KEY_FILE} with ${config.KAFKA_TLS_CERT_FILE} (a wrong or missing KAFKA_TLS_KEY_PASSWORD, or a key of another certificate): ${(cause as Error).message}`,
+          cause,
+        );
       }
     } else if (passphrase !== undefined) {
       throw invalid(config.KAFKA_TLS_KEY_PASSWORD_FILE === undefined ? 'KAFKA_TLS_KEY_PASSWORD' : 'KAFKA_TLS_KEY_PASSWORD_FILE', 'is set but there is no KAFKA_TLS_KEY_FILE');
