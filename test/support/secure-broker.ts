@@ -210,8 +210,7 @@ const OPERATION_CODES: Record<Operation, number> = { READ: 3, WRITE: 4, DELETE: 
  * The ACLs of each role (docs/operations/kafka-security.md shows the same table):
  * topics by their short name under the prefix, consumer groups by the prefix of
  * their ids. READ and WRITE imply DESCRIBE. Every role that writes gets IDEMPOTENT_WRITE on
- * the cluster: its producers are idempotent, and this broker refuses them their producer
- * id with WRITE on a topic alone.
+ * the cluster: its producers are idempotent (brokers before 3.0 ask for it).
  */
 export const ROLE_ACLS: Record<string, { read: string[]; write: string[]; groups: string[] }> = {
   ingest: { read: [], write: ['events'], groups: [] },
