@@ -39,6 +39,8 @@ export const ERRORS = {
   /** Retryable: Kafka did not take the change, nothing was changed. */
   KAFKA_UNAVAILABLE: entry(503),
   KAFKA_TIMEOUT: entry(503),
+  /** Not retryable: Kafka refused this principal an operation (an ACL) or its login; the message names both. */
+  KAFKA_ACCESS_DENIED: entry(503),
   REDIS_UNAVAILABLE: entry(503),
   REDIS_TIMEOUT: entry(503),
   SHUTDOWN_TIMEOUT: entry(503),

@@ -4,7 +4,12 @@ import type { SchemaCatalog } from '@banstream/schemas';
 import type { RecordSink } from './sink.js';
 
 export interface EdgePublisherOptions {
-  /** A Kafka client; `createKafka` from @banstream/kafka gives one whose waits are bounded. */
+  /**
+   * A Kafka client; `createKafka` from @banstream/kafka gives one whose waits are bounded,
+   * with TLS and SASL from its `security` option (`kafkaSecurityFromConfig` reads the
+   * services' KAFKA_TLS_* and KAFKA_SASL_* variables; docs/operations/kafka-security.md).
+   * An edge's principal needs WRITE on the events topic only.
+   */
   kafka?: Kafka;
   /** The events topic, e.g. `topicFullName('banstream.', 'events')`. */
   topic?: string;

@@ -1,6 +1,8 @@
 import type { Kafka, KafkaConfig, LogEntry } from 'kafkajs';
 import type { Logger } from '@banstream/platform';
 import { kafkajs } from './kafkajs.js';
+import { guardAccess } from './access.js';
+import { kafkaPrincipal, type KafkaSecurity } from './security.js';
 
 export interface KafkaClientOptions {
   brokers: readonly string[];
@@ -8,11 +10,15 @@ export interface KafkaClientOptions {
   logger: Logger;
   /** Upper bound for one broker request; the whole retry budget stays a small multiple of it. */
   requestTimeoutMs?: number;
+  /** TLS and SASL (`kafkaSecurityFromConfig` reads them from KAFKA_TLS_* and KAFKA_SASL_*); absent: plaintext, no login. */
+  security?: KafkaSecurity;
 }
 
 /**
  * A kafkajs client whose every wait is bounded: a broker that is down makes calls
  * fail within seconds (retryable KAFKA_UNAVAILABLE upstream) instead of hanging.
+ * Kafka's refusals of its principal (ACLs, a failed login) are raised as
+ * KAFKA_ACCESS_DENIED naming the operation, topic or group, and principal (access.ts).
  * The first client loads kafkajs: installKafkaPatches() belongs before it.
  */
 export function createKafka(options: KafkaClientOptions): Kafka {
@@ -28,8 +34,30 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     retry: { initialRetryTime: 100, maxRetryTime: 1_000, retries: 5 },
     logLevel: logLevel.WARN,
     logCreator: () => (entry: LogEntry) => forwardKafkaLog(log, entry),
+    ...kafkajsSecurity(options.security),
   };
-  return new Kafka(config);
+  return guardAccess(new Kafka(config), kafkaPrincipal(options.security), options.logger.child({ component: 'kafka' }));
+}
+
+/** kafkajs's `ssl` and `sasl` for the port's settings. A broker's certificate is always verified. */
+function kafkajsSecurity(security: KafkaSecurity | undefined): Pick<KafkaConfig, 'ssl' | 'sasl'> {
+  const out: Pick<KafkaConfig, 'ssl' | 'sasl'> = {};
+  if (security?.tls) {
+    const { ca, cert, key, passphrase, servername } = security.tls;
+    out.ssl = {
+      rejectUnauthorized: true,
+      ...(ca === undefined ? {} : { ca: [ca] }),
+      ...(cert === undefined ? {} : { cert }),
+      ...(key === undefined ? {} : { key }),
+      ...(passphrase === undefined ? {} : { passphrase }),
+      ...(servername === undefined ? {} : { servername }),
+    };
+  }
+  if (security?.sasl) {
+    const { mechanism, username, password } = security.sasl;
+    out.sasl = mechanism === 'plain' ? { mechanism, username, password } : mechanism === 'scram-sha-256' ? { mechanism, username, password } : { mechanism, username, password };
+  }
+  return out;
 }
 
 function forwardKafkaLog(log: Logger, { namespace, level, log: record }: LogEntry): void {

@@ -66,7 +66,9 @@ export class CompactedFeed {
   private readonly metrics;
   private readonly reached = new Map<number, bigint>();
   /** Callers waiting until every partition is read up to the offsets they saw. */
-  private waiters: { targets: Map<number, bigint>; resolve: () => void }[] = [];
+  private waiters: { targets: Map<number, bigint>; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  /** Why the consumer stopped for good (kafkajs does not restart it after an error it calls not retriable, an ACL refusal say). */
+  private crashed: unknown;
 
   constructor(private readonly options: CompactedFeedOptions) {
     // A ban or a policy change reaches us within milliseconds whatever the fetch wait: the
@@ -77,11 +79,21 @@ export class CompactedFeed {
     this.slowRecordMs = options.slowRecordMs ?? options.watch?.budgetMs ?? DEFAULT_SLOW_RECORD_MS;
     this.watch = options.watch ?? unwatched(options.topic, this.slowRecordMs);
     this.metrics = options.registry && feedMetrics(options.registry);
+    // Without this, a feed refused by an ACL would wait for its catch-up for ever: it fails instead,
+    // with the refusal the port named (access.ts), and so does the start of its service.
+    this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
+      if (payload.restart) return;
+      this.crashed = payload.error;
+      for (const w of this.waiters) w.reject(payload.error);
+      this.waiters = [];
+    });
   }
 
   async start(): Promise<void> {
     const { topic } = this.options;
     const caughtUp = this.readToEnd();
+    // Handled below; marked now, as it may fail (a refusal) while the consumer is still connecting.
+    caughtUp.catch(() => undefined);
     await this.consumer.connect();
     await this.consumer.subscribe({ topic, fromBeginning: true });
     await this.consumer.run({
@@ -158,7 +170,8 @@ export class CompactedFeed {
     const { admin, topic } = this.options;
     const ends = await endOffsets(admin, topic);
     const targets = new Map(ends.filter((e) => BigInt(e.high) > BigInt(e.low)).map((e) => [e.partition, BigInt(e.high)]));
-    const done = new Promise<void>((resolve) => this.waiters.push({ targets, resolve }));
+    if (this.crashed !== undefined) throw this.crashed;
+    const done = new Promise<void>((resolve, reject) => this.waiters.push({ targets, resolve, reject }));
     this.checkCaughtUp();
     return done;
   }

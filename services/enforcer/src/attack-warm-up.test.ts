@@ -47,6 +47,8 @@ function warmingKafka(policies: Record<string, Record<string, unknown>>): { kafk
     consumer: () => {
       let topic = '';
       return {
+        events: { CRASH: 'consumer.crash' },
+        on: () => () => undefined,
         connect: async () => undefined,
         disconnect: async () => undefined,
         subscribe: async (s: { topic: string }) => void (topic = s.topic),

@@ -53,6 +53,46 @@ export const env = {
     }),
   ),
   KAFKA_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 5_000, expected: 'milliseconds from 100 to 120000', description: 'bound on one Kafka request' }),
+  KAFKA_TLS: Type.Boolean({ default: false, expected: 'true or false', description: "connect to Kafka over TLS (the brokers' SSL or SASL_SSL listener); the `KAFKA_TLS_*` files need it on" }),
+  KAFKA_TLS_CA_FILE: opt(Type.String({ minLength: 1, expected: 'a path to a PEM file of CA certificates', description: "the CAs a broker's certificate must chain to; unset: the system's CAs" })),
+  KAFKA_TLS_CERT_FILE: opt(
+    Type.String({ minLength: 1, expected: 'a path to a PEM certificate (chain)', description: 'a client certificate for brokers that ask for one (mutual TLS); needs `KAFKA_TLS_KEY_FILE`' }),
+  ),
+  KAFKA_TLS_KEY_FILE: opt(Type.String({ minLength: 1, expected: 'a path to a PEM private key', description: "the client certificate's private key; needs `KAFKA_TLS_CERT_FILE`" })),
+  KAFKA_TLS_KEY_PASSWORD: opt(
+    Type.String({ minLength: 1, expected: 'the passphrase of the private key', description: 'the passphrase of an encrypted `KAFKA_TLS_KEY_FILE` (secret: prefer `KAFKA_TLS_KEY_PASSWORD_FILE`)' }),
+  ),
+  KAFKA_TLS_KEY_PASSWORD_FILE: opt(
+    Type.String({
+      minLength: 1,
+      expected: 'a path to a file holding the passphrase',
+      description: 'a file holding the key passphrase, read instead of `KAFKA_TLS_KEY_PASSWORD` (one trailing newline is ignored)',
+    }),
+  ),
+  KAFKA_TLS_SERVERNAME: opt(
+    Type.String({ minLength: 1, expected: 'a host name', description: "the name a broker's certificate must carry, when it is not the host of `KAFKA_BROKERS` (also sent as SNI)" }),
+  ),
+  KAFKA_SASL_MECHANISM: Type.Union([Type.Literal('none'), Type.Literal('plain'), Type.Literal('scram-sha-256'), Type.Literal('scram-sha-512')], {
+    default: 'none',
+    expected: 'one of none, plain, scram-sha-256, scram-sha-512',
+    description: 'how the service logs in to Kafka (SASL); `plain` sends the password itself, so it needs `KAFKA_TLS=true` (or `KAFKA_SASL_ALLOW_PLAINTEXT=true`)',
+  }),
+  KAFKA_SASL_USERNAME: opt(Type.String({ minLength: 1, expected: 'a SASL user name', description: 'the SASL user: the Kafka principal is `User:<name>`, which the ACLs name' })),
+  KAFKA_SASL_PASSWORD: opt(
+    Type.String({ minLength: 1, expected: 'the SASL password', description: 'the SASL password (secret: prefer `KAFKA_SASL_PASSWORD_FILE`); exactly one of the two with a mechanism' }),
+  ),
+  KAFKA_SASL_PASSWORD_FILE: opt(
+    Type.String({
+      minLength: 1,
+      expected: 'a path to a file holding the SASL password',
+      description: 'a file holding the SASL password, read instead of `KAFKA_SASL_PASSWORD` (one trailing newline is ignored)',
+    }),
+  ),
+  KAFKA_SASL_ALLOW_PLAINTEXT: Type.Boolean({
+    default: false,
+    expected: 'true or false',
+    description: 'let SASL `plain` run without TLS, the password readable on the network: for a test broker only',
+  }),
   TOPIC_PREFIX: Type.String({
     pattern: '^[A-Za-z0-9._-]*$',
     maxLength: 100,

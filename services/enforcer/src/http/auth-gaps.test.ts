@@ -39,7 +39,7 @@ async function gaugeOf(registry: ReturnType<typeof createMetricsRegistry>): Prom
   return Object.fromEntries(metric.values.map((v) => [`${String(v.labels.scope)}/${String(v.labels.kind)}`, v.value]));
 }
 
-/** A Kafka whose compacted topics hold `records` per topic name suffix, read once; only what CompactedFeed calls. */
+/** A Kafka whose compacted topics hold `records` per topic name suffix, read once; only what CompactedFeed calls (its crash listener never fires). */
 function loadedKafka(records: Record<string, { key: string; value: Buffer }[]>): { kafka: Kafka; admin: Admin } {
   const of = (topic: string) => records[Object.keys(records).find((suffix) => topic.includes(suffix)) ?? ''] ?? [];
   const admin = {
@@ -50,6 +50,8 @@ function loadedKafka(records: Record<string, { key: string; value: Buffer }[]>):
     consumer: () => {
       let topic = '';
       return {
+        events: { CRASH: 'consumer.crash' },
+        on: () => () => undefined,
         connect: async () => undefined,
         disconnect: async () => undefined,
         subscribe: async (s: { topic: string }) => void (topic = s.topic),
