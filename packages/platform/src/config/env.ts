@@ -102,6 +102,19 @@ export const env = {
       description: 'with `REDIS_MODE=sentinel` (required then): the name the Sentinels monitor the primary under',
     }),
   ),
+  REDIS_SENTINEL_USERNAME: opt(
+    Type.String({ minLength: 1, maxLength: 200, expected: 'a Sentinel ACL user name', description: 'with `REDIS_MODE=sentinel`: the user to authenticate to the Sentinels as, when they require one' }),
+  ),
+  REDIS_SENTINEL_PASSWORD: opt(
+    Type.String({
+      minLength: 1,
+      expected: 'the password of the Sentinels',
+      description: "with `REDIS_MODE=sentinel`: the Sentinels' password (`requirepass` of sentinel.conf), when they have one; prefer `REDIS_SENTINEL_PASSWORD_FILE`; never logged",
+    }),
+  ),
+  REDIS_SENTINEL_PASSWORD_FILE: opt(
+    Type.String({ minLength: 1, expected: 'the path of a file holding the Sentinel password', description: "a file holding the Sentinels' password instead of `REDIS_SENTINEL_PASSWORD`; not both" }),
+  ),
   REDIS_USERNAME: opt(Type.String({ minLength: 1, maxLength: 200, expected: 'a Redis ACL user name', description: 'the ACL user to authenticate as (Redis 6+); unset: `default`, or none' })),
   REDIS_PASSWORD: opt(
     Type.String({ minLength: 1, expected: 'the password of the Redis user', description: 'the password of `REDIS_USERNAME` (or of `default`); prefer `REDIS_PASSWORD_FILE`; never logged' }),

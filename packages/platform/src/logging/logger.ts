@@ -21,7 +21,7 @@ export function createLogger(options: LoggerOptions): Logger {
       base: { service: options.service },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
-        paths: ['*.password', '*.token', '*.secret', '*.authorization', 'headers.authorization', 'config.REDIS_URL', 'config.REDIS_PASSWORD'],
+        paths: ['*.password', '*.token', '*.secret', '*.authorization', 'headers.authorization', 'config.REDIS_URL', 'config.REDIS_PASSWORD', 'config.REDIS_SENTINEL_PASSWORD'],
         censor: '<redacted>',
       },
     },

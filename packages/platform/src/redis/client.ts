@@ -40,7 +40,7 @@ interface RedisAuth {
 export type RedisConnection =
   | ({ mode: 'standalone'; url: string } & RedisAuth)
   | ({ mode: 'cluster'; nodes: HostPort[] } & RedisAuth)
-  | ({ mode: 'sentinel'; sentinels: HostPort[]; masterName: string } & RedisAuth);
+  | ({ mode: 'sentinel'; sentinels: HostPort[]; masterName: string; sentinelUsername?: string; sentinelPassword?: string } & RedisAuth);
 
 /** The ioredis constructor arguments of a connection: pure, so the mapping is unit-tested. */
 export type RedisClientPlan =
@@ -92,10 +92,10 @@ export function redisClientPlan(connection: RedisConnection, extra: { commandTim
       return { kind: 'standalone', url: connection.url, options };
     case 'sentinel': {
       const sentinel: RedisOptions = { ...options, sentinels: connection.sentinels.map((s) => ({ ...s })), name: connection.masterName };
-      // Sentinels of a TLS deployment speak TLS too, with the same CA and client certificate;
-      // the same ACL user is used on them (Sentinel's own `user`/`pass` configuration).
-      if (connection.username !== undefined) sentinel.sentinelUsername = connection.username;
-      if (connection.password !== undefined) sentinel.sentinelPassword = connection.password;
+      // Sentinels often have no password, or their own: never the data nodes' by default.
+      if (connection.sentinelUsername !== undefined) sentinel.sentinelUsername = connection.sentinelUsername;
+      if (connection.sentinelPassword !== undefined) sentinel.sentinelPassword = connection.sentinelPassword;
+      // Sentinels of a TLS deployment speak TLS too, with the same CA and client certificate.
       if (connection.tls !== undefined) {
         sentinel.enableTLSForSentinelMode = true;
         sentinel.sentinelTLS = tlsOptions(connection.tls);

@@ -57,12 +57,13 @@ describe('REDIS_* variables → connection', () => {
     });
   });
 
-  it('sentinel with TLS: CA, client certificate and key read from their files', () => {
+  it("sentinel with TLS: CA, client certificate and key read from their files; the Sentinels' own password", () => {
     expect(
       connectionOf({
         REDIS_MODE: 'sentinel',
         REDIS_SENTINELS: 's1:26379,s2:26379,s3:26379',
         REDIS_SENTINEL_MASTER: 'mymaster',
+        REDIS_SENTINEL_PASSWORD_FILE: '/run/secrets/redis-password',
         REDIS_PASSWORD: 'pw',
         REDIS_TLS: 'true',
         REDIS_TLS_CA_FILE: '/etc/redis/ca.pem',
@@ -77,6 +78,7 @@ describe('REDIS_* variables → connection', () => {
         { host: 's3', port: 26379 },
       ],
       masterName: 'mymaster',
+      sentinelPassword: 'hunter2',
       password: 'pw',
       tls: { ca: 'CA PEM', cert: 'CERT PEM', key: 'KEY PEM' },
     });
@@ -97,6 +99,7 @@ describe('REDIS_* variables → connection', () => {
     expect(forgotten).toContain('REDIS_SENTINELS: set, but REDIS_MODE is standalone');
     expect(forgotten).toContain('REDIS_SENTINEL_MASTER: set, but REDIS_MODE is standalone');
     expect(problemsOf({ REDIS_MODE: 'sentinel', REDIS_SENTINELS: 's:26379' })).toContain('REDIS_SENTINEL_MASTER: missing; required with REDIS_MODE=sentinel');
+    expect(problemsOf({ REDIS_URL: 'redis://r:1', REDIS_SENTINEL_PASSWORD: 'x' })).toContain('REDIS_SENTINEL_PASSWORD: set, but REDIS_MODE is standalone');
   });
 
   it('refuses two passwords, an unreadable or empty password file, TLS files without TLS, half a client certificate; never quotes the password', () => {
@@ -125,8 +128,17 @@ describe('connection → ioredis client options', () => {
     expect(plan).toMatchObject({ kind: 'standalone', url: 'rediss://r:6380', options: { ...failFast, username: 'u', password: 'p', tls: { ca: 'CA' } } });
   });
 
-  it('sentinel: sentinels and master name; TLS and the user on the sentinels too', () => {
-    const plan = redisClientPlan({ mode: 'sentinel', sentinels: [{ host: 's1', port: 26379 }], masterName: 'mymaster', username: 'u', password: 'p', tls: { ca: 'CA', cert: 'C', key: 'K' } });
+  it('sentinel: sentinels and master name; TLS on the sentinels too, and their own user and password', () => {
+    const plan = redisClientPlan({
+      mode: 'sentinel',
+      sentinels: [{ host: 's1', port: 26379 }],
+      masterName: 'mymaster',
+      username: 'u',
+      password: 'p',
+      sentinelUsername: 'su',
+      sentinelPassword: 'sp',
+      tls: { ca: 'CA', cert: 'C', key: 'K' },
+    });
     expect(plan).toMatchObject({
       kind: 'sentinel',
       options: {
@@ -135,8 +147,8 @@ describe('connection → ioredis client options', () => {
         name: 'mymaster',
         username: 'u',
         password: 'p',
-        sentinelUsername: 'u',
-        sentinelPassword: 'p',
+        sentinelUsername: 'su',
+        sentinelPassword: 'sp',
         tls: { ca: 'CA', cert: 'C', key: 'K' },
         enableTLSForSentinelMode: true,
         sentinelTLS: { ca: 'CA', cert: 'C', key: 'K' },
@@ -144,10 +156,11 @@ describe('connection → ioredis client options', () => {
     });
   });
 
-  it('sentinel without TLS leaves the sentinels in plain TCP', () => {
-    const plan = redisClientPlan({ mode: 'sentinel', sentinels: [{ host: 's1', port: 26379 }], masterName: 'm' });
+  it("sentinel without TLS leaves the sentinels in plain TCP, and never gives them the data nodes' password", () => {
+    const plan = redisClientPlan({ mode: 'sentinel', sentinels: [{ host: 's1', port: 26379 }], masterName: 'm', password: 'p' });
     expect(plan.options).not.toHaveProperty('tls');
     expect(plan.options).not.toHaveProperty('enableTLSForSentinelMode');
+    expect(plan.options).not.toHaveProperty('sentinelPassword');
   });
 
   it('cluster: seed nodes; the cluster client owns the offline queue and reconnects, its nodes get the user, password and TLS', () => {

@@ -12,6 +12,9 @@ export const redisEnv = {
   REDIS_CLUSTER_NODES: env.REDIS_CLUSTER_NODES,
   REDIS_SENTINELS: env.REDIS_SENTINELS,
   REDIS_SENTINEL_MASTER: env.REDIS_SENTINEL_MASTER,
+  REDIS_SENTINEL_USERNAME: env.REDIS_SENTINEL_USERNAME,
+  REDIS_SENTINEL_PASSWORD: env.REDIS_SENTINEL_PASSWORD,
+  REDIS_SENTINEL_PASSWORD_FILE: env.REDIS_SENTINEL_PASSWORD_FILE,
   REDIS_USERNAME: env.REDIS_USERNAME,
   REDIS_PASSWORD: env.REDIS_PASSWORD,
   REDIS_PASSWORD_FILE: env.REDIS_PASSWORD_FILE,
@@ -60,6 +63,12 @@ export function redisConnectionFromConfig(config: RedisConfig, readFile: ReadFil
     }
   }
 
+  if (mode !== 'sentinel') {
+    for (const name of ['REDIS_SENTINEL_USERNAME', 'REDIS_SENTINEL_PASSWORD', 'REDIS_SENTINEL_PASSWORD_FILE'] as const) {
+      if (config[name] !== undefined) problems.push(`${name}: set, but REDIS_MODE is ${mode} (it is read with REDIS_MODE=sentinel only)`);
+    }
+  }
+
   function read(name: keyof RedisConfig, path: string | undefined): string | undefined {
     if (path === undefined) return undefined;
     try {
@@ -70,16 +79,22 @@ export function redisConnectionFromConfig(config: RedisConfig, readFile: ReadFil
     }
   }
 
-  let password = config.REDIS_PASSWORD;
-  if (config.REDIS_PASSWORD !== undefined && config.REDIS_PASSWORD_FILE !== undefined) {
-    problems.push('REDIS_PASSWORD_FILE: set together with REDIS_PASSWORD; give the password one way');
-  } else if (config.REDIS_PASSWORD_FILE !== undefined) {
-    const text = read('REDIS_PASSWORD_FILE', config.REDIS_PASSWORD_FILE);
-    if (text !== undefined) {
-      password = text.replace(/\r?\n$/, '');
-      if (password === '') problems.push(`REDIS_PASSWORD_FILE: ${config.REDIS_PASSWORD_FILE} is empty`);
+  function secret(name: 'REDIS_PASSWORD' | 'REDIS_SENTINEL_PASSWORD'): string | undefined {
+    const file = `${name}_FILE` as const;
+    const path = config[file];
+    if (config[name] !== undefined && path !== undefined) {
+      problems.push(`${file}: set together with ${name}; give the password one way`);
+      return undefined;
     }
+    if (path === undefined) return config[name];
+    const text = read(file, path);
+    if (text === undefined) return undefined;
+    const value = text.replace(/\r?\n$/, '');
+    if (value === '') problems.push(`${file}: ${path} is empty`);
+    return value;
   }
+  const password = secret('REDIS_PASSWORD');
+  const sentinelPassword = secret('REDIS_SENTINEL_PASSWORD');
 
   const tlsOn = config.REDIS_TLS || (mode === 'standalone' && config.REDIS_URL?.startsWith('rediss://') === true);
   let tls: RedisTls | undefined;
@@ -116,7 +131,14 @@ export function redisConnectionFromConfig(config: RedisConfig, readFile: ReadFil
     case 'cluster':
       return { mode, nodes: parseHostPorts(config.REDIS_CLUSTER_NODES!), ...auth };
     case 'sentinel':
-      return { mode, sentinels: parseHostPorts(config.REDIS_SENTINELS!), masterName: config.REDIS_SENTINEL_MASTER!, ...auth };
+      return {
+        mode,
+        sentinels: parseHostPorts(config.REDIS_SENTINELS!),
+        masterName: config.REDIS_SENTINEL_MASTER!,
+        ...(config.REDIS_SENTINEL_USERNAME === undefined ? {} : { sentinelUsername: config.REDIS_SENTINEL_USERNAME }),
+        ...(sentinelPassword === undefined ? {} : { sentinelPassword }),
+        ...auth,
+      };
   }
 }
 
