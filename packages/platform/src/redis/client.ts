@@ -104,14 +104,18 @@ export function redisClientPlan(connection: RedisConnection, extra: { commandTim
     }
     case 'cluster': {
       // The cluster client owns reconnection and the offline queue; its nodes get the rest.
-      const { enableOfflineQueue: _queue, retryStrategy: _retry, lazyConnect, enableAutoPipelining, ...redisOptions } = options;
+      const { enableOfflineQueue: _queue, retryStrategy: _retry, lazyConnect, enableAutoPipelining: _pipelining, ...redisOptions } = options;
       return {
         kind: 'cluster',
         nodes: connection.nodes.map((n) => ({ ...n })),
         options: {
           lazyConnect: lazyConnect ?? true,
           enableOfflineQueue: false,
-          enableAutoPipelining: enableAutoPipelining ?? true,
+          // Off in a Cluster: ioredis (5.x) files a script command such as `hardLimit` under the
+          // slot of its first argument, the key count, so concurrent calls of different slots
+          // fail ("All keys in the pipeline should belong to the same slots allocation group").
+          // The hard limiter coalesces its checks per slot itself.
+          enableAutoPipelining: false,
           clusterRetryStrategy: retryStrategy,
           // Learn a promoted replica soon after a failover even when no command was redirected.
           slotsRefreshInterval: 1_000,
