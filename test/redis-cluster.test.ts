@@ -4,9 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Candidate, FailureMode } from '@banstream/core';
 import { createMetricsRegistry, createRedisClient, redisConnectionFromConfig, redisEnv, loadConfig, type RedisClient, type Registry } from '@banstream/platform';
-import { createHardLimiter, type HardLimiter, type HardLimitPolicy } from '../services/enforcer/src/hard/index.js';
+import { createHash } from 'node:crypto';
+import { createHardLimiter, hardLimitScript, type HardLimiter, type HardLimitPolicy } from '../services/enforcer/src/hard/index.js';
 import { hashSlot } from '../services/enforcer/src/hard/slot.js';
-import { captureLogger, waitUntil } from './support/infra.js';
+import { captureLogger, testInfra, uniqueName, waitUntil } from './support/infra.js';
+import { testKafka } from './support/kafka.js';
+import { describeProcess, exitWithin, freePort, spawnService } from './support/processes.js';
 import { startRedisCluster, type SlotOwner, type TestRedisCluster } from './support/redis-cluster.js';
 
 /**
@@ -19,6 +22,7 @@ const NODE_TIMEOUT_MS = 2_000;
 const LIMIT = 5;
 const SUBJECTS = 240;
 const ATTEMPTS_PER_INSTANCE = 3;
+const ACL_PASSWORD = `pw-${Date.now().toString(36)}-secret`;
 
 function policy(id: string, failureMode: FailureMode, count = LIMIT): HardLimitPolicy {
   return {
@@ -102,7 +106,7 @@ describe('hard limits on a Redis Cluster', () => {
   });
 
   it('as an ACL user with only the rights the docs list, its password read from REDIS_PASSWORD_FILE, checks are decided by Redis and the password is never logged', async () => {
-    const password = `pw-${Date.now().toString(36)}-secret`;
+    const password = ACL_PASSWORD;
     const rights = [
       '~bs:*',
       '+eval',
@@ -148,6 +152,54 @@ describe('hard limits on a Redis Cluster', () => {
       expect(JSON.stringify(log.lines())).not.toContain(password);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the enforcer service, started with REDIS_MODE=cluster, the ACL user and its password file, loads its script on every node and reports ready', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'banstream-redis-acl-'));
+    const prefix = `${uniqueName('cluster')}.`;
+    const port = await freePort();
+    try {
+      const file = join(dir, 'redis-password');
+      writeFileSync(file, `${ACL_PASSWORD}\n`, { mode: 0o600 });
+      // Empty script caches: what is there afterwards the service loaded.
+      for (const node of cluster.nodes) await cluster.cli(node.port, 'SCRIPT', 'FLUSH');
+      const proc = spawnService('enforcer', {
+        KAFKA_BROKERS: testInfra().kafkaBrokers,
+        TOPIC_PREFIX: prefix,
+        TOPIC_PARTITIONS: '1',
+        HTTP_PORT: String(port),
+        LOG_LEVEL: 'info',
+        REDIS_MODE: 'cluster',
+        REDIS_CLUSTER_NODES: cluster.seeds.split(',').slice(0, 2).join(','),
+        REDIS_USERNAME: 'enforcer',
+        REDIS_PASSWORD_FILE: file,
+      });
+      try {
+        const ready = await waitUntil(
+          async () => {
+            const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+            return res.status === 200 ? ((await res.json()) as { checks: Record<string, boolean> }) : undefined;
+          },
+          () => `the enforcer to be ready; ${describeProcess(proc)}`,
+          30_000,
+          100,
+        );
+        expect(ready.checks.redis).toBe(true);
+        const sha = createHash('sha1').update(hardLimitScript().source).digest('hex');
+        for (const node of cluster.nodes) expect((await cluster.cli(node.port, 'SCRIPT', 'EXISTS', sha)).trim(), `script on ${node.port}`).toBe('1');
+        expect(proc.output()).not.toContain(ACL_PASSWORD);
+      } finally {
+        proc.child.kill('SIGTERM');
+        await exitWithin(proc, 10_000);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      const admin = testKafka(testInfra().kafkaBrokers, log.logger).admin();
+      await admin.connect();
+      const ours = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
+      if (ours.length > 0) await admin.deleteTopics({ topics: ours });
+      await admin.disconnect();
     }
   });
 
