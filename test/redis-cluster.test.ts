@@ -57,6 +57,30 @@ describe('hard limits on a Redis Cluster', () => {
     return made;
   }
 
+  /** The ACL user docs/operations/redis.md describes, on every node (ACLs are per node). */
+  async function setUpAclUser(): Promise<void> {
+    const rights = [
+      '~bs:*',
+      '+eval',
+      '+evalsha',
+      '+script|load',
+      '+ping',
+      '+info',
+      '+cluster|slots',
+      '+cluster|info',
+      '+readonly',
+      '+get',
+      '+set',
+      '+pexpire',
+      '+time',
+      '+zadd',
+      '+zcard',
+      '+zrange',
+      '+zremrangebyscore',
+    ];
+    for (const node of cluster.nodes) expect((await cluster.cli(node.port, 'ACL', 'SETUSER', 'enforcer', 'reset', 'on', `>${ACL_PASSWORD}`, ...rights)).trim()).toBe('OK');
+  }
+
   function ownerOf(owners: SlotOwner[], subject: string): SlotOwner {
     const slot = hashSlot(`{${subject}}`);
     const owner = owners.find((o) => o.start <= slot && slot <= o.end);
@@ -107,25 +131,7 @@ describe('hard limits on a Redis Cluster', () => {
 
   it('as an ACL user with only the rights the docs list, its password read from REDIS_PASSWORD_FILE, checks are decided by Redis and the password is never logged', async () => {
     const password = ACL_PASSWORD;
-    const rights = [
-      '~bs:*',
-      '+eval',
-      '+evalsha',
-      '+script|load',
-      '+ping',
-      '+info',
-      '+cluster|slots',
-      '+cluster|info',
-      '+get',
-      '+set',
-      '+pexpire',
-      '+time',
-      '+zadd',
-      '+zcard',
-      '+zrange',
-      '+zremrangebyscore',
-    ];
-    for (const node of cluster.nodes) expect((await cluster.cli(node.port, 'ACL', 'SETUSER', 'enforcer', 'reset', 'on', `>${password}`, ...rights)).trim()).toBe('OK');
+    await setUpAclUser();
     const dir = mkdtempSync(join(tmpdir(), 'banstream-redis-acl-'));
     try {
       const file = join(dir, 'redis-password');
@@ -155,13 +161,14 @@ describe('hard limits on a Redis Cluster', () => {
     }
   });
 
-  it('the enforcer service, started with REDIS_MODE=cluster, the ACL user and its password file, loads its script on every node and reports ready', async () => {
+  it('the enforcer service, started with REDIS_MODE=cluster, the ACL user and its password file, loads its script on every master and reports ready', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'banstream-redis-acl-'));
     const prefix = `${uniqueName('cluster')}.`;
     const port = await freePort();
     try {
       const file = join(dir, 'redis-password');
       writeFileSync(file, `${ACL_PASSWORD}\n`, { mode: 0o600 });
+      await setUpAclUser();
       // Empty script caches: what is there afterwards the service loaded.
       for (const node of cluster.nodes) await cluster.cli(node.port, 'SCRIPT', 'FLUSH');
       const proc = spawnService('enforcer', {
@@ -187,7 +194,10 @@ describe('hard limits on a Redis Cluster', () => {
         );
         expect(ready.checks.redis).toBe(true);
         const sha = createHash('sha1').update(hardLimitScript().source).digest('hex');
-        for (const node of cluster.nodes) expect((await cluster.cli(node.port, 'SCRIPT', 'EXISTS', sha)).trim(), `script on ${node.port}`).toBe('1');
+        // Every master has it from the start; replicas get it on first use (EVAL on each new connection).
+        const masters = [...new Set((await cluster.slots()).map((o) => o.masterPort))];
+        expect(masters).toHaveLength(3);
+        for (const master of masters) expect((await cluster.cli(master, 'SCRIPT', 'EXISTS', sha)).trim(), `script on ${master}`).toBe('1');
         expect(proc.output()).not.toContain(ACL_PASSWORD);
       } finally {
         proc.child.kill('SIGTERM');

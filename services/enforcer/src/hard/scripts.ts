@@ -35,9 +35,11 @@ export function defineHardLimitScript(redis: RedisClient): RunLimitScript {
 }
 
 /**
- * SCRIPT LOAD on every node of a Cluster (replicas too, so a promoted one has it),
- * so no first check on a node pays for sending the script. Not needed for
- * correctness: a node without it answers NOSCRIPT and ioredis sends EVAL.
+ * SCRIPT LOAD on every node of a Cluster the client knows when it is called (every
+ * master; replicas as far as the client has found them), so no first check on a
+ * master pays for sending the script. Not needed for correctness: a node without it
+ * (a promoted replica, a restarted node) gets EVAL on its connection's first call,
+ * and EVAL again after NOSCRIPT.
  */
 export async function loadOnEveryNode(redis: RedisClient): Promise<void> {
   if (!redis.isCluster) return;
