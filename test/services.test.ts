@@ -66,6 +66,27 @@ describe('the services as real processes', () => {
     expect(output).not.toContain('REDIS_URL');
   });
 
+  it('the enforcer exits 78 naming each Redis variable that does not fit REDIS_MODE, without echoing the password', async () => {
+    const proc = spawnService('enforcer', {
+      KAFKA_BROKERS: '127.0.0.1:1',
+      HTTP_PORT: String(await freePort()),
+      REDIS_MODE: 'cluster',
+      REDIS_URL: 'redis://127.0.0.1:1',
+      REDIS_PASSWORD: 'hunter2-redis',
+      REDIS_PASSWORD_FILE: '/nonexistent/redis-password',
+      REDIS_TLS_CA_FILE: '/nonexistent/ca.pem',
+    });
+    running.push(proc);
+    expect(await exitWithin(proc, 10_000)).toBe(78);
+    const output = proc.output();
+    expect(output).toContain('enforcer: invalid configuration');
+    expect(output).toContain('REDIS_CLUSTER_NODES: missing; required with REDIS_MODE=cluster');
+    expect(output).toContain('REDIS_URL: set, but REDIS_MODE is cluster');
+    expect(output).toContain('REDIS_PASSWORD_FILE: set together with REDIS_PASSWORD');
+    expect(output).toContain('REDIS_TLS_CA_FILE: set, but TLS is off');
+    expect(output).not.toContain('hunter2');
+  });
+
   it('the gateway exits 78 without edge tokens unless anonymous edges are allowed, naming both variables', async () => {
     const proc = spawnService('ingest', { KAFKA_BROKERS: '127.0.0.1:1', HTTP_PORT: String(await freePort()) });
     running.push(proc);

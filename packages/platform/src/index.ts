@@ -10,9 +10,21 @@ export { withDeadline } from './lifecycle/deadline.js';
 export type { Service, ServiceDeps } from './lifecycle/service.js';
 export { runService, baseEnv, workerEnv, EXIT } from './service/run-service.js';
 export { supervisorMetrics } from './service/workers/metrics.js';
-export { createRedis, type Redis, type RedisClientOptions } from './redis/client.js';
+export {
+  createRedis,
+  createRedisClient,
+  redisClientPlan,
+  type Cluster,
+  type HostPort,
+  type Redis,
+  type RedisClient,
+  type RedisClientOptions,
+  type RedisClientPlan,
+  type RedisConnection,
+  type RedisTls,
+} from './redis/client.js';
 export { readLuaScripts, defineLuaScripts, type LuaScript } from './redis/lua-scripts.js';
-export { redisEnv, redisFromConfig, redisReachable } from './redis/from-config.js';
+export { redisConnectionFromConfig, redisEnv, redisFromConfig, redisReachable, type RedisConfig } from './redis/from-config.js';
 export { startWatchdog, unwatched, type RecordWatch, type Watchdog, type WatchdogSettings } from './service/watchdog/watchdog.js';
 export { TrapStore, type Trap, type StallNote } from './service/watchdog/traps.js';
 export type { RunServiceDeps } from './service/run-service.js';

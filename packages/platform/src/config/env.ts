@@ -107,7 +107,81 @@ export const env = {
   /** Read by runService in a worker process: which worker it is. */
   BANSTREAM_WORKER: opt(Type.Integer({ minimum: 1, expected: 'a worker number from 1', description: 'set by a supervisor on each worker process it starts (1…workers); never set it yourself' })),
 
-  REDIS_URL: Type.String({ pattern: '^rediss?://', expected: 'a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6380', description: 'the Redis the hard limits count in' }),
+  REDIS_MODE: Type.Union([Type.Literal('standalone'), Type.Literal('cluster'), Type.Literal('sentinel')], {
+    default: 'standalone',
+    expected: 'standalone, cluster or sentinel',
+    description:
+      'the shape of the Redis the hard limits count in: one server (`REDIS_URL`), a Redis Cluster (`REDIS_CLUSTER_NODES`) or a primary watched by Sentinel (`REDIS_SENTINELS`, `REDIS_SENTINEL_MASTER`)',
+  }),
+  REDIS_URL: opt(
+    Type.String({
+      pattern: '^rediss?://',
+      expected: 'a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6380',
+      description: 'with `REDIS_MODE=standalone` (required then, and only then): the Redis the hard limits count in; `rediss://` turns TLS on',
+    }),
+  ),
+  REDIS_CLUSTER_NODES: opt(
+    Type.String({
+      pattern: `^(${HOST_PORT})(,(${HOST_PORT}))*$`,
+      expected: 'a comma-separated list of host:port, e.g. redis-1:6379,redis-2:6379',
+      description: 'with `REDIS_MODE=cluster` (required then): some nodes of the Redis Cluster; the client learns the rest, and the slots, from them',
+    }),
+  ),
+  REDIS_SENTINELS: opt(
+    Type.String({
+      pattern: `^(${HOST_PORT})(,(${HOST_PORT}))*$`,
+      expected: 'a comma-separated list of host:port, e.g. sentinel-1:26379,sentinel-2:26379',
+      description: 'with `REDIS_MODE=sentinel` (required then): the Sentinels to ask where the primary is',
+    }),
+  ),
+  REDIS_SENTINEL_MASTER: opt(
+    Type.String({
+      pattern: '^[A-Za-z0-9._-]+$',
+      maxLength: 200,
+      expected: 'the master name the Sentinels monitor, e.g. mymaster',
+      description: 'with `REDIS_MODE=sentinel` (required then): the name the Sentinels monitor the primary under',
+    }),
+  ),
+  REDIS_SENTINEL_USERNAME: opt(
+    Type.String({ minLength: 1, maxLength: 200, expected: 'a Sentinel ACL user name', description: 'with `REDIS_MODE=sentinel`: the user to authenticate to the Sentinels as, when they require one' }),
+  ),
+  REDIS_SENTINEL_PASSWORD: opt(
+    Type.String({
+      minLength: 1,
+      expected: 'the password of the Sentinels',
+      description: "with `REDIS_MODE=sentinel`: the Sentinels' password (`requirepass` of sentinel.conf), when they have one; prefer `REDIS_SENTINEL_PASSWORD_FILE`; never logged",
+    }),
+  ),
+  REDIS_SENTINEL_PASSWORD_FILE: opt(
+    Type.String({ minLength: 1, expected: 'the path of a file holding the Sentinel password', description: "a file holding the Sentinels' password instead of `REDIS_SENTINEL_PASSWORD`; not both" }),
+  ),
+  REDIS_USERNAME: opt(Type.String({ minLength: 1, maxLength: 200, expected: 'a Redis ACL user name', description: 'the ACL user to authenticate as (Redis 6+); unset: `default`, or none' })),
+  REDIS_PASSWORD: opt(
+    Type.String({ minLength: 1, expected: 'the password of the Redis user', description: 'the password of `REDIS_USERNAME` (or of `default`); prefer `REDIS_PASSWORD_FILE`; never logged' }),
+  ),
+  REDIS_PASSWORD_FILE: opt(
+    Type.String({
+      minLength: 1,
+      expected: 'the path of a file holding the Redis password',
+      description: 'a file holding the password instead of `REDIS_PASSWORD` (one trailing newline is ignored); not both',
+    }),
+  ),
+  REDIS_TLS: Type.Boolean({
+    default: false,
+    expected: 'true or false',
+    description: 'TLS to every Redis node (and Sentinel); the system CAs unless `REDIS_TLS_CA_FILE`; a `rediss://` `REDIS_URL` turns it on too',
+  }),
+  REDIS_TLS_CA_FILE: opt(
+    Type.String({
+      minLength: 1,
+      expected: 'the path of a PEM file of CA certificates',
+      description: 'with TLS: the CA certificates (PEM) the Redis server certificates are checked against, instead of the system CAs',
+    }),
+  ),
+  REDIS_TLS_CERT_FILE: opt(
+    Type.String({ minLength: 1, expected: 'the path of a PEM client certificate', description: 'with TLS: a client certificate (PEM) for servers with `tls-auth-clients`; with `REDIS_TLS_KEY_FILE`' }),
+  ),
+  REDIS_TLS_KEY_FILE: opt(Type.String({ minLength: 1, expected: 'the path of a PEM private key', description: "with TLS: the client certificate's private key (PEM); with `REDIS_TLS_CERT_FILE`" })),
 } as const;
 
 export type EnvName = keyof typeof env;

@@ -34,8 +34,7 @@ describe('loadConfig', () => {
     expect(error.message).toBe(
       'invalid configuration:\n' +
         '  KAFKA_BROKERS: missing; expected a comma-separated list of host:port, e.g. 127.0.0.1:9092,127.0.0.1:9093\n' +
-        '  HTTP_PORT: missing; expected a TCP port from 0 to 65535\n' +
-        '  REDIS_URL: missing; expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6380',
+        '  HTTP_PORT: missing; expected a TCP port from 0 to 65535',
     );
   });
 

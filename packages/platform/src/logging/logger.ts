@@ -31,6 +31,8 @@ export function createLogger(options: LoggerOptions): Logger {
           'config.REDIS_URL',
           'config.KAFKA_SASL_PASSWORD',
           'config.KAFKA_TLS_KEY_PASSWORD',
+          'config.REDIS_PASSWORD',
+          'config.REDIS_SENTINEL_PASSWORD',
           '*.sasl',
           '*.ssl',
         ],

@@ -1,12 +1,14 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 
 /**
  * Lua scripts live in .lua files named `<command>-<numberOfKeys>.lua` (as in BullMQ)
  * and open with a header comment listing KEYS, ARGV and the return value. They are
- * read once and registered with ioredis defineCommand, which sends EVALSHA and falls
- * back to EVAL after a Redis restart has emptied the script cache. A script that
+ * read once and registered with ioredis defineCommand, which sends EVAL on each new
+ * connection, EVALSHA after, and EVAL again on NOSCRIPT (a restart emptied the script
+ * cache). In a Cluster that holds per node: every node's connection loads the script
+ * itself, a promoted replica included. A script that
  * takes a batch of keys is named `<command>-n.lua`: its caller passes the key count
  * as the first argument.
  */
@@ -30,7 +32,7 @@ export function readLuaScripts(dir: string): LuaScript[] {
     });
 }
 
-export function defineLuaScripts(redis: Redis, scripts: readonly LuaScript[]): void {
+export function defineLuaScripts(redis: RedisClient, scripts: readonly LuaScript[]): void {
   for (const s of scripts) {
     redis.defineCommand(s.command, s.numberOfKeys === undefined ? { lua: s.source } : { numberOfKeys: s.numberOfKeys, lua: s.source });
   }

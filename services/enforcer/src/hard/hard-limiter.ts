@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Candidate } from '@banstream/core';
 import { isBanstreamError } from '@banstream/core';
-import { withDeadline, type Logger, type Redis, type Registry } from '@banstream/platform';
+import { withDeadline, type Logger, type RedisClient, type Registry } from '@banstream/platform';
 import { CircuitBreaker, type BreakerOptions, type BreakerState } from './breaker.js';
 import { failureModeCandidate, limitCandidate } from './candidates.js';
 import { Coalescer } from './coalescer.js';
@@ -9,13 +9,17 @@ import { ALGORITHM_TAG, hardLimitKey } from './keys.js';
 import { limitSpecOf, type LimitSpec } from './limit-spec.js';
 import { LocalLimiter } from './local-limiter.js';
 import { BREAKER_STATE_VALUE, hardLimitMetrics } from './metrics.js';
-import { defineHardLimitScript, type ScriptReply } from './scripts.js';
+import { defineHardLimitScript, loadOnEveryNode, type ScriptReply } from './scripts.js';
 import { hashSlot } from './slot.js';
 import type { HardLimitPolicy, HardLimiter } from './types.js';
 
 export interface HardLimiterOptions {
-  /** The caller's client (createRedis: no offline queue, auto-pipelining); the limiter registers its scripts on it. */
-  redis: Redis;
+  /**
+   * The caller's client (createRedis / createRedisClient: no offline queue,
+   * auto-pipelining); the limiter registers its scripts on it. A Cluster client gets
+   * one script call per hash slot.
+   */
+  redis: RedisClient;
   logger: Logger;
   registry: Registry;
   /** Longest wait for one script call before the failure modes decide (default 5 ms). */
@@ -186,7 +190,9 @@ export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
       });
     },
     async warmUp() {
-      await withDeadline(runScript([], []), Math.max(1_000, timeoutMs), 'hard-limit script warm-up', 'REDIS_TIMEOUT');
+      const bound = Math.max(1_000, timeoutMs);
+      await withDeadline(runScript([], []), bound, 'hard-limit script warm-up', 'REDIS_TIMEOUT');
+      await withDeadline(loadOnEveryNode(options.redis), bound, 'hard-limit script load on every cluster node', 'REDIS_TIMEOUT');
     },
     close() {
       closed = true;

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineLuaScripts, readLuaScripts, type LuaScript, type Redis } from '@banstream/platform';
+import { defineLuaScripts, readLuaScripts, type Cluster, type LuaScript, type RedisClient } from '@banstream/platform';
 
 /** services/enforcer/lua, from src/hard or dist/hard alike. */
 export const HARD_LIMIT_LUA_DIR = new URL('../../lua/', import.meta.url);
@@ -28,8 +28,22 @@ type ScriptCommand = (...args: (string | number)[]) => Promise<ScriptReply>;
  * script cache) and returns how to run one batch: ARGV[1] is 0, so the script
  * reads its Redis server's clock.
  */
-export function defineHardLimitScript(redis: Redis): RunLimitScript {
+export function defineHardLimitScript(redis: RedisClient): RunLimitScript {
   defineLuaScripts(redis, [hardLimitScript()]);
   const command = (redis as unknown as Record<string, ScriptCommand>)[COMMAND]!;
   return (keys, args) => command.call(redis, keys.length, ...keys, 0, ...args);
+}
+
+/**
+ * SCRIPT LOAD on every node of a Cluster the client knows when it is called (every
+ * master; replicas as far as the client has found them), so no first check on a
+ * master pays for sending the script. Not needed for correctness: a node without it
+ * (a promoted replica, a restarted node) gets EVAL on its connection's first call,
+ * and EVAL again after NOSCRIPT.
+ */
+export async function loadOnEveryNode(redis: RedisClient): Promise<void> {
+  if (!redis.isCluster) return;
+  const nodes = (redis as Cluster).nodes('all');
+  if (nodes.length === 0) throw new Error('no Redis Cluster node connected');
+  await Promise.all(nodes.map((node) => node.script('LOAD', hardLimitScript().source)));
 }
