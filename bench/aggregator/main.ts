@@ -10,6 +10,7 @@ import { median, min, note, report, sig } from '../lib.js';
 import { DEFAULT_SHAPE, eventSpanMs, generateEvents } from './events.js';
 import { BENCH_POLICIES, CEILING_FETCH, LONGEST_WINDOW_MS, PARTITIONS, benchKafka, createTopics, deleteGroups, deleteTopics, freshOutputTopics, preload, publishPolicies } from './kafka.js';
 import { runCeilingProcess, runParallelCeiling } from './ceiling-child.js';
+import { serviceNodeFlags } from '../../scripts/run/node-flags.mjs';
 import { CONSUMED_METRIC, freePort, serviceNodeArgs, timeService, type ServiceRun } from './service.js';
 
 function intEnv(name: string, fallback: number): number {
@@ -30,8 +31,11 @@ const SKIP_SERVICE = process.env.BENCH_AGG_SKIP_SERVICE === '1';
 const WORKERS = intEnv('BENCH_AGG_WORKERS', availableParallelism());
 /** The service's own fetch size unless set (README "Configuration": drain speed against ban latency). */
 const FETCH_KB = process.env.AGGREGATOR_FETCH_KB_PER_PARTITION;
-/** Development only: another entry point for the service process. */
-const SERVICE_NODE_ARGS = process.env.BENCH_AGG_SERVICE_MAIN ? [process.env.BENCH_AGG_SERVICE_MAIN] : serviceNodeArgs('aggregator');
+/**
+ * Development only: another build's entry point for the service process (to compare
+ * builds back to back), started with this package's own node flags like the default.
+ */
+const SERVICE_NODE_ARGS = process.env.BENCH_AGG_SERVICE_MAIN ? [...serviceNodeFlags('aggregator'), process.env.BENCH_AGG_SERVICE_MAIN] : serviceNodeArgs('aggregator');
 
 async function kafkaConnection(): Promise<{ brokers: string; redisUrl: string | undefined; startedStack: boolean }> {
   if (process.env.KAFKA_BROKERS) return { brokers: process.env.KAFKA_BROKERS, redisUrl: process.env.REDIS_URL, startedStack: false };

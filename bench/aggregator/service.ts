@@ -133,7 +133,8 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
   const port = Number(options.env.HTTP_PORT);
   const child = spawn(process.execPath, options.nodeArgs, {
     cwd: options.repoRoot,
-    env: { PATH: process.env.PATH ?? '', ...options.env },
+    // BENCH_AGG_NODE_OPTIONS: development only, e.g. `--cpu-prof --cpu-prof-dir=DIR` to profile the service's processes.
+    env: { PATH: process.env.PATH ?? '', ...options.env, ...(process.env.BENCH_AGG_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_AGG_NODE_OPTIONS } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
