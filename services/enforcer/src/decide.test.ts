@@ -92,4 +92,51 @@ describe('decideLocally', () => {
     expect(refused.quota).toEqual({ policyId: 'api', limit: 100, remaining: 0, windowSeconds: 60 });
     expect(decideLocally(s, request({ path: '/api/items' }), NOW, never).candidates).toEqual([]);
   });
+
+  describe('a ban policy over its threshold, not yet banned (Cloud Armor rate_based_ban)', () => {
+    const count = (policyId: string, value: number) => ({ policyId, subject: 'ip:192.0.2.7', count: value, windowSeconds: 60, observedAt: NOW - 1_000, final: false }) as never;
+    const banPolicy = (action: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+      state({ login: { key: ['ip'], threshold: { count: 100, interval: '1m' }, action: { type: 'ban', banThreshold: { count: 500, interval: '1m' }, banDuration: '1h', ...action }, ...extra } });
+
+    it('denies the excess share by default, with the ban status, and nothing at or under the threshold', () => {
+      const s = banPolicy({});
+      s.counts.observe('login|ip:192.0.2.7', count('login', 200));
+      const refused = decideLocally(s, request(), NOW, () => 0.1);
+      expect(refused.candidates).toMatchObject([{ source: 'throttle', policyId: 'login', deny: true, status: 403, preview: false, limit: 100, remaining: 0 }]);
+      expect(refused.candidates[0]!.reason).toContain('50%');
+      // Half the requests pass: a draw above the excess share (1 - 100/200) is admitted.
+      expect(decideLocally(s, request(), NOW, never).candidates).toEqual([]);
+      s.counts.observe('login|ip:192.0.2.7', count('login', 100));
+      expect(decideLocally(s, request(), NOW, () => 0).candidates).toEqual([]);
+    });
+
+    it('denies every request over the threshold with exceed: all, and none with exceed: none', () => {
+      const all = banPolicy({ exceed: 'all', status: 429 });
+      all.counts.observe('login|ip:192.0.2.7', count('login', 101));
+      expect(decideLocally(all, request(), NOW, never).candidates).toMatchObject([{ source: 'throttle', policyId: 'login', deny: true, status: 429 }]);
+      const none = banPolicy({ exceed: 'none' });
+      none.counts.observe('login|ip:192.0.2.7', count('login', 10_000));
+      expect(decideLocally(none, request(), NOW, () => 0).candidates).toEqual([]);
+    });
+
+    it('marks the exceed denial as preview for a policy in preview mode', () => {
+      const s = banPolicy({ exceed: 'all' });
+      s.policies.apply('login', {
+        ...policy('login', { key: ['ip'], threshold: { count: 100, interval: '1m' }, action: { type: 'ban', exceed: 'all', banDuration: '1h' } }),
+        version: 2,
+        mode: 'preview',
+      });
+      s.counts.observe('login|ip:192.0.2.7', count('login', 150));
+      expect(decideLocally(s, request(), NOW, never).candidates).toMatchObject([{ source: 'throttle', policyId: 'login', deny: true, preview: true }]);
+    });
+
+    it('applies to a ban policy on a composite subject beside the ban lookup', () => {
+      const s = state({
+        'by-path': { key: ['ip', 'path'], threshold: { count: 5, interval: '1m' }, action: { type: 'ban', exceed: 'all', banThreshold: { count: 50, interval: '1m' }, banDuration: '1h' } },
+      });
+      s.counts.observe('by-path|ip:192.0.2.7|path:/login', { policyId: 'by-path', subject: 'ip:192.0.2.7|path:/login', count: 6, windowSeconds: 60, observedAt: NOW - 1_000, final: false } as never);
+      expect(decideLocally(s, request(), NOW, never).candidates).toMatchObject([{ source: 'throttle', policyId: 'by-path', deny: true }]);
+      expect(decideLocally(s, request({ path: '/other' }), NOW, never).candidates).toEqual([]);
+    });
+  });
 });

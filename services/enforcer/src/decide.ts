@@ -55,9 +55,10 @@ export interface LocalDecision {
  * Everything the enforcer decides from its local caches, without I/O: the allowlist
  * (which ends the decision), the bans on the request's address, networks, user, API
  * key, on any other subject it carries that a manual ban names, and on each
- * applicable ban policy's subject, and the throttle share of each
- * applicable throttle policy from its shared count. Hard policies are returned for
- * the Redis check. `uniform` draws in [0, 1) for the throttle share.
+ * applicable ban policy's subject; from the shared counts, the throttle share of each
+ * applicable throttle policy and the exceed action of each ban policy whose subject is
+ * over its threshold and not yet banned (Cloud Armor's rate_based_ban). Hard policies
+ * are returned for the Redis check. `uniform` draws in [0, 1) for the throttle share.
  */
 export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs: number, uniform: () => number): LocalDecision {
   // The address's ban-table entry is read now and its denial taken last: the cache
@@ -79,13 +80,17 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
   }
   const decision: LocalDecision = { candidates: NO_CANDIDATES, hard: NO_HARD, quota: undefined };
   for (const policy of state.policies.applicableAtCheck(attrs)) {
-    const use = localUse(policy);
+    const use = localUse(policy, state.counts);
     if (use === undefined) continue;
     const subject = policy.subjectOf(attrs);
     if (subject === undefined) continue;
+    const action = policy.action;
     if (use === 'hard') (decision.hard === NO_HARD ? (decision.hard = []) : decision.hard).push({ policy, subject });
-    else if (use === 'ban') bans = found(bans, state.bans.subject(subject, nowMs));
-    else if (policy.action.type === 'throttle') throttle(state, policy, policy.action.status, subject, nowMs, uniform, decision);
+    else if (action.type === 'throttle') throttle(state, policy, action.status, subject, nowMs, uniform, decision);
+    else if (action.type === 'ban') {
+      if (!keyedOnAddressAlone(policy)) bans = found(bans, state.bans.subject(subject, nowMs));
+      if (action.exceed !== 'none') throttle(state, policy, action.status, subject, nowMs, action.exceed === 'all' ? ALWAYS : uniform, decision);
+    }
   }
   // The address ban comes first among the bans' denials, as the most common.
   const onAddress = attrs.ipAddress ? state.bans.addressDenial(attrs.ipAddress, nowMs, banReason) : state.bans.denial(state.bans.subject(ipSubjectOf(attrs)!, nowMs), nowMs, banReason);
@@ -120,15 +125,20 @@ function found(bans: Ban[] | undefined, ban: Ban | undefined): Ban[] | undefined
   return bans;
 }
 
+/** `uniform` for an exceed action of `all`: every request over the threshold is denied. */
+const ALWAYS = () => 0;
+
 /**
  * What a policy asks of this check, if anything: no subject is built for the others.
- * A ban policy keyed on the address alone bans `ip:…`, already looked up; alerts and
- * logs are the aggregator's.
+ * A ban policy keyed on the address alone bans `ip:…`, already looked up, so it needs
+ * its subject only for its exceed action while some subject of it has a shared count;
+ * alerts and logs are the aggregator's.
  */
-function localUse(policy: CompiledPolicy): 'hard' | 'ban' | 'throttle' | undefined {
+function localUse(policy: CompiledPolicy, counts: CountCache): 'hard' | 'ban' | 'throttle' | undefined {
   if (policy.enforcement.type === 'hard') return 'hard';
-  if (policy.action.type === 'ban') return keyedOnAddressAlone(policy) ? undefined : 'ban';
-  return policy.action.type === 'throttle' ? 'throttle' : undefined;
+  const action = policy.action;
+  if (action.type === 'ban') return keyedOnAddressAlone(policy) && (action.exceed === 'none' || !counts.holds(policy.id)) ? undefined : 'ban';
+  return action.type === 'throttle' ? 'throttle' : undefined;
 }
 
 function keyedOnAddressAlone(policy: CompiledPolicy): boolean {
@@ -150,6 +160,7 @@ function throttle(state: LocalState, policy: CompiledPolicy, status: ExceedStatu
   const remaining = Math.max(0, Math.floor(limit - count));
   if (!decision.quota || remaining < decision.quota.remaining) decision.quota = { policyId: policy.id, limit, remaining, windowSeconds };
   const ratio = throttleDenyRatio(count, limit);
+  // ALWAYS draws 0: below any positive share, so every request over the limit is denied.
   if (ratio === 0 || uniform() >= ratio) return;
   addCandidate(decision, {
     source: 'throttle',
@@ -157,7 +168,7 @@ function throttle(state: LocalState, policy: CompiledPolicy, status: ExceedStatu
     deny: true,
     status,
     preview: policy.mode === 'preview',
-    reason: `${subject} sends ${Math.round(count)} requests per ${windowSeconds}s, over the limit of ${limit}: ${Math.round(ratio * 100)}% are refused`,
+    reason: `${subject} sends ${Math.round(count)} requests per ${windowSeconds}s, over the limit of ${limit}: ${uniform === ALWAYS ? 'all' : `${Math.round(ratio * 100)}%`} are refused${policy.action.type === 'ban' ? ' until the count falls back (or the ban threshold bans it)' : ''}`,
     retryAfterSeconds: throttleRetryAfterSeconds(count, limit, policy.threshold.intervalMs),
     limit,
     remaining,

@@ -15,7 +15,7 @@ function banPolicy(overrides: Partial<CompiledPolicy> = {}): CompiledPolicy {
     group: 'login-bruteforce',
     priority: 0,
     threshold: { count: 10, intervalMs: MIN },
-    action: { type: 'ban', status: 403, banThreshold: { count: 20, intervalMs: MIN }, banDurationMs: 10 * MIN },
+    action: { type: 'ban', status: 403, exceed: 'excess', banThreshold: { count: 20, intervalMs: MIN }, banDurationMs: 10 * MIN },
     enforcement: { type: 'async', failureMode: 'closed' },
     escalation: { multiplier: 2, maxDurationMs: HOUR, decayAfterMs: 24 * HOUR },
     matches: () => true,

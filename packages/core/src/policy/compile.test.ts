@@ -54,7 +54,7 @@ describe('compilePolicy on a parsed policy file', () => {
       group: 'login-bruteforce',
       priority: 0,
       threshold: { count: 20, intervalMs: 300_000 },
-      action: { type: 'ban', status: 403, banThreshold: { count: 50, intervalMs: 300_000 }, banDurationMs: 3_600_000 },
+      action: { type: 'ban', status: 403, exceed: 'excess', banThreshold: { count: 50, intervalMs: 300_000 }, banDurationMs: 3_600_000 },
       escalation: { multiplier: 2, maxDurationMs: 86_400_000, decayAfterMs: 604_800_000 },
       // What decides while an enforcer's caches load: closed unless the policy says otherwise.
       enforcement: { type: 'async', failureMode: 'closed' },

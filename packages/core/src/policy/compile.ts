@@ -54,6 +54,8 @@ function compileAction(action: ActionSpec, thresholdCount: number, thresholdMs: 
   return {
     type: 'ban',
     status: action.status ?? 403,
+    // Cloud Armor's rate_based_ban denies the traffic over the rate threshold before any ban.
+    exceed: action.exceed ?? 'excess',
     // Without a separate ban threshold, crossing the rate threshold bans.
     banThreshold: action.banThreshold ? { count: action.banThreshold.count, intervalMs: parseDuration(action.banThreshold.interval) } : { count: thresholdCount, intervalMs: thresholdMs },
     banDurationMs: parseDuration(action.banDuration),

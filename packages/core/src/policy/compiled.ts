@@ -7,6 +7,8 @@ import type { PolicySpec } from './schema.js';
 
 export type PolicyMode = 'enforce' | 'preview';
 export type ExceedStatus = 429 | 403;
+/** What a ban policy denies while its subject is over `threshold` and not (yet) banned. */
+export type ExceedAction = 'excess' | 'all' | 'none';
 export type FailureMode = 'open' | 'closed' | 'local';
 export type HardAlgorithm = 'sliding-window' | 'sliding-log' | 'token-bucket';
 
@@ -18,7 +20,7 @@ export interface CompiledThreshold {
 
 export type CompiledAction =
   | { type: 'throttle'; status: ExceedStatus }
-  | { type: 'ban'; status: ExceedStatus; banThreshold: { count: number; intervalMs: number }; banDurationMs: number }
+  | { type: 'ban'; status: ExceedStatus; exceed: ExceedAction; banThreshold: { count: number; intervalMs: number }; banDurationMs: number }
   | { type: 'alert' };
 
 export type CompiledEnforcement = { type: 'async'; failureMode: FailureMode } | { type: 'hard'; failureMode: FailureMode; algorithm: HardAlgorithm };

@@ -65,11 +65,16 @@ const ExceedStatus = Type.Union([Type.Literal(429), Type.Literal(403)]);
 export const Action = Type.Union([
   /** Deny the share of requests above the threshold, so the admitted rate stays near it. */
   Type.Object({ type: Type.Literal('throttle'), status: Type.Optional(ExceedStatus) }, { additionalProperties: false }),
-  /** Cloud Armor rate_based_ban: above `threshold` deny the excess; above `banThreshold` ban for `banDuration`. */
+  /**
+   * Cloud Armor rate_based_ban: above `threshold` the exceed action (deny the excess
+   * share, or every request); above `banThreshold` ban for `banDuration`.
+   */
   Type.Object(
     {
       type: Type.Literal('ban'),
       status: Type.Optional(ExceedStatus),
+      /** Between threshold and ban: `excess` (default, as Cloud Armor), `all`, or `none` (the ban alone). */
+      exceed: Type.Optional(Type.Union([Type.Literal('excess'), Type.Literal('all'), Type.Literal('none')])),
       banThreshold: Type.Optional(Type.Object({ count: Type.Integer({ exclusiveMinimum: 0 }), interval: Duration }, { additionalProperties: false })),
       banDuration: Duration,
     },

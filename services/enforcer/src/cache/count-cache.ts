@@ -8,14 +8,25 @@ import type { WindowCount } from '@banstream/schemas';
  */
 export class CountCache {
   private readonly counts = new Map<string, WindowCount>();
+  /** Entries per policy id: a check skips building a policy's subject while it has none. */
+  private readonly perPolicy = new Map<string, number>();
 
   get size(): number {
     return this.counts.size;
   }
 
   observe(key: string, count: WindowCount | null): void {
-    if (count === null || count.final) this.counts.delete(key);
-    else this.counts.set(key, count);
+    if (count === null || count.final) this.remove(key);
+    else if (!this.counts.has(key)) {
+      this.counts.set(key, count);
+      const policyId = policyIdOf(key);
+      this.perPolicy.set(policyId, (this.perPolicy.get(policyId) ?? 0) + 1);
+    } else this.counts.set(key, count);
+  }
+
+  /** Whether any subject of the policy has a count here (stale ones included until purged). */
+  holds(policyId: string): boolean {
+    return this.perPolicy.has(policyId);
   }
 
   get(policyId: string, subject: string, nowMs: number): WindowCount | undefined {
@@ -27,9 +38,24 @@ export class CountCache {
 
   purgeStale(nowMs: number): number {
     let purged = 0;
-    for (const [k, c] of this.counts) if (stale(c, nowMs) && this.counts.delete(k)) purged++;
+    for (const [k, c] of this.counts) if (stale(c, nowMs) && this.remove(k)) purged++;
     return purged;
   }
+
+  private remove(key: string): boolean {
+    if (!this.counts.delete(key)) return false;
+    const policyId = policyIdOf(key);
+    const left = (this.perPolicy.get(policyId) ?? 1) - 1;
+    if (left > 0) this.perPolicy.set(policyId, left);
+    else this.perPolicy.delete(policyId);
+    return true;
+  }
+}
+
+/** The counts topic's key is `policyId|subject`; policy ids hold no `|` (the policy schema's id pattern). */
+function policyIdOf(key: string): string {
+  const bar = key.indexOf('|');
+  return bar < 0 ? key : key.slice(0, bar);
 }
 
 function stale(count: WindowCount, nowMs: number): boolean {
