@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadSchemaCatalog } from './catalog-files.js';
 import { requestEvent } from './request-event.js';
-import { SCHEMA_NAMES } from './types.js';
+import { SCHEMA_NAMES, type RequestEvent } from './types.js';
 
 const type = loadSchemaCatalog().latest(SCHEMA_NAMES.requestEvent).type;
 /** The field paths avsc refuses, so a failure names them. */
@@ -22,26 +22,11 @@ describe('requestEvent', () => {
   });
 
   it('has the documented neutral defaults, and every schema field', () => {
-    expect(requestEvent()).toEqual({
-      eventId: 'e1',
-      timestamp: 1_700_000_000_000,
-      ip: '203.0.113.7',
-      country: null,
-      region: null,
-      asn: null,
-      method: 'GET',
-      host: 'shop.example',
-      path: '/',
-      route: null,
-      status: 200,
-      userId: null,
-      apiKeyHash: null,
-      headers: {},
-      edgeId: 'edge-1',
-      latencyMs: null,
-    });
+    const event = requestEvent();
+    expect(event).toMatchObject({ eventId: 'e1', timestamp: 1_700_000_000_000, ip: '203.0.113.7', method: 'GET', host: 'shop.example', path: '/', status: 200, headers: {}, edgeId: 'edge-1' });
+    expect(Object.keys(event).filter((k) => event[k as keyof RequestEvent] === null)).toEqual(['country', 'region', 'asn', 'route', 'userId', 'apiKeyHash', 'latencyMs']);
     const fields = (loadSchemaCatalog().latest(SCHEMA_NAMES.requestEvent).schema as { fields: { name: string }[] }).fields.map((f) => f.name);
-    expect(Object.keys(requestEvent()).sort()).toEqual(fields.sort());
+    expect(Object.keys(event).sort()).toEqual(fields.sort());
   });
 
   it('takes the given fields over the defaults, and gives each event its own headers', () => {

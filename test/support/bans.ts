@@ -1,5 +1,7 @@
-import { SCHEMA_NAMES, type Ban } from '@banstream/schemas';
-import { catalog } from './aggregator.js';
+import { loadSchemaCatalog, SCHEMA_NAMES, type Ban } from '@banstream/schemas';
+
+// The catalog of its own, not aggregator.ts's: benchmarks import this file outside vitest.
+const banCodec = loadSchemaCatalog().codec(SCHEMA_NAMES.ban);
 
 /** A manual 403 ban of `subject` by `tests`, from now for ten minutes; the given fields over it. */
 export function manualBan(subject: string, fields: Partial<Ban> = {}): Ban {
@@ -23,4 +25,4 @@ export function manualBan(subject: string, fields: Partial<Ban> = {}): Ban {
 }
 
 /** The bans topic's record for a ban. */
-export const encodeBan = (ban: Ban): Buffer => catalog.codec(SCHEMA_NAMES.ban).encode(ban);
+export const encodeBan = (ban: Ban): Buffer => banCodec.encode(ban);
