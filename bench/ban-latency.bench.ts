@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { ensureTopics, parseBrokers, topicFullName, topicSpecs, type Consumer } from '@banstream/kafka';
 import { eventPartitionKey } from '@banstream/core';
-import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { loadSchemaCatalog, requestEvent, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { median, note, percentile, report, sig } from './lib.js';
 import { benchKafka, publishPolicies } from './aggregator/kafka.js';
 import { freePort, serviceNodeArgs, waitReady } from './aggregator/service.js';
@@ -56,24 +56,7 @@ async function main(): Promise<void> {
     note(`${ATTACKERS} attackers, ${GAP_MS} ms apart`);
     for (let a = 0; a < ATTACKERS; a++) {
       const ip = `198.18.${a}.9`;
-      const events: RequestEvent[] = Array.from({ length: THRESHOLD + 1 }, (_, i) => ({
-        eventId: `${a}-${i}`,
-        timestamp: Date.now(),
-        ip,
-        country: null,
-        region: null,
-        asn: null,
-        method: 'GET',
-        host: 'h',
-        path: '/',
-        route: null,
-        status: 200,
-        userId: null,
-        apiKeyHash: null,
-        headers: {},
-        edgeId: 'bench',
-        latencyMs: null,
-      }));
+      const events: RequestEvent[] = Array.from({ length: THRESHOLD + 1 }, (_, i) => requestEvent({ eventId: `${a}-${i}`, timestamp: Date.now(), ip, edgeId: 'bench' }));
       sent.set(`ip:${ip}`, performance.now());
       await producer.send({ topic: topicFullName(prefix, 'events'), acks: -1, messages: [{ key: eventPartitionKey(ip), value: codec.encode({ events }) }] });
       await new Promise((r) => setTimeout(r, GAP_MS));

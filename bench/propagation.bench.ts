@@ -13,7 +13,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { eventPartitionKey } from '@banstream/core';
 import { ensureTopics, parseBrokers, topicFullName, topicSpecs } from '@banstream/kafka';
-import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { loadSchemaCatalog, requestEvent, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { median, note, percentile, report, sig } from './lib.js';
 import { benchKafka, publishPolicies } from './aggregator/kafka.js';
 import { freePort, serviceNodeArgs, waitReady } from './aggregator/service.js';
@@ -27,24 +27,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:16379';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function event(ip: string, timestamp: number): RequestEvent {
-  return {
-    eventId: '',
-    timestamp,
-    ip,
-    country: 'FR',
-    region: null,
-    asn: null,
-    method: 'GET',
-    host: 'shop.example',
-    path: '/',
-    route: null,
-    status: 200,
-    userId: null,
-    apiKeyHash: null,
-    headers: {},
-    edgeId: 'bench',
-    latencyMs: null,
-  };
+  return requestEvent({ eventId: '', timestamp, ip, country: 'FR', edgeId: 'bench' });
 }
 
 async function denied(port: number, ip: string): Promise<boolean> {

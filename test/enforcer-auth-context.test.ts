@@ -1,35 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normaliseSubject } from '@banstream/core';
-import { SCHEMA_NAMES } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
+import { encodeBan, manualBan } from './support/bans.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { produceOrFail } from './support/kafka.js';
 import { describeProcess, exitWithin, freePort, spawnService, type RunningProcess } from './support/processes.js';
-import { catalog, publishPolicy, sumMetric } from './support/aggregator.js';
+import { publishPolicy, sumMetric } from './support/aggregator.js';
 
 const UNENFORCEABLE = 'banstream_enforcer_auth_unenforceable';
 
-/** A manual ban as the control API writes it. */
-const manualBan = (typed: string) => {
+/** A manual ban as the control API writes it, as a bans-topic message. */
+const banMessage = (typed: string) => {
   const subject = normaliseSubject(typed);
-  return {
-    key: subject,
-    value: catalog.codec(SCHEMA_NAMES.ban).encode({
-      banId: `ctx-${subject}`,
-      subject,
-      policyId: 'manual',
-      reason: 'test',
-      evidenceCount: 0,
-      windowSeconds: 0,
-      startedAt: Date.now(),
-      expiresAt: Date.now() + 600_000,
-      preview: false,
-      escalationLevel: 0,
-      origin: 'manual',
-      httpStatus: 403,
-      createdBy: 'tests',
-    }),
-  };
+  return { key: subject, value: encodeBan(manualBan(subject)) };
 };
 
 /**
@@ -70,7 +53,7 @@ describe('GET /v1/auth and the bans on country, ASN and route', () => {
 
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers, 3);
-    await produceOrFail(broker.producer, broker.topics.name('bans'), [manualBan('country:AU'), manualBan('asn:13335')]);
+    await produceOrFail(broker.producer, broker.topics.name('bans'), [banMessage('country:AU'), banMessage('asn:13335')]);
     await publishPolicy(broker.producer, broker.topics.name('policies'), {
       id: 'fr-logins',
       key: ['ip'],
@@ -111,7 +94,7 @@ describe('GET /v1/auth and the bans on country, ASN and route', () => {
   });
 
   it('reports a ban that arrives later on a scope it lacks, in its log and its gauge', async () => {
-    await produceOrFail(broker!.producer, broker!.topics.name('bans'), [manualBan('route:/users/:id')]);
+    await produceOrFail(broker!.producer, broker!.topics.name('bans'), [banMessage('route:/users/:id')]);
     await waitUntil(async () => sumMetric(await metrics(blind), UNENFORCEABLE, 'scope="route",kind="ban"') === 1, 'the route ban counted', 20_000, 50);
     expect(blind.proc.output()).toContain('GET /v1/auth cannot apply bans on route');
   });

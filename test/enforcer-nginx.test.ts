@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import type { Producer } from '@banstream/kafka';
 import { SCHEMA_NAMES } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
+import { encodeBan, manualBan } from './support/bans.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { produceOrFail } from './support/kafka.js';
-import { startExampleNginx } from './support/nginx.js';
-import { exitWithin, freePort, spawnService, type RunningProcess } from './support/processes.js';
+import { startNginxSidecar, type NginxSidecar } from './support/nginx.js';
 import { catalog, publishPolicy } from './support/aggregator.js';
 
 /** Users of the example's /account/ location (auth_basic). */
@@ -31,41 +29,30 @@ describe('enforcer behind nginx auth_request', () => {
   let producer: Producer;
   let topics: TestBroker['topics'];
   let broker: TestBroker | undefined;
-  let sidecar: RunningProcess;
-  let app: Server;
-  let nginx: ChildProcess;
+  let nginx: NginxSidecar | undefined;
   let site = '';
 
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers, 3);
     ({ producer, topics } = broker);
     await publishPolicy(producer, topics.name('policies'), { id: 'api-per-ip', key: ['ip'], threshold: { count: 10, interval: '1m' }, action: { type: 'throttle', status: 429 } });
-
-    const [enforcerPort, appPort, nginxPort] = await Promise.all([freePort(), freePort(), freePort()]);
-    sidecar = spawnService('enforcer', { KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: '3', HTTP_PORT: String(enforcerPort), LOG_LEVEL: 'warn' });
-    await waitUntil(async () => (await fetch(`http://127.0.0.1:${enforcerPort}/readyz`)).status === 200, `enforcer ready\n${sidecar.output()}`, 60_000, 50);
-    app = createServer((_req, res) => res.end('hello from the app'));
-    await new Promise<void>((r) => app.listen(appPort, '127.0.0.1', r));
-
-    nginx = startExampleNginx(
-      { nginx: nginxPort, enforcer: enforcerPort, app: appPort },
-      Object.entries(PASSWORDS)
+    nginx = await startNginxSidecar({
+      enforcerEnv: { KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: '3' },
+      app: (_req, res) => res.end('hello from the app'),
+      htpasswd: Object.entries(PASSWORDS)
         .map(([user, password]) => `${user}:${ssha(password)}\n`)
         .join(''),
-    ).child;
-    site = `http://127.0.0.1:${nginxPort}`;
-    await waitUntil(async () => (await fetch(`${site}/`)).status === 200, 'nginx to serve the app', 20_000, 50);
+    });
+    site = nginx.site;
   }, 120_000);
 
   afterAll(async () => {
-    nginx?.kill('SIGTERM');
-    app?.close();
-    if (sidecar) {
-      sidecar.child.kill('SIGTERM');
-      await exitWithin(sidecar, 15_000);
-    }
+    await nginx?.stop();
     await broker?.close();
   });
+
+  /** A ban for two minutes: Retry-After is checked below. */
+  const banOf = (subject: string) => encodeBan(manualBan(subject, { banId: `nginx-${subject}`, expiresAt: Date.now() + 120_000 }));
 
   it('lets a clean client through (the sidecar answers 204)', async () => {
     const res = await fetch(`${site}/products`);
@@ -74,22 +61,7 @@ describe('enforcer behind nginx auth_request', () => {
   });
 
   it('answers 403 with Retry-After for a banned client', async () => {
-    const ban = catalog.codec(SCHEMA_NAMES.ban).encode({
-      banId: 'nginx-ban',
-      subject: 'ip:127.0.0.1',
-      policyId: 'manual',
-      reason: 'test',
-      evidenceCount: 0,
-      windowSeconds: 0,
-      startedAt: Date.now(),
-      expiresAt: Date.now() + 120_000,
-      preview: false,
-      escalationLevel: 0,
-      origin: 'manual',
-      httpStatus: 403,
-      createdBy: 'tests',
-    });
-    await produceOrFail(producer, topics.name('bans'), [{ key: 'ip:127.0.0.1', value: ban }]);
+    await produceOrFail(producer, topics.name('bans'), [{ key: 'ip:127.0.0.1', value: banOf('ip:127.0.0.1') }]);
     const res = await waitUntil(
       async () => {
         const r = await fetch(`${site}/products`);
@@ -105,22 +77,6 @@ describe('enforcer behind nginx auth_request', () => {
     await waitUntil(async () => (await fetch(`${site}/products`)).status === 200, 'the ban lifted', 10_000, 20);
   });
 
-  const encodeBan = (subject: string) =>
-    catalog.codec(SCHEMA_NAMES.ban).encode({
-      banId: `nginx-${subject}`,
-      subject,
-      policyId: 'manual',
-      reason: 'test',
-      evidenceCount: 0,
-      windowSeconds: 0,
-      startedAt: Date.now(),
-      expiresAt: Date.now() + 120_000,
-      preview: false,
-      escalationLevel: 0,
-      origin: 'manual',
-      httpStatus: 403,
-      createdBy: 'tests',
-    });
   const encodeAllow = (entry: string) => catalog.codec(SCHEMA_NAMES.allowEntry).encode({ entry, reason: 'test', addedBy: 'tests', addedAt: Date.now(), expiresAt: null });
   const apiKeySubject = (key: string) => `apikey:${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
 
@@ -129,7 +85,7 @@ describe('enforcer behind nginx auth_request', () => {
       { key: 'user:vip', value: encodeAllow('user:vip') },
       { key: apiKeySubject('vip-key'), value: encodeAllow(apiKeySubject('vip-key')) },
     ]);
-    await produceOrFail(producer, topics.name('bans'), [{ key: 'ip:127.0.0.1', value: encodeBan('ip:127.0.0.1') }]);
+    await produceOrFail(producer, topics.name('bans'), [{ key: 'ip:127.0.0.1', value: banOf('ip:127.0.0.1') }]);
     await waitUntil(async () => (await fetch(`${site}/products`)).status === 403, 'the address ban', 10_000, 20);
     for (const path of ['/products', '/account/x']) {
       const res = await fetch(`${site}${path}`, { headers: { ...claiming('vip', 'vip-key'), authorization: basic('carol', PASSWORDS.carol) } });
@@ -141,8 +97,8 @@ describe('enforcer behind nginx auth_request', () => {
 
   it('refuses an authenticated user who is banned, and nobody else for claiming that user', async () => {
     await produceOrFail(producer, topics.name('bans'), [
-      { key: 'user:alice', value: encodeBan('user:alice') },
-      { key: apiKeySubject('banned-key'), value: encodeBan(apiKeySubject('banned-key')) },
+      { key: 'user:alice', value: banOf('user:alice') },
+      { key: apiKeySubject('banned-key'), value: banOf(apiKeySubject('banned-key')) },
     ]);
     await waitUntil(async () => (await fetch(`${site}/account/x`, { headers: { authorization: basic('alice', PASSWORDS.alice) } })).status === 403, 'the user ban', 10_000, 20);
     // Another user, or nobody, claiming alice and a banned key: not refused for them.

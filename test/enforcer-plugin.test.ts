@@ -6,6 +6,7 @@ import { banstreamPlugin, createEnforcer, type Enforcer } from '@banstream/enfor
 import { createMetricsRegistry } from '@banstream/platform';
 import { SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { captureLogger, testInfra, waitUntil } from './support/infra.js';
+import { encodeBan, manualBan } from './support/bans.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { produceOrFail } from './support/kafka.js';
 import { catalog, publishPolicy, TopicTail } from './support/aggregator.js';
@@ -65,21 +66,7 @@ describe('enforcer Fastify plugin', () => {
   });
 
   it('answers a banned client itself, before the handler, and still publishes the 403', async () => {
-    const ban = catalog.codec(SCHEMA_NAMES.ban).encode({
-      banId: 'plugin-ban',
-      subject: 'ip:203.0.113.71',
-      policyId: 'manual',
-      reason: 'test',
-      evidenceCount: 0,
-      windowSeconds: 0,
-      startedAt: Date.now(),
-      expiresAt: Date.now() + 60_000,
-      preview: false,
-      escalationLevel: 0,
-      origin: 'manual',
-      httpStatus: 403,
-      createdBy: 'tests',
-    });
+    const ban = encodeBan(manualBan('ip:203.0.113.71', { expiresAt: Date.now() + 60_000 }));
     await produceOrFail(producer, topics.name('bans'), [{ key: 'ip:203.0.113.71', value: ban }]);
     const res = await waitUntil(
       async () => {

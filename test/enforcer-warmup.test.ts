@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCHEMA_NAMES, type Ban } from '@banstream/schemas';
 import { testInfra } from './support/infra.js';
+import { encodeBan, manualBan } from './support/bans.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { produceOrFail } from './support/kafka.js';
 import { exitWithin, freePort, spawnService, type RunningProcess } from './support/processes.js';
-import { catalog, publishPolicy } from './support/aggregator.js';
+import { publishPolicy } from './support/aggregator.js';
 
 const BANS = 200_000;
 const BANNED = '203.0.113.99';
@@ -36,30 +36,14 @@ describe('a restarted sidecar never allows for lack of data', () => {
       action: { type: 'throttle', status: 429 },
       enforcement: { type: 'async', failureMode: 'closed' },
     });
-    const codec = catalog.codec(SCHEMA_NAMES.ban);
-    const now = Date.now();
-    const ban = (subject: string): Ban => ({
-      banId: `warm-${subject}`,
-      subject,
-      policyId: 'manual',
-      reason: 'warm-up test',
-      evidenceCount: 0,
-      windowSeconds: 0,
-      startedAt: now,
-      expiresAt: now + 3_600_000,
-      preview: false,
-      escalationLevel: 0,
-      origin: 'manual',
-      httpStatus: 403,
-      createdBy: 'tests',
-    });
+    const expiresAt = Date.now() + 3_600_000;
     const subjects = Array.from({ length: BANS - 1 }, (_, i) => `ip:10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`);
     subjects.push(`ip:${BANNED}`); // last: read last of its partition, so the window a restart leaves is widest
     for (let i = 0; i < subjects.length; i += 5_000) {
       await produceOrFail(
         broker.producer,
         broker.topics.name('bans'),
-        subjects.slice(i, i + 5_000).map((s) => ({ key: s, value: codec.encode(ban(s)) })),
+        subjects.slice(i, i + 5_000).map((s) => ({ key: s, value: encodeBan(manualBan(s, { expiresAt })) })),
       );
     }
   }, 180_000);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Producer } from '@banstream/kafka';
 import { SCHEMA_NAMES, type Ban } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
+import { encodeBan, manualBan } from './support/bans.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { produceOrFail } from './support/kafka.js';
 import { exitWithin, freePort, spawnService, type RunningProcess } from './support/processes.js';
@@ -44,23 +45,7 @@ describe('enforcer sidecar', () => {
     const res = await fetch(`${s.url}/v1/check`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ip, method: 'GET', host: 'shop.example', path }) });
     return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
   };
-  const ban = (subject: string, over: Partial<Ban> = {}): Ban => ({
-    banId: `b-${subject}`,
-    subject,
-    policyId: 'manual',
-    reason: 'test ban',
-    evidenceCount: 0,
-    windowSeconds: 0,
-    startedAt: Date.now(),
-    expiresAt: Date.now() + 600_000,
-    preview: false,
-    escalationLevel: 0,
-    origin: 'manual',
-    httpStatus: 403,
-    createdBy: 'tests',
-    ...over,
-  });
-  const publishBan = (b: Ban) => produceOrFail(producer, topics.name('bans'), [{ key: b.subject, value: catalog.codec(SCHEMA_NAMES.ban).encode(b) }]);
+  const publishBan = (b: Ban) => produceOrFail(producer, topics.name('bans'), [{ key: b.subject, value: encodeBan(b) }]);
 
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers, 3);
@@ -78,7 +63,7 @@ describe('enforcer sidecar', () => {
   it('enforces a ban at two instances and lifts it everywhere with its tombstone', async () => {
     const [a, b] = await Promise.all([startSidecar(), startSidecar()]);
     expect((await check(a!, '203.0.113.50')).body.allowed).toBe(true);
-    await publishBan(ban('ip:203.0.113.50'));
+    await publishBan(manualBan('ip:203.0.113.50'));
     for (const s of [a!, b!]) {
       const denied = await waitUntil(
         async () => {
@@ -105,8 +90,8 @@ describe('enforcer sidecar', () => {
     const s = sidecars[0]!;
     const allow = catalog.codec(SCHEMA_NAMES.allowEntry).encode({ entry: 'ip:198.51.100.20', reason: 'our probe', addedBy: 'tests', addedAt: Date.now(), expiresAt: null });
     await produceOrFail(producer, topics.name('allowlist'), [{ key: 'ip:198.51.100.20', value: allow }]);
-    await publishBan(ban('cidr:198.51.100.0/24'));
-    await publishBan(ban('ip:192.0.2.77', { expiresAt: Date.now() + 1500, banId: 'short' }));
+    await publishBan(manualBan('cidr:198.51.100.0/24'));
+    await publishBan(manualBan('ip:192.0.2.77', { expiresAt: Date.now() + 1500, banId: 'short' }));
     await waitUntil(async () => (await check(s, '198.51.100.99')).body.allowed === false, 'the prefix ban', 10_000, 20);
     expect((await check(s, '198.51.100.1')).body).toMatchObject({ allowed: false, source: 'ban' });
     expect((await check(s, '198.51.100.20')).body).toMatchObject({ allowed: true, source: 'allowlist' });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventPartitionKey } from '@banstream/core';
 import { topicFullName } from '@banstream/kafka';
-import { SCHEMA_NAMES, type Ban, type DlqRecord, type RequestEvent, type RequestEventBatch, type WindowCount } from '@banstream/schemas';
+import { requestEvent, SCHEMA_NAMES, type Ban, type DlqRecord, type RequestEvent, type RequestEventBatch, type WindowCount } from '@banstream/schemas';
 import { catalog, decodeBan, decodeCount, event, publishEvents, publishPolicy, startAggregator, stopAggregators, TopicTail, type Aggregator } from './support/aggregator.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { captureLogger, testInfra, uniqueName, waitUntil } from './support/infra.js';
@@ -161,30 +161,10 @@ describe('event time the sender cannot steer: the ingest gateway', () => {
     await admin.disconnect();
   });
 
-  const full = (e: Partial<RequestEvent>): RequestEvent => ({
-    eventId: '',
-    timestamp: 0,
-    ip: '',
-    country: null,
-    region: null,
-    asn: null,
-    method: 'GET',
-    host: '',
-    path: '/',
-    route: null,
-    status: 200,
-    userId: null,
-    apiKeyHash: null,
-    headers: {},
-    edgeId: '',
-    latencyMs: null,
-    ...e,
-  });
-
   it('answers 400 naming the event dated ahead, its field and how far ahead, in JSON and in Avro, and publishes none of the batch', async () => {
     const ip = '198.51.100.7';
     const json = [postedEvent(ip), postedEvent(ip, { timestamp: Date.now() + 55_000 })];
-    const avro = [full(postedEvent(ip)), full(postedEvent(ip, { timestamp: Date.now() + 3_600_000 }))];
+    const avro = [requestEvent(postedEvent(ip)), requestEvent(postedEvent(ip, { timestamp: Date.now() + 3_600_000 }))];
     const answers = [await gateway!.post(JSON.stringify(json), 'application/json', auth), await gateway!.post(batchCodec.encode({ events: avro }), 'application/avro', auth)];
     const bodies = await Promise.all(answers.map((a) => a.json() as Promise<{ code: string; status: number; detail: string; errors: { index: number; path: string; message: string }[] }>));
     expect(answers.map((a) => a.status)).toEqual([400, 400]);

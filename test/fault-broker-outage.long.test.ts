@@ -7,7 +7,7 @@ import { createMetricsRegistry } from '@banstream/platform';
 import { stackDown, stackSettings, stackUp, type StackSettings } from '../scripts/stack/index.mjs';
 import { captureLogger, waitUntil } from './support/infra.js';
 import { testKafka } from './support/kafka.js';
-import { freePort } from './support/processes.js';
+import { ownStackEnv } from './support/own-stack.js';
 import { NO_DROPS, startPipeline, type Pipeline } from './support/pipeline.js';
 import { catalog, TopicTail } from './support/aggregator.js';
 import { SCHEMA_NAMES } from '@banstream/schemas';
@@ -37,13 +37,7 @@ describe('fault: the broker stopped for 30 s', () => {
   });
 
   it('buffers at the edges, enforces from cache, then delivers and counts everything and resumes the feeds by itself', async () => {
-    settings = stackSettings({
-      BANSTREAM_STACK_DIR: dir,
-      BANSTREAM_KAFKA_PORT: String(await freePort()),
-      BANSTREAM_KAFKA_CONTROLLER_PORT: String(await freePort()),
-      BANSTREAM_REDIS_PORT: String(await freePort()),
-      BANSTREAM_KAFKA_HEAP: '512m',
-    });
+    settings = stackSettings(await ownStackEnv(dir));
     const { KAFKA_BROKERS } = await stackUp(settings, () => undefined);
     pipeline = await startPipeline(KAFKA_BROKERS, 3);
     const p = pipeline;

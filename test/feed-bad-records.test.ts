@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCHEMA_NAMES, type Ban, type DlqRecord } from '@banstream/schemas';
+import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
+import { encodeBan, manualBan } from './support/bans.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { produceOrFail } from './support/kafka.js';
 import { describeProcess, exitWithin, freePort, spawnService, type RunningProcess } from './support/processes.js';
@@ -63,24 +64,10 @@ describe('compacted feeds: a record that cannot be applied', () => {
     const dlq = await new TopicTail<DlqRecord>(kafka, topics.name('dlq'), (b) => catalog.codec(SCHEMA_NAMES.dlqRecord).decode(b)).start();
     try {
       const garbage = Buffer.from('garbage, not a Ban');
-      const ban: Ban = {
-        banId: 'after-garbage',
-        subject: 'ip:203.0.113.51',
-        policyId: 'manual',
-        reason: 'test ban',
-        evidenceCount: 0,
-        windowSeconds: 0,
-        startedAt: Date.now(),
-        expiresAt: Date.now() + 600_000,
-        preview: false,
-        escalationLevel: 0,
-        origin: 'manual',
-        httpStatus: 403,
-        createdBy: 'tests',
-      };
+      const ban = manualBan('ip:203.0.113.51');
       // Same key, so same partition: the ban is the record right after the garbage.
       await produceOrFail(producer, topics.name('bans'), [{ key: ban.subject, value: garbage }]);
-      await produceOrFail(producer, topics.name('bans'), [{ key: ban.subject, value: catalog.codec(SCHEMA_NAMES.ban).encode(ban) }]);
+      await produceOrFail(producer, topics.name('bans'), [{ key: ban.subject, value: encodeBan(ban) }]);
 
       for (const s of readers) {
         await waitUntil(async () => (await allowed(s, '203.0.113.51')) === false, 'the ban after the garbage applied', 15_000, 50);

@@ -9,7 +9,7 @@ import { catalog, TopicTail } from './support/aggregator.js';
 import { captureLogger, waitUntil } from './support/infra.js';
 import { postedEvent, startGateway, type Gateway } from './support/ingest.js';
 import { testKafka } from './support/kafka.js';
-import { freePort } from './support/processes.js';
+import { ownStackEnv } from './support/own-stack.js';
 
 const BATCH = 50;
 const BUFFER_BYTES = 128 * 1024;
@@ -37,13 +37,7 @@ describe('the ingest gateway through a Kafka outage', () => {
   });
 
   it('answers 503 with Retry-After once its buffer is full, recovers by itself, and delivers every event it answered 202 for', async () => {
-    settings = stackSettings({
-      BANSTREAM_STACK_DIR: dir,
-      BANSTREAM_KAFKA_PORT: String(await freePort()),
-      BANSTREAM_KAFKA_CONTROLLER_PORT: String(await freePort()),
-      BANSTREAM_REDIS_PORT: String(await freePort()),
-      BANSTREAM_KAFKA_HEAP: '512m',
-    });
+    settings = stackSettings(await ownStackEnv(dir));
     const { KAFKA_BROKERS } = await stackUp(settings, () => undefined);
     const prefix = 'outage.';
     gateway = await startGateway({

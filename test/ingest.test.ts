@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventPartitionKey } from '@banstream/core';
 import { topicFullName } from '@banstream/kafka';
-import { SCHEMA_NAMES, type RequestEvent, type RequestEventBatch } from '@banstream/schemas';
+import { requestEvent, SCHEMA_NAMES, type RequestEventBatch } from '@banstream/schemas';
 import { catalog, TopicTail } from './support/aggregator.js';
 import { captureLogger, testInfra, uniqueName, waitUntil } from './support/infra.js';
 import { GEO_DB, kafkaPartition, murmur2, postedEvent, startGateway, type Gateway } from './support/ingest.js';
@@ -12,26 +12,6 @@ const PARTITIONS = 6;
 const TOKEN = 'edge-token-for-tests-0123456789';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const batchCodec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
-const full = (e: Partial<RequestEvent>): RequestEvent => ({
-  eventId: '',
-  timestamp: 0,
-  ip: '',
-  country: null,
-  region: null,
-  asn: null,
-  method: 'GET',
-  host: '',
-  path: '/',
-  route: null,
-  status: 200,
-  userId: null,
-  apiKeyHash: null,
-  headers: {},
-  edgeId: '',
-  latencyMs: null,
-  ...e,
-});
-
 // The gateway as a real process against the shared broker, on topics of its own.
 describe('the ingest gateway', () => {
   const prefix = `${uniqueName('ingest')}.`;
@@ -75,7 +55,7 @@ describe('the ingest gateway', () => {
       postedEvent('2A01:0E0A:0000::FFFF'),
       postedEvent('193.51.100.1', { country: 'de', region: 'DE-BE' }), // a CDN-supplied country is kept
     ];
-    const avro = [full(postedEvent('1.1.1.1')), full(postedEvent('::ffff:8.8.4.4'))];
+    const avro = [requestEvent(postedEvent('1.1.1.1')), requestEvent(postedEvent('::ffff:8.8.4.4'))];
     const jsonRes = await gateway.post(JSON.stringify(json), 'application/json', AUTH);
     expect([jsonRes.status, await jsonRes.json()]).toEqual([202, { accepted: 6 }]);
     const avroRes = await gateway.post(batchCodec.encode({ events: avro }), 'application/avro', AUTH);

@@ -1,15 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChildProcess } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { canonicalSubject } from '@banstream/core';
-import { SCHEMA_NAMES } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
+import { encodeBan, manualBan } from './support/bans.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { produceOrFail } from './support/kafka.js';
-import { startExampleNginx } from './support/nginx.js';
-import { exitWithin, freePort, spawnService, type RunningProcess } from './support/processes.js';
-import { catalog } from './support/aggregator.js';
+import { startNginxSidecar, type NginxSidecar } from './support/nginx.js';
 
 /**
  * nginx hands the sidecar the request target as the client wrote it (`X-Original-URI
@@ -21,48 +17,25 @@ import { catalog } from './support/aggregator.js';
 describe('a path ban behind nginx, whatever the spelling', () => {
   const { kafkaBrokers, redisUrl } = testInfra();
   let broker: TestBroker | undefined;
-  let sidecar: RunningProcess;
-  let app: Server;
-  let nginx: ChildProcess;
+  let nginx: NginxSidecar | undefined;
   let nginxPort = 0;
   /** What the application was asked for, as nginx passed it on. */
   const served: string[] = [];
 
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers, 3);
-    const [enforcerPort, appPort, port] = await Promise.all([freePort(), freePort(), freePort()]);
-    nginxPort = port;
-    sidecar = spawnService('enforcer', {
-      KAFKA_BROKERS: kafkaBrokers,
-      REDIS_URL: redisUrl,
-      TOPIC_PREFIX: broker.topics.prefix,
-      TOPIC_PARTITIONS: '3',
-      HTTP_PORT: String(enforcerPort),
-      LOG_LEVEL: 'warn',
+    nginx = await startNginxSidecar({
+      enforcerEnv: { KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, TOPIC_PREFIX: broker.topics.prefix, TOPIC_PARTITIONS: '3' },
+      app: (req, res) => {
+        served.push(req.url ?? '');
+        res.end('the application');
+      },
     });
-    await waitUntil(
-      async () => (await fetch(`http://127.0.0.1:${enforcerPort}/readyz`)).status === 200,
-      () => `enforcer ready\n${sidecar.output()}`,
-      60_000,
-      50,
-    );
-    app = createServer((req, res) => {
-      served.push(req.url ?? '');
-      res.end('the application');
-    });
-    await new Promise<void>((r) => app.listen(appPort, '127.0.0.1', r));
-
-    nginx = startExampleNginx({ nginx: nginxPort, enforcer: enforcerPort, app: appPort }).child;
-    await waitUntil(async () => (await send('/')) === 200, 'nginx to serve the application', 20_000, 50);
+    nginxPort = nginx.nginxPort;
   }, 120_000);
 
   afterAll(async () => {
-    nginx?.kill('SIGTERM');
-    app?.close();
-    if (sidecar) {
-      sidecar.child.kill('SIGTERM');
-      await exitWithin(sidecar, 15_000);
-    }
+    await nginx?.stop();
     await broker?.close();
   });
 
@@ -83,21 +56,7 @@ describe('a path ban behind nginx, whatever the spelling', () => {
 
   it('refuses every spelling of a banned path that nginx serves as it, and lets other paths through', async () => {
     const subject = canonicalSubject('path:/admin');
-    const ban = catalog.codec(SCHEMA_NAMES.ban).encode({
-      banId: 'path-admin',
-      subject,
-      policyId: 'manual',
-      reason: 'test',
-      evidenceCount: 0,
-      windowSeconds: 0,
-      startedAt: Date.now(),
-      expiresAt: Date.now() + 120_000,
-      preview: false,
-      escalationLevel: 0,
-      origin: 'manual',
-      httpStatus: 403,
-      createdBy: 'tests',
-    });
+    const ban = encodeBan(manualBan(subject));
     await produceOrFail(broker!.producer, broker!.topics.name('bans'), [{ key: subject, value: ban }]);
     await waitUntil(async () => (await send('/admin')) === 403, 'the ban on /admin applied', 10_000, 20);
     served.length = 0;

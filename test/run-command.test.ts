@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stackDown, stackSettings, stackStatus } from '../scripts/stack/index.mjs';
 import { waitUntil } from './support/infra.js';
+import { ownStackEnv } from './support/own-stack.js';
 import { REPO_ROOT, exitWithin, freePort, isAlive, type RunningProcess } from './support/processes.js';
 
 // The README's run command on a stack of its own (own folder and ports), so that
@@ -24,11 +25,7 @@ describe('npm start (scripts/run.mjs)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'banstream-run-'));
     dirs.push(dir);
     const env = {
-      BANSTREAM_STACK_DIR: dir,
-      BANSTREAM_KAFKA_PORT: String(await freePort()),
-      BANSTREAM_KAFKA_CONTROLLER_PORT: String(await freePort()),
-      BANSTREAM_REDIS_PORT: String(await freePort()),
-      BANSTREAM_KAFKA_HEAP: '512m',
+      ...(await ownStackEnv(dir)),
       BANSTREAM_INGEST_PORT: String(await freePort()),
       BANSTREAM_AGGREGATOR_PORT: String(await freePort()),
       BANSTREAM_ENFORCER_PORT: String(await freePort()),

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { isBanstreamError } from '@banstream/core';
 import { stackDown, stackSettings, stackStatus, stackUp, type StackSettings } from '../scripts/stack/index.mjs';
 import { captureLogger } from './support/infra.js';
-import { freePort, isAlive } from './support/processes.js';
+import { ownStackEnv } from './support/own-stack.js';
+import { isAlive } from './support/processes.js';
 import { PRODUCE_DEADLINE_MS, createTestTopic, produceOrFail, testKafka } from './support/kafka.js';
 
 const pidOf = (status: string) => Number(/pid (\d+)/.exec(status)?.[1]);
@@ -22,14 +23,7 @@ describe('the local stack', () => {
   });
 
   it('starts idempotently, fails a producing test fast when the broker dies, and leaves no process after down', async () => {
-    const kafkaPort = await freePort();
-    settings = stackSettings({
-      BANSTREAM_STACK_DIR: dir,
-      BANSTREAM_KAFKA_PORT: String(kafkaPort),
-      BANSTREAM_KAFKA_CONTROLLER_PORT: String(await freePort()),
-      BANSTREAM_REDIS_PORT: String(await freePort()),
-      BANSTREAM_KAFKA_HEAP: '512m',
-    });
+    settings = stackSettings(await ownStackEnv(dir));
     const lines: string[] = [];
     const first = await stackUp(settings, (l) => lines.push(l));
     const pids = stackStatus(settings);

@@ -8,6 +8,7 @@ import { createLogger, createMetricsRegistry } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { createEnforcer } from '../../services/enforcer/dist/index.js';
 import { median, note, percentile } from '../lib.js';
+import { manualBan } from '../../test/support/bans.js';
 
 const BANS = 100;
 const GAP_MS = 50;
@@ -31,22 +32,7 @@ export async function measureFeedLag(kafka: Kafka, prefix: string): Promise<Feed
     note(`feed lag: ${BANS} bans, ${GAP_MS} ms apart`);
     for (let i = 0; i < BANS; i++) {
       const ip = `198.18.${i >> 8}.${i & 255}`;
-      const now = Date.now();
-      const value = codec.encode({
-        banId: `lag-${i}`,
-        subject: `ip:${ip}`,
-        policyId: 'manual',
-        reason: 'bench',
-        evidenceCount: 0,
-        windowSeconds: 0,
-        startedAt: now,
-        expiresAt: now + 600_000,
-        preview: false,
-        escalationLevel: 0,
-        origin: 'manual',
-        httpStatus: 403,
-        createdBy: 'bench',
-      });
+      const value = codec.encode(manualBan(`ip:${ip}`, { banId: `lag-${i}`, reason: 'bench', createdBy: 'bench' }));
       const sent = performance.now();
       await producer.send({ topic: topicFullName(prefix, 'bans'), acks: -1, messages: [{ key: `ip:${ip}`, value }] });
       while ((await enforcer.check({ ip, method: 'GET', host: 'h', path: '/' })).allowed) {

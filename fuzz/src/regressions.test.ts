@@ -1,5 +1,5 @@
 import { isBanstreamError } from '@banstream/core';
-import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { loadSchemaCatalog, requestEvent, SCHEMA_NAMES } from '@banstream/schemas';
 import { describe, expect, it } from 'vitest';
 import { countedEventsDecoder } from '../../packages/engine/dist/counted-event.js';
 import { countedEventsReader } from '../../packages/engine/dist/counted-event-reader.js';
@@ -16,24 +16,7 @@ const catalog = loadSchemaCatalog();
 const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
 const EVENTS = SCHEMA_NAMES.requestEventBatch;
 
-const event: RequestEvent = {
-  eventId: 'e1',
-  timestamp: 1_764_000_000_000,
-  ip: '203.0.113.7',
-  country: 'FR',
-  region: null,
-  asn: null,
-  method: 'GET',
-  host: 'a.example',
-  path: '/',
-  route: null,
-  status: 200,
-  userId: null,
-  apiKeyHash: null,
-  headers: { 'user-agent': 'curl/8.0' },
-  edgeId: 'edge-1',
-  latencyMs: null,
-};
+const event = requestEvent({ timestamp: 1_764_000_000_000, country: 'FR', host: 'a.example', headers: { 'user-agent': 'curl/8.0' } });
 const valid = codec.encode({ events: [event] });
 /** The headers map: its count (1), then the key 'user-agent'. */
 const headersAt = valid.indexOf(Buffer.from([2, 20, ...Buffer.from('user-agent')]));

@@ -22,4 +22,5 @@ export { DEFAULT_SCHEMA_DIR, loadSchemaCatalog, readSchemaSources } from './cata
 export { checkCompatibility, findCompatibilityProblems } from './compatibility.js';
 export type { Compatibility, CompatibilityProblem } from './compatibility.js';
 export * from './types.js';
+export { requestEvent } from './request-event.js';
 export { allowlistEntry } from './allow-entry.js';

@@ -1,6 +1,6 @@
 import { ensureTopics, topicFullName, topicSpecs, type Admin, type Consumer, type Kafka, type Producer, type TopicName } from '@banstream/kafka';
 import { eventPartitionKey, tryParseIp } from '@banstream/core';
-import { loadSchemaCatalog, SCHEMA_NAMES, type Ban, type RequestEvent, type WindowCount } from '@banstream/schemas';
+import { loadSchemaCatalog, requestEvent, SCHEMA_NAMES, type Ban, type RequestEvent, type WindowCount } from '@banstream/schemas';
 import { captureLogger, uniqueName, waitUntil } from './infra.js';
 import { produceOrFail, testKafka } from './kafka.js';
 import { describeProcess, exitWithin, freePort, spawnService, type RunningProcess } from './processes.js';
@@ -70,25 +70,7 @@ export async function stopAggregators(running: readonly Aggregator[], ms: number
 
 let sequence = 0;
 export function event(ip: string, timestamp: number, extra: Partial<RequestEvent> = {}): RequestEvent {
-  return {
-    eventId: `e${++sequence}`,
-    timestamp,
-    ip,
-    country: null,
-    region: null,
-    asn: null,
-    method: 'GET',
-    host: 'shop.example',
-    path: '/',
-    route: null,
-    status: 200,
-    userId: null,
-    apiKeyHash: null,
-    headers: {},
-    edgeId: 'test-edge',
-    latencyMs: null,
-    ...extra,
-  };
+  return requestEvent({ eventId: `e${++sequence}`, timestamp, ip, ...extra });
 }
 
 /** Publishes events as edges do: batch records keyed by the client network. */

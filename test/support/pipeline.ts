@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Admin } from '@banstream/kafka';
 import { createEdgePublisher, DROP_REASONS, type BufferStats, type EdgePublisher, type EdgePublisherOptions } from '@banstream/edge';
-import { SCHEMA_NAMES, type Ban, type WindowCount } from '@banstream/schemas';
+import type { Ban, WindowCount } from '@banstream/schemas';
 import { captureLogger, uniqueName, waitUntil } from './infra.js';
 import { connectTestBroker, type TestBroker } from './broker.js';
 import { produceOrFail } from './kafka.js';
-import { catalog, decodeBan, decodeCount, event, publishPolicy, startAggregator, TopicTail, type Aggregator } from './aggregator.js';
+import { encodeBan, manualBan } from './bans.js';
+import { decodeBan, decodeCount, event, publishPolicy, startAggregator, TopicTail, type Aggregator } from './aggregator.js';
 import { describeProcess, exitWithin, freePort, spawnService, type RunningProcess } from './processes.js';
 
 /**
@@ -98,23 +99,9 @@ export async function startPipeline(brokers: string, partitions = 3): Promise<Pi
     },
     policy: (spec) => publishPolicy(producer, topics.name('policies'), spec),
     async ban(subject, ttlMs = 600_000) {
-      const now = Date.now();
-      const ban: Ban = {
-        banId: `manual-${randomUUID()}`,
-        subject,
-        policyId: 'manual',
-        reason: 'fault test',
-        evidenceCount: 0,
-        windowSeconds: 0,
-        startedAt: now,
-        expiresAt: now + ttlMs,
-        preview: false,
-        escalationLevel: 0,
-        origin: 'manual',
-        httpStatus: 403,
-        createdBy: 'tests',
-      };
-      await produceOrFail(producer, topics.name('bans'), [{ key: subject, value: catalog.codec(SCHEMA_NAMES.ban).encode(ban) }]);
+      // An id of its own: the same subject may be banned again.
+      const ban = manualBan(subject, { banId: `manual-${randomUUID()}`, expiresAt: Date.now() + ttlMs });
+      await produceOrFail(producer, topics.name('bans'), [{ key: subject, value: encodeBan(ban) }]);
       return ban;
     },
     async watch() {

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { Writable } from 'node:stream';
 import { eventPartitionKey } from '@banstream/core';
 import { createLogger } from '@banstream/platform';
-import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { loadSchemaCatalog, requestEvent, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { DROP_REASONS, type BufferStats } from './engine/event-buffer.js';
 import { createEdgePublisher, type EdgePublisher } from './publisher.js';
 import type { KeyedRecord, RecordSink } from './sink.js';
@@ -54,25 +54,7 @@ function logCapture() {
 
 let seq = 0;
 function event(ip: string, extra: Partial<RequestEvent> = {}): RequestEvent {
-  return {
-    eventId: `e${++seq}`,
-    timestamp: 1_700_000_000_000,
-    ip,
-    country: null,
-    region: null,
-    asn: null,
-    method: 'GET',
-    host: 'shop.example',
-    path: '/',
-    route: null,
-    status: 200,
-    userId: null,
-    apiKeyHash: null,
-    headers: {},
-    edgeId: 'edge-1',
-    latencyMs: null,
-    ...extra,
-  };
+  return requestEvent({ eventId: `e${++seq}`, ip, ...extra });
 }
 
 function publisherWith(sink: FakeSink, options: Partial<EdgePublisherOptions> = {}) {

@@ -1,27 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { RequestEvent } from '@banstream/schemas';
+import { requestEvent, type RequestEvent } from '@banstream/schemas';
 import { checkEvent } from './event-check.js';
 
 const NOW = 1_800_000_000_000;
-const event = (over: Partial<RequestEvent>): RequestEvent => ({
-  eventId: 'e',
-  timestamp: NOW,
-  ip: '::ffff:192.0.2.1',
-  country: null,
-  region: null,
-  asn: null,
-  method: 'GET',
-  host: 'h',
-  path: '/',
-  route: null,
-  status: 200,
-  userId: null,
-  apiKeyHash: null,
-  headers: {},
-  edgeId: 'edge',
-  latencyMs: null,
-  ...over,
-});
+const event = (over: Partial<RequestEvent>): RequestEvent => requestEvent({ timestamp: NOW, ip: '::ffff:192.0.2.1', ...over });
 
 describe('checkEvent', () => {
   it('accepts a good event with normalised attributes', () => {

@@ -1,29 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { loadSchemaCatalog, requestEvent, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { eventsAlone, type EventsAloneCodecs } from './events-alone.js';
 
 const catalog = loadSchemaCatalog();
 const batchCodec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
 const eventCodec = catalog.codec(SCHEMA_NAMES.requestEvent);
 
-const event = (i: number): RequestEvent => ({
-  eventId: `e${i}`,
-  timestamp: 1_800_000_000_000 + i,
-  ip: '192.0.2.1',
-  country: null,
-  region: null,
-  asn: null,
-  method: 'GET',
-  host: 'h',
-  path: `/${i}`,
-  route: null,
-  status: 200,
-  userId: `user-${i}`,
-  apiKeyHash: null,
-  headers: { 'user-agent': 'x' },
-  edgeId: 'edge',
-  latencyMs: null,
-});
+const event = (i: number): RequestEvent => requestEvent({ eventId: `e${i}`, timestamp: 1_800_000_000_000 + i, ip: '192.0.2.1', path: `/${i}`, userId: `user-${i}`, headers: { 'user-agent': 'x' } });
 
 /** The real codecs, counting full decodes of a record. */
 function counting(): EventsAloneCodecs & { decodes: number } {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { Allowlist, attributesFromRequest, canonicalSubject, PolicyBook, resolveVerdict } from '@banstream/core';
-import type { Ban, PolicyRecord } from '@banstream/schemas';
+import type { PolicyRecord } from '@banstream/schemas';
+import { manualBan } from '../../../test/support/bans.js';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
 import { decideLocally, type LocalState } from './decide.js';
@@ -18,24 +19,6 @@ import { banstreamPlugin } from './plugin.js';
  * normalisePath) never counts such requests either.
  */
 const NOW = Date.now();
-
-function manualBan(subject: string): Ban {
-  return {
-    banId: `manual-${subject}`,
-    subject,
-    policyId: 'manual',
-    reason: 'by hand',
-    evidenceCount: 0,
-    windowSeconds: 0,
-    startedAt: 0,
-    expiresAt: NOW + 3_600_000,
-    preview: false,
-    escalationLevel: 0,
-    origin: 'manual',
-    httpStatus: 403,
-    createdBy: 'ops',
-  };
-}
 
 function policyRecord(id: string, definition: Record<string, unknown>): PolicyRecord {
   return { id, version: 1, description: 'd', owner: 'o', mode: 'enforce', enabled: true, definition: JSON.stringify(definition), updatedBy: 't', updatedAt: 0 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Allowlist, attributesFromRequest, canonicalAllowEntry, canonicalSubject, compileKey, PolicyBook, resolveVerdict, type SubjectFn } from '@banstream/core';
-import type { Ban } from '@banstream/schemas';
+import { manualBan } from '../../../test/support/bans.js';
 import { ALLOWLIST_KINDS, subjectCases, type Carrier } from '../../../test/support/subjects.js';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
@@ -11,24 +11,6 @@ const NOW = 1_000_000;
 const RUNS = 3_000;
 /** Thousands of runs take seconds on a busy machine: more than vitest's default 5 s. */
 const TIMEOUT_MS = 60_000;
-
-function manualBan(subject: string): Ban {
-  return {
-    banId: `manual-${subject}`,
-    subject,
-    policyId: 'manual',
-    reason: 'by hand',
-    evidenceCount: 0,
-    windowSeconds: 0,
-    startedAt: 0,
-    expiresAt: NOW + 60_000,
-    preview: false,
-    escalationLevel: 0,
-    origin: 'manual',
-    httpStatus: 403,
-    createdBy: 'ops',
-  };
-}
 
 const fresh = (): LocalState => ({ bans: new BanCache(), counts: new CountCache(), allowlist: new Allowlist(), policies: new PolicyBook() });
 const decide = (state: LocalState, c: Carrier) => {
@@ -50,7 +32,7 @@ describe('every subject the control API accepts is enforced', () => {
         fc.property(subjectCases(options), (c) => {
           const state = fresh();
           const subject = canonicalSubject(c.typed);
-          state.bans.observe(subject, manualBan(subject));
+          state.bans.observe(subject, manualBan(subject, { startedAt: 0, expiresAt: NOW + 60_000 }));
           const denied = decide(state, c.carrier);
           expect(denied, `${c.kind} ${JSON.stringify(c.typed)} → ${subject}`).toMatchObject({ allowed: false, source: 'ban', policyId: 'manual' });
           if (c.other) expect(decide(state, c.other).allowed).toBe(true);
@@ -72,7 +54,7 @@ describe('every subject the control API accepts is enforced', () => {
           }
           const state = fresh();
           const subject = canonicalSubject(c.typed);
-          state.bans.observe(subject, manualBan(subject));
+          state.bans.observe(subject, manualBan(subject, { startedAt: 0, expiresAt: NOW + 60_000 }));
           state.allowlist.add({ entry: canonicalAllowEntry(c.typed), reason: 'ours' });
           expect(decide(state, c.carrier), `${c.kind} ${JSON.stringify(c.typed)}`).toMatchObject({ allowed: true, source: 'allowlist' });
           if (c.other && c.kind !== 'user' && c.kind !== 'apikey') expect(decide(state, c.other).source).not.toBe('allowlist');

@@ -1,31 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import avro from 'avsc';
 import fc from 'fast-check';
-import { AvroCursor, loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { AvroCursor, loadSchemaCatalog, requestEvent, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { avroLong, concatBatch, encodedTimestamp } from './encoded.js';
 
 const catalog = loadSchemaCatalog();
 const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
 const eventType = catalog.latest(SCHEMA_NAMES.requestEvent).type;
 
-const event = (i: number): RequestEvent => ({
-  eventId: `e${i}`,
-  timestamp: 1_700_000_000_000 + i,
-  ip: `192.0.2.${i % 256}`,
-  country: i % 2 ? 'FR' : null,
-  region: null,
-  asn: i,
-  method: 'GET',
-  host: 'h.example',
-  path: `/p/${i}`,
-  route: null,
-  status: 200,
-  userId: null,
-  apiKeyHash: null,
-  headers: { 'user-agent': `ua ${i}` },
-  edgeId: 'edge',
-  latencyMs: i / 3,
-});
+/** Fields of varying widths and nulls, so the batches cover many encodings. */
+const event = (i: number): RequestEvent =>
+  requestEvent({
+    eventId: `e${i}`,
+    timestamp: 1_700_000_000_000 + i,
+    ip: `192.0.2.${i % 256}`,
+    country: i % 2 ? 'FR' : null,
+    asn: i,
+    path: `/p/${i}`,
+    headers: { 'user-agent': `ua ${i}` },
+    latencyMs: i / 3,
+  });
 
 describe('concatBatch', () => {
   it('writes byte for byte what avsc writes for the whole batch, at every count width', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { eventPartitionKey, formatIpv4, normalisePath } from '@banstream/core';
 import { isEncoded, type BufferedEvent } from '@banstream/edge';
-import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { loadSchemaCatalog, requestEvent, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import type { GeoLookup } from '../geo/enrich.js';
 import { scanBatch } from './avro-scan.js';
 import { EVENT_RULES } from './event-rules.js';
@@ -21,24 +21,7 @@ const asObject = (e: BufferedEvent): RequestEvent => (isEncoded(e) ? (eventType.
 const TIME = { nowMs: 2 ** 52, maxFutureMs: 2 };
 const LATEST = TIME.nowMs + TIME.maxFutureMs;
 
-const canonical: RequestEvent = {
-  eventId: 'e1',
-  timestamp: 1_700_000_000_000,
-  ip: '203.0.113.7',
-  country: null,
-  region: null,
-  asn: null,
-  method: 'GET',
-  host: 'shop.example',
-  path: '/cart',
-  route: null,
-  status: 200,
-  userId: null,
-  apiKeyHash: null,
-  headers: { 'user-agent': 'curl/8' },
-  edgeId: 'edge-1',
-  latencyMs: null,
-};
+const canonical = requestEvent({ ip: '203.0.113.7', path: '/cart', headers: { 'user-agent': 'curl/8' } });
 
 /** Values at and around every rule, in normal form or not, valid or not. */
 const tricky: { [K in keyof RequestEvent]: RequestEvent[K][] } = {

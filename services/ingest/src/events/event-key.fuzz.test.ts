@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { canonicalIpv4, eventPartitionKey, formatIp, parseSubject, tryParseIp } from '@banstream/core';
 import { isEncoded, type BufferedEvent } from '@banstream/edge';
-import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { loadSchemaCatalog, requestEvent, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { eventKey } from './event-key.js';
 import { EVENT_RULES } from './event-rules.js';
 import { prepareAvro, prepareJson } from './prepare.js';
@@ -22,24 +22,7 @@ const TIME = { nowMs: 2 ** 52, maxFutureMs: 2 };
 const prep = { validator, batchCodec: codec, eventType, geo: undefined, time: TIME };
 const asObject = (e: BufferedEvent): RequestEvent => (isEncoded(e) ? (eventType.fromBuffer(Buffer.from(e.body)) as RequestEvent) : e);
 
-const base: RequestEvent = {
-  eventId: 'e1',
-  timestamp: 1_700_000_000_000,
-  ip: '203.0.113.7',
-  country: 'NZ',
-  region: null,
-  asn: null,
-  method: 'GET',
-  host: 'shop.example',
-  path: '/cart',
-  route: null,
-  status: 200,
-  userId: null,
-  apiKeyHash: null,
-  headers: {},
-  edgeId: 'edge-1',
-  latencyMs: null,
-};
+const base = requestEvent({ country: 'NZ', path: '/cart' });
 
 const hex = (n: number, pad: boolean, upper: boolean) => {
   const t = pad ? n.toString(16).padStart(4, '0') : n.toString(16);

@@ -1,28 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { loadSchemaCatalog, requestEvent, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { EventEncoder } from './prepare.js';
 
 const type = loadSchemaCatalog().latest(SCHEMA_NAMES.requestEvent).type;
 
 function event(i: number, pathLength = 10): RequestEvent {
-  return {
-    eventId: `e-${i}`,
-    timestamp: 1_700_000_000_000 + i,
-    ip: `192.0.2.${i % 256}`,
-    country: 'DE',
-    region: null,
-    asn: null,
-    method: 'GET',
-    host: 'shop.example',
-    path: `/${'p'.repeat(pathLength)}`,
-    route: null,
-    status: 200,
-    userId: null,
-    apiKeyHash: null,
-    headers: { 'user-agent': 'test' },
-    edgeId: 'edge-1',
-    latencyMs: null,
-  };
+  return requestEvent({ eventId: `e-${i}`, timestamp: 1_700_000_000_000 + i, ip: `192.0.2.${i % 256}`, country: 'DE', path: `/${'p'.repeat(pathLength)}`, headers: { 'user-agent': 'test' } });
 }
 
 describe('EventEncoder', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
-import type { RequestEvent } from '@banstream/schemas';
+import { requestEvent, type RequestEvent } from '@banstream/schemas';
 import { enrichGeo } from './enrich.js';
 import maxmind from 'maxmind';
 import { formatIpv4 } from '@banstream/core';
@@ -9,25 +9,7 @@ import { openGeoDatabase, toGeoInfo } from './mmdb.js';
 // A CC0 country database shipped in an npm package (data from the RIRs' WHOIS, via NRO).
 const DB = createRequire(import.meta.url).resolve('@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb');
 
-const event = (ip: string, extra: Partial<RequestEvent> = {}): RequestEvent => ({
-  eventId: 'e',
-  timestamp: 1,
-  ip,
-  country: null,
-  region: null,
-  asn: null,
-  method: 'GET',
-  host: 'h',
-  path: '/',
-  route: null,
-  status: 200,
-  userId: null,
-  apiKeyHash: null,
-  headers: {},
-  edgeId: 'edge',
-  latencyMs: null,
-  ...extra,
-});
+const event = (ip: string, extra: Partial<RequestEvent> = {}): RequestEvent => requestEvent({ ip, ...extra });
 
 describe('geography enrichment', () => {
   it('fills the country from the MMDB database, for IPv4 and IPv6', async () => {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { formatIpv4 } from '@banstream/core';
 import { isEncoded, type BufferedEvent } from '@banstream/edge';
 import { createHttpServer, createLogger, createMetricsRegistry } from '@banstream/platform';
-import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { loadSchemaCatalog, requestEvent, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { EVENT_RULES } from '../events/event-rules.js';
 import { EventValidator } from '../events/validate.js';
 import { ingestMetrics } from '../metrics.js';
@@ -16,7 +16,6 @@ const TOKEN = 'edge-token-0123456789abcdef';
 /** The gateway's clock in these tests. */
 const NOW = 1_700_000_060_000;
 const event = { eventId: 'e1', timestamp: 1_700_000_000_000, ip: '203.0.113.7', method: 'GET', host: 'shop.example', path: '/', status: 200, edgeId: 'edge-1' };
-const full = (e: typeof event): RequestEvent => ({ country: null, region: null, asn: null, route: null, userId: null, apiKeyHash: null, headers: {}, latencyMs: null, ...e });
 
 const eventType = catalog.latest(SCHEMA_NAMES.requestEvent).type;
 /** What the publisher was offered, as objects whichever path (Avro bytes or JSON objects) produced them. */
@@ -63,7 +62,7 @@ describe('POST /v1/events', () => {
 
   it('accepts an Avro RequestEventBatch (single-object encoding) with 202', async () => {
     const { offered, post } = await gateway();
-    const res = await post(batchCodec.encode({ events: [full(event), full({ ...event, ip: '2001:DB8::1' })] }), 'application/avro');
+    const res = await post(batchCodec.encode({ events: [requestEvent(event), requestEvent({ ...event, ip: '2001:DB8::1' })] }), 'application/avro');
     expect(res.statusCode).toBe(202);
     expect(offered[0]!.map((e) => e.ip)).toEqual(['203.0.113.7', '2001:db8::1']);
   });
@@ -99,10 +98,10 @@ describe('POST /v1/events', () => {
     const json = await post(JSON.stringify([event, early, ahead]), 'application/json');
     expect([json.statusCode, json.json()]).toEqual([400, refused]);
     // Otherwise in normal form, this batch would take the Avro fast path: the bound sends it to the slow path, which words it.
-    const avro = await post(batchCodec.encode({ events: [full(event), full(early), full(ahead)] }), 'application/avro');
+    const avro = await post(batchCodec.encode({ events: [requestEvent(event), requestEvent(early), requestEvent(ahead)] }), 'application/avro');
     expect([avro.statusCode, avro.json()]).toEqual([400, refused]);
     expect(offered).toEqual([]);
-    const fine = await post(batchCodec.encode({ events: [full(event), full(early)] }), 'application/avro');
+    const fine = await post(batchCodec.encode({ events: [requestEvent(event), requestEvent(early)] }), 'application/avro');
     expect(fine.statusCode).toBe(202);
     expect(offered[0]!.map((e) => e.timestamp)).toEqual([event.timestamp, NOW + 5_000]);
   });
@@ -117,7 +116,7 @@ describe('POST /v1/events', () => {
     const notAvro = await post(Buffer.from('not avro'), 'application/avro');
     expect(notAvro.json()).toMatchObject({ status: 400, code: 'BAD_AVRO' });
     expect(notAvro.json().detail).toContain('SCHEMA_BAD_MAGIC');
-    const truncated = await post(batchCodec.encode({ events: [full(event)] }).subarray(0, 20), 'application/avro');
+    const truncated = await post(batchCodec.encode({ events: [requestEvent(event)] }).subarray(0, 20), 'application/avro');
     expect(truncated.json().detail).toContain('SCHEMA_TRUNCATED');
   });
 
@@ -166,7 +165,7 @@ describe('POST /v1/events', () => {
     const { offered, post } = await gateway({ geo: () => ({ lookup: broken, lookupIpv4: broken }) });
     for (const [body, type] of [
       [JSON.stringify([event]), 'application/json'],
-      [batchCodec.encode({ events: [full(event)] }), 'application/avro'],
+      [batchCodec.encode({ events: [requestEvent(event)] }), 'application/avro'],
     ] as const) {
       const res = await post(body, type);
       expect([res.statusCode, res.json().code]).toEqual([500, 'INTERNAL']);
