@@ -54,7 +54,9 @@ export async function startBenchBroker(users: readonly string[]): Promise<BenchB
 export async function grantBenchAcls(admin: Admin, prefix: string, probe: () => Promise<unknown>, groupsOf: readonly string[] = []): Promise<void> {
   await grantRoleAcls(admin, prefix);
   // kafkajs's codes: GROUP 3, PREFIXED 4, READ 3, DELETE 6, ALLOW 3.
-  const acl = groupsOf.flatMap((user) => [3, 6].map((operation) => ({ resourceType: 3, resourceName: prefix, resourcePatternType: 4, principal: `User:${user}`, host: '*', operation, permissionType: 3 })));
+  const acl = groupsOf.flatMap((user) =>
+    [3, 6].map((operation) => ({ resourceType: 3, resourceName: prefix, resourcePatternType: 4, principal: `User:${user}`, host: '*', operation, permissionType: 3 })),
+  );
   if (acl.length > 0) await admin.createAcls({ acl: acl as never });
   const deadline = Date.now() + 20_000;
   for (;;) {

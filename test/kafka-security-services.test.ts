@@ -35,8 +35,7 @@ describe('every service as a process, each with its own principal, over SASL_SSL
   const processes: RunningProcess[] = [];
   /** What every service is given: its principal's variables, the layout, no topic creation (no CREATE for anyone but the operator). */
   const env = (user: string, extra: Record<string, string> = {}) => ({ ...broker.env(user), TOPIC_PREFIX: PREFIX, TOPIC_PARTITIONS: '2', TOPIC_AUTO_CREATE: 'false', ...extra });
-  const aggregatorEnv = (extra: Record<string, string> = {}) =>
-    env('aggregator', { AGGREGATOR_TICK_MS: '50', AGGREGATOR_WORKERS: '1', SHUTDOWN_TIMEOUT_MS: '5000', LOG_LEVEL: 'warn', ...extra });
+  const aggregatorEnv = (extra: Record<string, string> = {}) => env('aggregator', { AGGREGATOR_TICK_MS: '50', AGGREGATOR_WORKERS: '1', SHUTDOWN_TIMEOUT_MS: '5000', LOG_LEVEL: 'warn', ...extra });
   const client = (user: string) => {
     const kafka = broker.client(user, logger);
     clients.push(kafka);
@@ -82,7 +81,12 @@ describe('every service as a process, each with its own principal, over SASL_SSL
     enforcer = spawnService('enforcer', env('enforcer', { REDIS_URL: testInfra().redisUrl, HTTP_PORT: String(port), LOG_LEVEL: 'warn' }));
     processes.push(enforcer);
     enforcerUrl = `http://127.0.0.1:${port}`;
-    await waitUntil(async () => (await fetch(`${enforcerUrl}/readyz`).catch(() => undefined))?.status === 200, () => `enforcer ready: ${describeProcess(enforcer)}`, 60_000, 100);
+    await waitUntil(
+      async () => (await fetch(`${enforcerUrl}/readyz`).catch(() => undefined))?.status === 200,
+      () => `enforcer ready: ${describeProcess(enforcer)}`,
+      60_000,
+      100,
+    );
     gateway = await startGateway(env('ingest', { INGEST_ALLOW_ANONYMOUS_EDGES: 'true', INGEST_GEOIP_DB: GEO_DB }));
     processes.push(gateway.proc);
     audit = await new TopicTail(broker.client('admin', logger), topic('audit'), decodeAudit).start();

@@ -42,7 +42,7 @@ function searchOn(cluster: { prototype: { findGroupCoordinatorMetadata: Find } }
 }
 
 describe('keepKafkajsCoordinatorRefusals', () => {
-  it("hands a broker's group refusal to kafkajs's \"Failed to find group coordinator\" as its cause; kafkajs alone drops it", async () => {
+  it('hands a broker\'s group refusal to kafkajs\'s "Failed to find group coordinator" as its cause; kafkajs alone drops it', async () => {
     const unpatched = await searchOn(freshKafkajsModule(CLUSTER_MODULE), freshKafkajsModule(BROKER_MODULE));
     expect((unpatched as Error).name).toBe('KafkaJSGroupCoordinatorNotFound');
     expect(accessRefusal(unpatched)).toBeUndefined();

@@ -27,7 +27,6 @@ export interface SupervisorOptions {
 /** How the workers ended; `final` carries the code a worker exited with that made the supervisor stop them all. */
 export type SupervisorOutcome = 'ok' | 'failed' | 'timeout' | { final: number };
 
-
 /**
  * The primary process of a service run as several workers: it starts them, replaces
  * one that dies (one that exits with 77 or 78 stops them all instead: the supervisor then
