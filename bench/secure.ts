@@ -7,8 +7,8 @@
  * plaintext side connects as User:ANONYMOUS, a super user (no ACL is looked up);
  * the secured side as the role's user, its ACLs looked up on each request, as in production.
  */
-import type { Admin, KafkaSecurity } from '@banstream/kafka';
-import { createLogger } from '@banstream/platform';
+import { createKafka, type Admin, type KafkaSecurity } from '@banstream/kafka';
+import { createLogger, type Logger } from '@banstream/platform';
 import { grantRoleAcls, startSecureBroker, type SecureBroker } from '../test/support/secure-broker.js';
 import { note } from './lib.js';
 
@@ -35,15 +35,62 @@ export interface BenchBroker {
 /** The run's broker, two listeners; stop() when done (it is killed with the process anyway). */
 export async function startBenchBroker(users: readonly string[]): Promise<BenchBroker> {
   note('--secure: starting a SASL_SSL + PLAINTEXT broker of this run (Kafka jars from .stack/kafka-libs)');
-  const broker = await startSecureBroker(users, createLogger({ service: 'bench-broker', level: 'fatal' }), { plaintextListener: true, heap: '1g' });
+  const logger = createLogger({ service: 'bench-broker', level: 'fatal' });
+  // The full JIT, as a production broker: on C1 alone (the tests' quick start) TLS costs several times more.
+  const broker = await startSecureBroker(users, logger, { plaintextListener: true, heap: '1g', fullJit: true });
   const plaintextBrokers = broker.plaintextBrokers!;
   note(`broker: SASL_SSL ${broker.brokers}, PLAINTEXT ${plaintextBrokers}`);
+  await warmUp(broker, plaintextBrokers, logger);
   return {
     broker,
     plaintext: { name: 'plaintext', brokers: plaintextBrokers, security: undefined, env: { KAFKA_BROKERS: plaintextBrokers } },
     secure: (user) => ({ name: 'sasl_ssl', brokers: broker.brokers, security: broker.security(user), env: broker.env(user) }),
     stop: () => broker.stop(),
   };
+}
+
+const WARM_UP_SENDS = 300;
+
+/**
+ * The broker's JIT compiles its produce, fetch and TLS paths only once they run hot: a
+ * first measurement would otherwise pay for the compilation of whichever listener it
+ * uses first. ~90 MB produced and fetched back over each listener (as the super user), untimed.
+ */
+async function warmUp(broker: SecureBroker, plaintextBrokers: string, logger: Logger): Promise<void> {
+  const started = performance.now();
+  const topic = `bench-warm-up-${process.pid}`;
+  const clients = [
+    createKafka({ brokers: [plaintextBrokers], clientId: 'bench-warm-up', logger }),
+    createKafka({ brokers: [broker.brokers], clientId: 'bench-warm-up', logger, security: broker.security('admin') }),
+  ];
+  const admin = clients[0]!.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: 6, replicationFactor: 1 }], waitForLeaders: true });
+  const messages = Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, value: Buffer.alloc(30_000, i) }));
+  for (const [i, kafka] of clients.entries()) {
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    for (let n = 0; n < WARM_UP_SENDS; n++) await producer.send({ topic, acks: -1, messages });
+    await producer.disconnect();
+    const consumer = kafka.consumer({ groupId: `${topic}-${i}`, maxBytes: 10_485_760 });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    // Everything produced so far, over both listeners.
+    const total = (i + 1) * WARM_UP_SENDS * messages.length;
+    let seen = 0;
+    await new Promise<void>((resolve) => {
+      void consumer.run({
+        eachBatch: async ({ batch }) => {
+          seen += batch.messages.length;
+          if (seen >= total) resolve();
+        },
+      });
+    });
+    await consumer.disconnect();
+  }
+  await admin.deleteTopics({ topics: [topic] });
+  await admin.disconnect();
+  note(`broker warmed up over both listeners in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
 /**
