@@ -3,9 +3,7 @@ import { namedRefusal, type Producer, type RenewableProducer } from '@banstream/
 import { loadSchemaCatalog } from '@banstream/schemas';
 import { Publisher, type AggregatorTopics } from './publisher.js';
 
-const topics = Object.fromEntries(
-  ['events', 'subjects', 'counts', 'bans', 'dlq', 'policies', 'allowlist', 'alerts', 'baselines'].map((t) => [t, `b.${t}.v1`]),
-) as unknown as AggregatorTopics;
+const topics = Object.fromEntries(['events', 'subjects', 'counts', 'bans', 'dlq', 'policies', 'allowlist', 'alerts', 'baselines'].map((t) => [t, `b.${t}.v1`])) as unknown as AggregatorTopics;
 
 /** kafkajs's refusal of a produce request, named as the port names it: every topic of the send, since Kafka does not say which. */
 function refused(sent: string[]): Error {
