@@ -97,7 +97,7 @@ export const controlEnv = {
     maximum: 100,
     default: 5,
     expected: 'a percentage: the share of data lines that may be malformed',
-    description: 'the share of a feed\'s data lines (not comments) that may be neither an address nor a network; past it the refresh is refused whole and the bans kept',
+    description: "the share of a feed's data lines (not comments) that may be neither an address nor a network; past it the refresh is refused whole and the bans kept",
   }),
   CONTROL_FEED_MAX_LIFT_PERCENT: Type.Integer({
     minimum: 0,

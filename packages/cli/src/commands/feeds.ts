@@ -70,7 +70,7 @@ export const feedCommands: Command[] = [
     name: 'feeds add',
     usage:
       'banstream feeds add NAME SOURCE [--format netset|csv] [--column N|NAME] [--header] [--refresh 1h] [--duration 1d] [--status 403|429] [--reason TEXT] [--max-entries N] [--force] [--json]\n' +
-      '  SOURCE is an http(s) URL, or a file under the server\'s CONTROL_FEED_FILE_DIR; --force (admin) bans entries wider than the guard rails too',
+      "  SOURCE is an http(s) URL, or a file under the server's CONTROL_FEED_FILE_DIR; --force (admin) bans entries wider than the guard rails too",
     summary: 'add (or replace) a blocklist feed: FireHOL netsets, Spamhaus DROP, a CSV column',
     args: 2,
     options: {
@@ -102,7 +102,11 @@ export const feedCommands: Command[] = [
         force: values.force === true ? true : undefined,
       };
       const feed = await api().post<FeedView>('/v1/feeds', Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)));
-      print(json ? JSON.stringify(feed, null, 2) : `feed ${feed.name} (${feed.source}) refreshed every ${ms(feed.refreshMs)}, bans for ${ms(feed.banMs)}; its first refresh runs shortly, or now with: banstream feeds sync ${feed.name}`);
+      print(
+        json
+          ? JSON.stringify(feed, null, 2)
+          : `feed ${feed.name} (${feed.source}) refreshed every ${ms(feed.refreshMs)}, bans for ${ms(feed.banMs)}; its first refresh runs shortly, or now with: banstream feeds sync ${feed.name}`,
+      );
     },
   },
   {

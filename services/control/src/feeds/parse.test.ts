@@ -32,7 +32,13 @@ describe('parseFeed: netsets', () => {
 });
 
 describe('parseFeed: CSV', () => {
-  const vendor = ['# vendor threat intel export', 'first_seen,ip_address,confidence,"note, quoted"', '2024-01-01,198.51.100.7,90,"scanner, ssh"', '2024-01-02,198.51.100.0/24,75,"botnet ""c2"""', '2024-01-03,,10,empty'].join('\n');
+  const vendor = [
+    '# vendor threat intel export',
+    'first_seen,ip_address,confidence,"note, quoted"',
+    '2024-01-01,198.51.100.7,90,"scanner, ssh"',
+    '2024-01-02,198.51.100.0/24,75,"botnet ""c2"""',
+    '2024-01-03,,10,empty',
+  ].join('\n');
 
   it('takes a column by header name, a malformed or empty cell counting as invalid', () => {
     const parsed = parseFeed(vendor, { kind: 'csv', column: 'IP_Address', header: true }, limits);

@@ -33,7 +33,11 @@ describe('planRefresh', () => {
   });
 
   it('never bans what the live allowlist covers whole, and lifts a feed ban the allowlist now covers', () => {
-    const p = plan(entries('198.51.100.7', '198.51.100.0/25', '198.51.100.0/23', '203.0.113.5', '192.0.2.1'), [ban('ip:192.0.2.1', 'feed:x')], [allow('cidr:198.51.100.0/24'), allow('ip:203.0.113.5', NOW - 1), allow('ip:192.0.2.1')]);
+    const p = plan(
+      entries('198.51.100.7', '198.51.100.0/25', '198.51.100.0/23', '203.0.113.5', '192.0.2.1'),
+      [ban('ip:192.0.2.1', 'feed:x')],
+      [allow('cidr:198.51.100.0/24'), allow('ip:203.0.113.5', NOW - 1), allow('ip:192.0.2.1')],
+    );
     // The /23 is wider than the allowed /24: banned, the enforcer's allowlist still wins inside it.
     expect(p.add).toEqual(['cidr:198.51.100.0/23', 'ip:203.0.113.5']);
     expect(p.skipped.allowlisted).toBe(3);

@@ -75,9 +75,7 @@ export class FeedRefresher {
 
   /** Feeds whose next refresh is due. */
   due(now: number): string[] {
-    return [...this.state.feeds.values()]
-      .filter((f) => !this.running.has(f.name) && (lastRefreshOf(f)?.at ?? Number.NEGATIVE_INFINITY) + f.refreshMs <= now)
-      .map((f) => f.name);
+    return [...this.state.feeds.values()].filter((f) => !this.running.has(f.name) && (lastRefreshOf(f)?.at ?? Number.NEGATIVE_INFINITY) + f.refreshMs <= now).map((f) => f.name);
   }
 
   /** Runs `work` after the feed's refresh or removal in progress, if any. */
@@ -175,7 +173,15 @@ export class FeedRefresher {
         ...plan.lift.map((b): BatchChange => ({ kind: 'ban', key: b.subject, value: null })),
       ];
       const record: FeedRecord = { ...feed, lastRefresh: JSON.stringify(outcome) };
-      await this.writeInParts(changes, { kind: 'feed', key: name, value: record }, 'feed.refresh', name, outcome, ctx, force ? 'lifted more than CONTROL_FEED_MAX_LIFT_PERCENT allows (sync with force)' : null);
+      await this.writeInParts(
+        changes,
+        { kind: 'feed', key: name, value: record },
+        'feed.refresh',
+        name,
+        outcome,
+        ctx,
+        force ? 'lifted more than CONTROL_FEED_MAX_LIFT_PERCENT allows (sync with force)' : null,
+      );
       return outcome;
     });
   }
@@ -207,7 +213,12 @@ export class FeedRefresher {
     const outcome: RefreshOutcome = { at: now, ok: false, code, error, kept };
     const current = this.state.feeds.get(feed.name);
     // Removed while its source was read: nothing to record it on.
-    if (current) await this.writer.writeBatch([{ kind: 'feed', key: feed.name, value: { ...current, lastRefresh: JSON.stringify(outcome) } }], { action: 'feed.refresh', target: feed.name, before: null, after: JSON.stringify(outcome) }, ctx);
+    if (current)
+      await this.writer.writeBatch(
+        [{ kind: 'feed', key: feed.name, value: { ...current, lastRefresh: JSON.stringify(outcome) } }],
+        { action: 'feed.refresh', target: feed.name, before: null, after: JSON.stringify(outcome) },
+        ctx,
+      );
     return outcome;
   }
 

@@ -29,9 +29,10 @@ const AddBody = Type.Object(
   {
     name: Type.String({ pattern: NAME, description: 'the feed; its bans have origin feed:<name>' }),
     source: Type.String({ minLength: 1, maxLength: 2048, description: 'an http(s) URL, or the absolute path of a file under CONTROL_FEED_FILE_DIR' }),
-    format: Type.Optional(Type.Union([Type.Literal('netset'), Type.Literal('csv')], { default: 'netset', description: 'netset: one address or network a line, # or ; comments; csv: one column' })),
+    format: Type.Optional(Type.Union([Type.Literal('netset'), Type.Literal('csv')], { description: 'netset (the default): one address or network a line, # or ; comments; csv: one column' })),
     column: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'csv: the column of the address, a 1-based index or (with header) its name' })),
-    header: Type.Optional(Type.Boolean({ default: false, description: 'csv: the first row names the columns' })),
+    // No schema defaults here: the handler tells an absent field from a given one (header on a netset is refused).
+    header: Type.Optional(Type.Boolean({ description: 'csv: the first row names the columns (default false)' })),
     refresh: Type.Optional(DurationText),
     duration: Type.Optional(DurationText),
     status: Type.Optional(Type.Union([Type.Literal(403), Type.Literal(429)], { default: 403 })),
@@ -42,7 +43,10 @@ const AddBody = Type.Object(
   { additionalProperties: false },
 );
 const SyncBody = Type.Optional(
-  Type.Object({ force: Type.Optional(Type.Boolean({ default: false, description: 'lift more than CONTROL_FEED_MAX_LIFT_PERCENT of the bans (the list really shrank)' })) }, { additionalProperties: false }),
+  Type.Object(
+    { force: Type.Optional(Type.Boolean({ default: false, description: 'lift more than CONTROL_FEED_MAX_LIFT_PERCENT of the bans (the list really shrank)' })) },
+    { additionalProperties: false },
+  ),
 );
 const Outcome = Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, description: 'what the refresh did: counts added, renewed, lifted, skipped, invalid' });
 const FeedView = Type.Object({
@@ -96,9 +100,13 @@ export async function feedRoutes(app: FastifyInstance, options: FeedRoutesOption
     return feed;
   };
 
-  app.get('/v1/feeds', { config: { permission: 'read' }, schema: { tags, summary: 'List blocklist feeds', response: { 200: Type.Object({ feeds: Type.Array(FeedView) }), ...errorResponses } } }, async () => ({
-    feeds: [...state.feeds.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map(view),
-  }));
+  app.get(
+    '/v1/feeds',
+    { config: { permission: 'read' }, schema: { tags, summary: 'List blocklist feeds', response: { 200: Type.Object({ feeds: Type.Array(FeedView) }), ...errorResponses } } },
+    async () => ({
+      feeds: [...state.feeds.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map(view),
+    }),
+  );
 
   app.get<{ Params: Static<typeof NameParams> }>(
     '/v1/feeds/:name',
@@ -110,7 +118,12 @@ export async function feedRoutes(app: FastifyInstance, options: FeedRoutesOption
     '/v1/feeds',
     {
       config: { permission: 'feeds:write' },
-      schema: { tags, summary: 'Add (or replace) a blocklist feed; it is refreshed within CONTROL_BAN_SWEEP_MS, or now with sync', body: AddBody, response: { 200: FeedView, 201: FeedView, ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'Add (or replace) a blocklist feed; it is refreshed within CONTROL_BAN_SWEEP_MS, or now with sync',
+        body: AddBody,
+        response: { 200: FeedView, 201: FeedView, ...errorResponses },
+      },
     },
     async (request, reply) => {
       const { body } = request;
@@ -118,7 +131,8 @@ export async function feedRoutes(app: FastifyInstance, options: FeedRoutesOption
       if (body.force === true && !allows(actor.role, 'feeds:force')) {
         throw new ProblemError('FORBIDDEN', `${actor.name} has the role ${actor.role}; a feed with force (entries wider than the guard rails) needs admin`);
       }
-      const fieldError = (path: string, message: string, code: 'INVALID_REQUEST' | 'FEED_SOURCE_INVALID' | 'BAN_TOO_LONG' = 'INVALID_REQUEST') => new ProblemError(code, `${path}: ${message}`, [{ path, message }]);
+      const fieldError = (path: string, message: string, code: 'INVALID_REQUEST' | 'FEED_SOURCE_INVALID' | 'BAN_TOO_LONG' = 'INVALID_REQUEST') =>
+        new ProblemError(code, `${path}: ${message}`, [{ path, message }]);
       const problem = sourceProblem(body.source, options.feedFileDir);
       if (problem !== undefined) throw fieldError('source', problem, 'FEED_SOURCE_INVALID');
       const format = body.format ?? 'netset';
@@ -128,7 +142,8 @@ export async function feedRoutes(app: FastifyInstance, options: FeedRoutesOption
       const refreshMs = tryParseDuration(body.refresh ?? '1h');
       if (refreshMs === undefined || refreshMs < MIN_REFRESH_MS) throw fieldError('refresh', `must be at least ${MIN_REFRESH_MS / 1000}s`);
       const banMs = tryParseDuration(body.duration ?? '1d');
-      if (banMs === undefined || banMs > guards.maxBan.ms) throw fieldError('duration', `is longer than the ${guards.maxBan.text} a ban by hand or feed may last (CONTROL_MAX_BAN_DURATION)`, 'BAN_TOO_LONG');
+      if (banMs === undefined || banMs > guards.maxBan.ms)
+        throw fieldError('duration', `is longer than the ${guards.maxBan.text} a ban by hand or feed may last (CONTROL_MAX_BAN_DURATION)`, 'BAN_TOO_LONG');
       if (banMs <= 2 * refreshMs) throw fieldError('duration', `must be longer than two refreshes (${2 * refreshMs} ms): the bans of entries still listed are renewed before they run out`);
       const record = await writer.serial(async () => {
         const before = state.feeds.get(body.name);
@@ -160,7 +175,13 @@ export async function feedRoutes(app: FastifyInstance, options: FeedRoutesOption
     '/v1/feeds/:name/sync',
     {
       config: { permission: 'feeds:write' },
-      schema: { tags, summary: 'Refresh a feed now; refused (and its bans kept) when the source looks broken', params: NameParams, body: SyncBody, response: { 200: Outcome, 404: { $ref: 'Problem#' }, 409: { $ref: 'Problem#' }, 502: { $ref: 'Problem#' }, ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'Refresh a feed now; refused (and its bans kept) when the source looks broken',
+        params: NameParams,
+        body: SyncBody,
+        response: { 200: Outcome, 404: { $ref: 'Problem#' }, 409: { $ref: 'Problem#' }, 502: { $ref: 'Problem#' }, ...errorResponses },
+      },
     },
     async (request) => {
       held(request.params.name);
