@@ -27,20 +27,21 @@ const ORIGIN = 'feed:bench-netset';
 const ipOf = (i: number) => `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`;
 const dotted = (n: number) => `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 
-/** The feed's subjects: every fifth a network of /12 to /31 (host bits cleared), the rest addresses. */
+/** The feed's subjects, `count` of them, unique: every fifth a network of /12 to /31 (host bits cleared), the rest addresses. */
 export function feedSubjects(count = FEED): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < count; i++) {
+  const out = new Set<string>();
+  // Networks cleared to a short prefix can repeat: draw until there are `count`.
+  for (let i = 0; out.size < count; i++) {
     const n = (0x40000000 + i * 4099) >>> 0; // 64.0.0.0 upwards, a prime apart
     if (i % 5 !== 4) {
-      out.push(`ip:${dotted(n)}`);
+      out.add(`ip:${dotted(n)}`);
       continue;
     }
-    const bits = 12 + (((i / 5) % 20) | 0);
-    const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-    out.push(`cidr:${dotted((n & mask) >>> 0)}/${bits}`);
+    const bits = 12 + (((i / 5) | 0) % 20);
+    const mask = (0xffffffff << (32 - bits)) >>> 0;
+    out.add(`cidr:${dotted((n & mask) >>> 0)}/${bits}`);
   }
-  return [...new Set(out)];
+  return [...out];
 }
 
 function feedBan(subject: string, now: number, i: number): Ban {
