@@ -4,6 +4,7 @@
  * The enforcer on this machine, each part against a ceiling measured in the same run:
  * - local checks/s with a million active bans vs a bare Map lookup loop (enforcer/local.ts);
  * - heap bytes per ban held, bans decoded as the bans feed decodes them (enforcer/ban-bytes.ts);
+ * - local checks/s with a blocklist feed's 100,000 entries beside the million bans, and heap per feed ban (enforcer/with-feed.ts);
  * - sidecar HTTP checks/s vs a Fastify hello-world (enforcer/http.ts);
  * - ban feed lag, ban sent to the enforcer denying (enforcer/feed-lag.ts);
  * - Redis hard-limit checks/s vs redis-benchmark -P 16 EVALSHA of the same script (enforcer-redis.ts).
@@ -17,6 +18,7 @@ import { measureBanBytes } from './enforcer/ban-bytes.js';
 import { measureFeedLag } from './enforcer/feed-lag.js';
 import { measureHttp } from './enforcer/http.js';
 import { measureLocal } from './enforcer/local.js';
+import { measureWithFeed } from './enforcer/with-feed.js';
 import { measureEnforcerRedis } from './enforcer-redis.js';
 
 const BROKERS = process.env.KAFKA_BROKERS ?? '127.0.0.1:19092';
@@ -26,6 +28,7 @@ async function main(): Promise<void> {
   execFileSync('npx', ['tsc', '-b', 'services/enforcer'], { stdio: 'inherit' });
   const local = measureLocal();
   const banBytes = measureBanBytes();
+  const withFeed = measureWithFeed();
   const prefix = `bench-enf-${Date.now()}-${process.pid}.`;
   const kafka = benchKafka(parseBrokers(BROKERS), `bench-enforcer-${process.pid}`);
   const admin = kafka.admin();
@@ -44,9 +47,11 @@ async function main(): Promise<void> {
         local: '1,000,000 ip bans, two policies (a ban policy on /login, a throttle on /api/), 45% of checks from banned addresses',
         http: "autocannon, 32 keep-alive connections, POST /v1/check with a JSON request; each server warmed up 2 s, then 9 rounds of 2 s taking turns (hello-world, sidecar, sidecar with ENFORCER_BATCH_ANSWERS=false, a hello-world batching as the sidecar does); a ratio is the median of the rounds' own ratios; latencies are autocannon's at that load, medians over the rounds",
         ban_bytes: '1,000,000 IPv4 address bans, each Avro-encoded and decoded as the bans feed does, into a BanCache; heap and array buffers after a full collection, before and after',
+        with_feed:
+          "100,000 feed bans (80% addresses, 20% networks over 20 prefix lengths /12-/31, outside the requests' 10.0.0.0/8) beside the million, rounds taking turns without and with them; ban_bytes_per_entry: the feed bans alone, Avro-decoded into an empty BanCache",
         feed: 'library enforcer in the bench process; 100 bans 50 ms apart; check() polled every ms',
       },
-      { ...local, ...banBytes, ...http, ...feed, ...redis.figures },
+      { ...local, ...banBytes, ...withFeed, ...http, ...feed, ...redis.figures },
     );
   } finally {
     const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));

@@ -84,7 +84,7 @@ export const V8_MAX_ARRAY_ELEMENTS = 134_217_725;
 /** Int32Table: elements per entry (key, ban, four denial fields) and its largest load (it doubles past one half). */
 export const INT32_TABLE = Object.freeze({ width: 6, maxLoad: 0.5 });
 /** The topics with TOPIC_PARTITIONS partitions (events, aggregator-subjects, counts, bans, aggregator-baselines) and those with one. */
-export const TOPICS = Object.freeze({ partitioned: 5, single: 5 });
+export const TOPICS = Object.freeze({ partitioned: 5, single: 6 });
 
 /** The most IPv4 address bans one enforcer's Int32Table can hold before its array would pass V8's limit. */
 export function maxIpv4Bans() {

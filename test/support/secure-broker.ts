@@ -247,8 +247,8 @@ export const ROLE_ACLS: Record<string, { read: string[]; write: string[]; groups
   ingest: { read: [], write: ['events'], groups: [] },
   enforcer: { read: ['bans', 'counts', 'policies', 'allowlist'], write: [], groups: ['banstream-enforcer.'] },
   control: {
-    read: ['policies', 'bans', 'allowlist', 'alerts', 'events', 'aggregator-subjects'],
-    write: ['policies', 'allowlist', 'bans', 'audit', 'dlq'],
+    read: ['policies', 'bans', 'allowlist', 'alerts', 'events', 'aggregator-subjects', 'feeds'],
+    write: ['policies', 'allowlist', 'bans', 'audit', 'dlq', 'feeds'],
     groups: ['banstream-control.'],
   },
   aggregator: {

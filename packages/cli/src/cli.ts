@@ -5,11 +5,12 @@ import { alertCommands } from './commands/alerts.js';
 import { allowCommands } from './commands/allow.js';
 import { backtestCommand } from './commands/backtest.js';
 import { banCommands } from './commands/bans.js';
+import { feedCommands } from './commands/feeds.js';
 import { policyCommands } from './commands/policies.js';
 import { tokenCommand } from './commands/token.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
 
-export const COMMANDS: readonly Command[] = [...policyCommands, ...banCommands, ...allowCommands, ...alertCommands, backtestCommand, tokenCommand];
+export const COMMANDS: readonly Command[] = [...policyCommands, ...banCommands, ...allowCommands, ...feedCommands, ...alertCommands, backtestCommand, tokenCommand];
 
 const GLOBAL = {
   url: { type: 'string' },
