@@ -47,11 +47,11 @@ describe('enforcer: ENFORCER_MAX_BANS', () => {
     );
     const sidecar = await p.startSidecar({ REDIS_URL: redisUrl, ENFORCER_MAX_BANS: '2', LOG_LEVEL: 'warn' });
     // Ready means the bans topic was read to its end: the answers are final at once.
-    const statuses = await Promise.all(['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4'].map(async (ip) => (await sidecar.check({ ip })).status));
-    expect(statuses).toEqual([403, 403, 200, 403]);
+    const sources = await Promise.all(['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4'].map(async (ip) => (await sidecar.check({ ip })).body.source));
+    expect(sources).toEqual(['ban', 'ban', 'none', 'ban']);
     const metrics = await (await fetch(`${sidecar.url}/metrics`)).text();
-    expect(metrics).toMatch(/^banstream_enforcer_bans_refused_total 1$/m);
-    expect(metrics).toMatch(/^banstream_enforcer_bans_max 2$/m);
+    expect(metrics).toMatch(/^banstream_enforcer_bans_refused_total\{service="enforcer"\} 1$/m);
+    expect(metrics).toMatch(/^banstream_enforcer_bans_max\{service="enforcer"\} 2$/m);
     expect(await sidecar.ready()).toBe(true);
     const lines = sidecar.proc
       .output()
