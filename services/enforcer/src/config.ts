@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { baseEnv, httpPort, redisEnv, type ConfigOf } from '@banstream/platform';
 import { kafkaEnv } from '@banstream/kafka';
 import { hardLimitEnv } from './hard/config.js';
+import { DEFAULT_MAX_BANS, MAX_BANS_LIMIT } from './cache/ban-cache.js';
 
 /** An HTTP header name (RFC 9110 token). */
 const HEADER_NAME = "^[A-Za-z0-9!#$%&'*+.^_`|~-]*$";
@@ -81,6 +82,14 @@ export const enforcerEnv = {
     default: 3_000,
     expected: 'milliseconds from 0 to 60000 a check waits for the policies and the allowlist after a start before deciding without them',
     description: 'how long a check made before the policies and allowlist are read waits for them before deciding without them',
+  }),
+  ENFORCER_MAX_BANS: Type.Integer({
+    minimum: 1,
+    maximum: MAX_BANS_LIMIT,
+    default: DEFAULT_MAX_BANS,
+    expected: `a whole number from 1 to ${MAX_BANS_LIMIT}: the most bans one enforcer holds before it refuses new ones`,
+    description:
+      'the most bans the enforcer holds (every kind together); past it a ban on a subject not held is refused, counted by `banstream_enforcer_bans_refused_total` and logged, unless it is manual; bans held are kept. Size the heap for it: see [capacity](capacity.md)',
   }),
   ENFORCER_PURGE_MS: Type.Integer({
     minimum: 100,

@@ -47,6 +47,7 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
     warmUpMode: config.ENFORCER_WARMUP_MODE,
     warmUpWaitMs: config.ENFORCER_WARMUP_WAIT_MS,
     warmUpLocalMaxEntries: config.ENFORCER_LOCAL_LIMIT_MAX_ENTRIES,
+    maxBans: config.ENFORCER_MAX_BANS,
     onContextNeed: (need) => gaps.need(need),
   });
   const trustedProxies = parseTrustedProxies(config.ENFORCER_TRUSTED_PROXIES);
