@@ -1,5 +1,5 @@
 import { Allowlist, PolicyBook } from '@banstream/core';
-import { unwatched } from '@banstream/platform';
+import { Occasional, unwatched } from '@banstream/platform';
 import { accessRefusal, CompactedFeed, DLQ_REASON, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, RenewableProducer, topicFullName } from '@banstream/kafka';
 import type { RunServiceDeps, Service } from '@banstream/platform';
 import { allowlistEntry, loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
@@ -12,7 +12,7 @@ import { aggregatorMetrics, showPendingPublications } from './metrics.js';
 import { EventsStage } from './stages/events-stage.js';
 import { SubjectsStage } from './stages/subjects-stage.js';
 import { Ticker } from './ticker.js';
-import { Occasional, type StageContext } from './stages/context.js';
+import type { StageContext } from './stages/context.js';
 import { geoAlerting, type GeoAlerting } from './geo.js';
 
 export { aggregatorEnv, stateDirOf, type AggregatorConfig };

@@ -1,6 +1,6 @@
 import { CompactedFeed, topicFullName, type Admin, type Kafka } from '@banstream/kafka';
 import { Allowlist, attributesFromRequest, PolicyBook, resolveVerdict, type Candidate, type RequestInput } from '@banstream/core';
-import type { Logger, Registry } from '@banstream/platform';
+import { Occasional, type Logger, type Registry } from '@banstream/platform';
 import { allowlistEntry, loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
@@ -11,7 +11,6 @@ import type { HardLimiter as RedisHardLimiter } from './hard/index.js';
 import { CONTEXT_SCOPES, scopeBit, scopesOfPolicy, type ContextNeeds, type ScopeSet } from './context-scopes.js';
 import { enforcerMetrics, type EnforcerMetrics } from './metrics.js';
 import { WarmUp, type WarmUpMode } from './warm-up.js';
-import { Occasional } from './occasional.js';
 
 /** Checks hard policies in Redis: createHardLimiter (hard/). */
 export type HardLimiter = Pick<RedisHardLimiter, 'check' | 'close'>;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseIp } from '@banstream/core';
+import { cidrContains, networkOf, parseIp } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { BanCache } from './ban-cache.js';
 
@@ -21,6 +21,29 @@ const ban = (subject: string, expiresAt = 10_000): Ban => ({
 });
 
 describe('BanCache', () => {
+  it('finds exactly the IPv4 networks containing an address, as cidrContains says, over every prefix length, through lifts', () => {
+    const octet = fc.integer({ min: 0, max: 255 });
+    const address = fc.tuple(octet, octet, octet, octet).map((b) => b.join('.'));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(address, fc.integer({ min: 0, max: 32 }), fc.boolean()), { maxLength: 40 }), fc.array(address, { minLength: 1, maxLength: 20 }), (networks, probes) => {
+        const cache = new BanCache();
+        const held = new Map<string, boolean>();
+        for (const [ip, bits, lift] of networks) {
+          const text = `cidr:${networkOf(ip, bits).text}`;
+          cache.observe(text, lift ? null : ban(text));
+          held.set(text, !lift);
+        }
+        // Probes near the networks too, so that most lengths have a hit.
+        for (const probe of [...probes, ...networks.map(([ip]) => ip)]) {
+          const expected = [...held].filter(([text, live]) => live && cidrContains(text.slice(5), probe)).map(([text]) => text);
+          const found = (cache.networksOf(parseIp(probe), 0) ?? []).map((b) => b.subject);
+          expect(found.sort()).toEqual(expected.sort());
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('matches exact subjects and every banned network containing an address, until expiry', () => {
     const cache = new BanCache();
     cache.observe('ip:192.0.2.1', ban('ip:192.0.2.1'));

@@ -28,7 +28,12 @@ export class BanCache {
   private readonly v4 = new Int32Table<Ban>(1024, V4_FIELDS);
   /** Denial texts of the other bans (exact subjects, networks, IPv6), built once per ban. */
   private readonly otherTexts = new WeakMap<Ban, string>();
-  private readonly networks = { 4: new Map<number, Map<string, Ban>>(), 6: new Map<number, Map<string, Ban>>() };
+  /**
+   * Prefix bans by family, then prefix length: IPv4 networks keyed by their masked
+   * ipv4Key, so a check makes one integer mask and one probe per length present, no
+   * text (a feed such as FireHOL level1 holds twenty lengths); IPv6 ones by their text.
+   */
+  private readonly networks = { 4: new Map<number, Map<number | string, Ban>>(), 6: new Map<number, Map<number | string, Ban>>() };
   /** Prefix bans held, over both families and every length. */
   private networkCount = 0;
   private refusedCount = 0;
@@ -93,14 +98,15 @@ export class BanCache {
     }
     const byLength = this.networks[network.family];
     let bans = byLength.get(network.bits);
-    const held = bans?.has(network.text) === true;
+    const networkKey = network.family === 4 ? ipv4Key(network.bytes) & prefixMask(network.bits) : network.text;
+    const held = bans?.has(networkKey) === true;
     if (ban) {
       if (!held && this.refuses(key, ban)) return;
       if (!bans) byLength.set(network.bits, (bans = new Map()));
-      bans.set(network.text, ban);
+      bans.set(networkKey, ban);
       if (!held) this.networkCount++;
     } else if (bans && held) {
-      bans.delete(network.text);
+      bans.delete(networkKey);
       this.networkCount--;
       if (bans.size === 0) byLength.delete(network.bits);
     }
@@ -161,6 +167,14 @@ export class BanCache {
   networksOf(address: IpAddress, nowMs: number, out?: Ban[]): Ban[] | undefined {
     const byLength = this.networks[address.family];
     if (byLength.size === 0) return out;
+    if (address.family === 4) {
+      const key = addressKey(address);
+      for (const [bits, bans] of byLength) {
+        const ban = live(bans.get(key & prefixMask(bits)), nowMs);
+        if (ban) (out ??= []).push(ban);
+      }
+      return out;
+    }
     for (const [bits, bans] of byLength) {
       const ban = live(bans.get(networkPrefix(address, bits)), nowMs);
       if (ban) (out ??= []).push(ban);
@@ -294,6 +308,11 @@ let touched = 0;
 /** The four bytes as one int32: a small integer key, hashed without touching text. */
 function ipv4Key(bytes: Uint8Array): number {
   return (bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!;
+}
+
+/** The int32 mask of an IPv4 prefix length: the network of key k is k & prefixMask(bits). */
+function prefixMask(bits: number): number {
+  return bits === 0 ? 0 : -1 << (32 - bits);
 }
 
 /** ipv4Key of an IPv4 address: its int32 when the parse kept one, so its bytes need not be made. */

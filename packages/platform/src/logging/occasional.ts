@@ -1,7 +1,6 @@
 /**
- * True at most once per `everyMs`: for log lines an attacker can provoke, one per
- * period, with how many were held back. (The aggregator has its own: services do not
- * import each other.)
+ * True at most once per `everyMs`: for log lines an attacker can provoke (a bad
+ * record, a refused ban), one per period, with how many were held back since.
  */
 export class Occasional {
   private last = -Infinity;
