@@ -111,7 +111,20 @@ async function main(): Promise<void> {
     const kafka = benchKafka(KAFKA_BROKERS.split(','), `bench-failover-${process.pid}`);
     const admin = kafka.admin();
     await admin.connect();
-    await ensureTopics(admin, topicSpecs({ prefix, partitions: PARTITIONS, replicationFactor: 3 }));
+    const specs = topicSpecs({ prefix, partitions: PARTITIONS, replicationFactor: 3 });
+    await ensureTopics(admin, specs);
+    // Measured from a settled cluster: every partition led and fully replicated.
+    const settled = async () =>
+      (
+        await leaders(
+          admin,
+          specs.map((t) => t.name),
+        ).catch(() => undefined)
+      )?.every((l) => l.leader >= 0 && l.isr === 3) === true;
+    for (let i = 0; !(await settled()); i++) {
+      if (i > 300) throw new Error('the topics did not get three in-sync replicas within 30 s');
+      await sleep(100);
+    }
     const catalog = loadSchemaCatalog();
     await publishPolicies(kafka, prefix, catalog, [{ id: 'flood', key: ['ip'], threshold: { count: THRESHOLD, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } }]);
     const env = {
@@ -314,8 +327,17 @@ async function main(): Promise<void> {
     await admin.disconnect();
   } finally {
     posting = false;
-    for (const c of children) c.kill('SIGTERM');
+    // Services first, while Kafka is still there to shut down against; a straggler is killed.
+    await Promise.all(
+      children.map(async (c) => {
+        if (c.exitCode !== null || c.signalCode !== null) return;
+        const exited = new Promise((r) => c.once('exit', r));
+        c.kill('SIGTERM');
+        if ((await Promise.race([exited, sleep(10_000).then(() => 'late')])) === 'late') c.kill('SIGKILL');
+      }),
+    );
     await stackDown(settings);
+    note(`stopped (${elapsed()})`);
     rmSync(dir, { recursive: true, force: true });
   }
 }
