@@ -26,6 +26,7 @@ import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { stackDown, stackSettings, stackUp, startKafkaNode, stopKafkaNode } from '../scripts/stack/index.mjs';
 import { median, note, percentile, report, sig } from './lib.js';
 import { benchKafka, publishPolicies } from './aggregator/kafka.js';
+import { metricSum } from './aggregator/service.js';
 import { freePort, freePortBlock, serviceNodeArgs } from '../test/support/processes.js';
 
 const PARTITIONS = 3;
@@ -83,7 +84,9 @@ async function readTopic(kafka: Kafka, admin: Admin, topic: string, read: (value
       if (remaining.size === 0) done();
     },
   });
-  await Promise.race([finished, sleep(120_000)]);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([finished, new Promise((r) => (timer = setTimeout(r, 120_000)))]);
+  clearTimeout(timer);
   await consumer.disconnect();
   if (remaining.size > 0) throw new Error(`reading ${topic} did not reach its end within 120 s`);
 }
@@ -157,7 +160,8 @@ async function main(): Promise<void> {
     const services = [gateway, aggregator, ...enforcers];
     note(`cluster and services ready after ${elapsed()}`);
 
-    const acknowledged = new Set<string>();
+    /** Event id -> its address and when the gateway answered 202 (ms since the kill's reference point, for a loss report). */
+    const acknowledged = new Map<string, { ip: string; at: number }>();
     let refusedPosts = 0;
     const post = async (batch: ReturnType<typeof posted>[]): Promise<boolean> => {
       const res = await fetch(`${gateway.url}/v1/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch) }).catch(() => undefined);
@@ -166,7 +170,8 @@ async function main(): Promise<void> {
         refusedPosts++;
         return false;
       }
-      for (const e of batch) acknowledged.add(e.eventId);
+      const at = performance.now();
+      for (const e of batch) acknowledged.set(e.eventId, { ip: e.ip, at });
       return true;
     };
     // Background: 600 clients, each well under the threshold per minute.
@@ -254,6 +259,7 @@ async function main(): Promise<void> {
     // Every acknowledged event is on the events topic once the gateway has sent its buffer.
     const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
     let lost = acknowledged.size;
+    let lostIds: string[] = [];
     // Where the time went: when the gateway's record of each flood and the aggregator's ban were written (CreateTime).
     const eventWritten = new Map<string, number>();
     for (let attempt = 0; attempt < 30 && lost > 0; attempt++) {
@@ -266,7 +272,8 @@ async function main(): Promise<void> {
           if (postedAt.has(e.ip) && !eventWritten.has(e.ip)) eventWritten.set(e.ip, t);
         }
       });
-      lost = [...acknowledged].filter((id) => !seen.has(id)).length;
+      lostIds = [...acknowledged.keys()].filter((id) => !seen.has(id));
+      lost = lostIds.length;
     }
     const banWritten = new Map<string, number>();
     await readTopic(kafka, admin, topicNames[1]!, (_v, t, key) => {
@@ -281,6 +288,24 @@ async function main(): Promise<void> {
     const calmSplit = split(ips.slice(0, FLOODS_CALM));
     const failoverSplit = split(duringIps);
     unreadyServices = new Set([...unreadyServices].sort());
+    // The gateway's own books: what it took, what Kafka acknowledged, what it dropped and why.
+    const gatewayMetrics = await (await fetch(`${gateway.url}/metrics`)).text();
+    const sum = (name: string) => metricSum(gatewayMetrics, name) ?? Number.NaN;
+    const gatewayBooks = {
+      gateway_published: sum('banstream_edge_events_published_total'),
+      gateway_delivered: sum('banstream_edge_events_delivered_total'),
+      gateway_dropped: sum('banstream_edge_events_dropped_total'),
+      gateway_buffered: sum('banstream_edge_buffer_events'),
+    };
+    if (lost > 0) {
+      const byIp = new Map<string, number>();
+      for (const id of lostIds) byIp.set(acknowledged.get(id)!.ip, (byIp.get(acknowledged.get(id)!.ip) ?? 0) + 1);
+      const times = lostIds.map((id) => Math.round(acknowledged.get(id)!.at - killedAt));
+      note(
+        `LOST ${lost} acknowledged events: by address ${JSON.stringify(Object.fromEntries(byIp))}; answered 202 at ${Math.min(...times)}..${Math.max(...times)} ms from the kill; gateway ${JSON.stringify(gatewayBooks)}`,
+      );
+      for (const line of gatewayMetrics.split('\n').filter((l) => l.startsWith('banstream_edge_events_dropped_total'))) note(line);
+    }
     note(`topics read (${elapsed()})`);
 
     const calmP99 = percentile(calm, 99);
@@ -308,6 +333,7 @@ async function main(): Promise<void> {
       {
         events_acknowledged: acknowledged.size,
         events_lost: lost,
+        ...gatewayBooks,
         posts_refused: refusedPosts,
         propagation_p50_ms_during_failover: sig(median(failover), 3),
         propagation_p99_ms_during_failover: sig(failoverP99, 3),

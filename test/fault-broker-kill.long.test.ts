@@ -172,6 +172,10 @@ describe('fault: the leader broker killed with SIGKILL under a flood', () => {
         lost: lost.length,
         counted: p.counted(),
         aggregator_consumed: await aggregator.metric('banstream_aggregator_events_consumed_total'),
+        // The gateway's own books, to tell a loss in Kafka from events it still holds or dropped.
+        gateway_delivered: await g.metric('banstream_edge_events_delivered_total'),
+        gateway_dropped: await g.metric('banstream_edge_events_dropped_total'),
+        gateway_buffered: await g.metric('banstream_edge_buffer_events'),
         leaders_moved_after_ms: Math.round(electedMs),
         propagation_ms_before: before.map(Math.round),
         propagation_ms_during: floods.map((f) => [Math.round(f.startedMs), Math.round(f.delayMs)]),
