@@ -85,6 +85,21 @@ const ROWS = [
   { bench: 'propagation', figure: 'background_events_per_s', target: '100,000', anchor: 'background load during the propagation run' },
   { bench: 'geo', figure: 'false_alerts_per_country_week', target: 'low (0 seen)', anchor: 'seeded diurnal traffic, 12 countries' },
   { bench: 'geo', figure: 'detection_delay_s', ceiling: 'oracle_delay_s', ratio: 'detection_delay_ratio', target: 'minutes', anchor: 'ceiling: an oracle that knows the usual rate' },
+  {
+    bench: 'failover',
+    figure: 'events_lost',
+    target: '0',
+    anchor: 'events the gateway answered 202 for, missing from the events topic after a broker was killed with SIGKILL (three brokers, RF 3, min ISR 2)',
+  },
+  {
+    bench: 'failover',
+    figure: 'propagation_p99_ms_during_failover',
+    ceiling: 'propagation_p99_ms',
+    ratio: 'ratio_p99_failover_to_ceiling',
+    target: '≤ 1,000',
+    anchor: 'floods starting while the killed broker is down; ceiling: the same floods before the kill, same run',
+  },
+  { bench: 'failover', figure: 'recovery_s', target: '–', anchor: "broker killed to every partition led again and every service's /readyz 200 (Kafka fences it after broker.session.timeout.ms, 9 s)" },
   { bench: 'soak', figure: 'max_memory_slope_mb_per_min', target: '< 1 (flat)', anchor: '10 min at 50,000 events/s through the pipeline (`npm run soak`)' },
   { bench: 'soak', figure: 'max_lag_events', target: 'bounded', anchor: 'aggregator consumer lag during the soak' },
 ];
