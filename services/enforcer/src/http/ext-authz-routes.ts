@@ -15,8 +15,11 @@ export const EXT_AUTHZ_BODY_LIMIT = 8 * 1024;
 
 export interface ExtAuthzOptions {
   enforcer: Enforcer;
-  /** Where the checks are served (ENFORCER_EXT_AUTHZ_PREFIX, the filter's path_prefix): `/ext-authz`. */
-  prefix: string;
+  /**
+   * Where the checks are served (ENFORCER_EXT_AUTHZ_PREFIX, the filter's path_prefix): `/ext-authz`.
+   * Not named `prefix`: Fastify's register would take that as a prefix for the routes.
+   */
+  base: string;
   proxies: SocketTrust;
   trustedProxies: readonly Cidr[];
   names: ForwardedHeaderNames;
@@ -25,21 +28,21 @@ export interface ExtAuthzOptions {
 
 /**
  * Envoy's HTTP ext_authz: Envoy sends the original request's method, and its path after
- * the filter's path_prefix, to `prefix` + path; only a 200 lets the request through.
- * Any method and any path under `prefix` is a check: 200 with the decision's headers,
+ * the filter's path_prefix, to `base` + path; only a 200 lets the request through.
+ * Any method and any path under `base` is a check: 200 with the decision's headers,
  * or the denial's status (403, 429) with them, Retry-After and a problem+json body.
  * Registered on its own so its body handling (any type, read and dropped, at most
  * EXT_AUTHZ_BODY_LIMIT) leaves the other routes' JSON parsing alone.
  */
 export async function extAuthzRoutes(app: FastifyInstance, options: ExtAuthzOptions): Promise<void> {
-  const { enforcer, prefix, proxies, trustedProxies, names, answers } = options;
+  const { enforcer, base, proxies, trustedProxies, names, answers } = options;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: EXT_AUTHZ_BODY_LIMIT }, (_request, _body, done) => done(null, undefined));
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     let decision: Decision;
     try {
-      decision = await enforcer.check(extAuthzRequest(request, prefix, proxies, trustedProxies, names));
+      decision = await enforcer.check(extAuthzRequest(request, base, proxies, trustedProxies, names));
     } catch (error) {
       if (error instanceof BanstreamError && error.code.startsWith('SUBJECT_')) return sendProblem(reply, error.code, error.message);
       throw error;
@@ -50,6 +53,6 @@ export async function extAuthzRoutes(app: FastifyInstance, options: ExtAuthzOpti
     if (decision.allowed) return reply.code(200).send();
     return reply.code(decision.status).type('application/problem+json').send(problemBody(decision));
   };
-  app.all(prefix, handler);
-  app.all(`${prefix}/*`, handler);
+  app.all(base, handler);
+  app.all(`${base}/*`, handler);
 }

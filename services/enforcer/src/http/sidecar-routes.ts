@@ -131,7 +131,7 @@ export async function sidecarRoutes(app: FastifyInstance, options: SidecarOption
     return reply.code(decision.status).type('application/problem+json').send(problemBody(decision));
   });
 
-  await app.register(extAuthzRoutes, { enforcer, prefix: options.extAuthzPrefix ?? DEFAULT_EXT_AUTHZ_PREFIX, proxies, trustedProxies, names, answers });
+  await app.register(extAuthzRoutes, { enforcer, base: options.extAuthzPrefix ?? DEFAULT_EXT_AUTHZ_PREFIX, proxies, trustedProxies, names, answers });
 
   app.get<{ Querystring: Static<typeof BansQuery> }>('/v1/bans', { schema: { querystring: BansQuery }, ...callersOnly }, async (request, reply) => {
     // Listings run one at a time (BanCache.list): past a few waiting, a caller is told to come back.
