@@ -33,8 +33,7 @@ describe('Envoy ext_authz, HTTP and gRPC, against the sidecar', () => {
     );
   const grpcAsk = (address: string, method: string, path: string, headers: Record<string, string> = {}) =>
     check({ attributes: { source: { address: { socket_address: { address, port_value: 40000 } } }, request: { http: { method, path, host: 'shop.example', headers } } } });
-  const httpAsk = (client: string, method: string, path: string) =>
-    fetch(`${url}/envoy${path}`, { method, headers: { 'x-forwarded-for': client, host: 'shop.example' } });
+  const httpAsk = (client: string, method: string, path: string) => fetch(`${url}/envoy${path}`, { method, headers: { 'x-forwarded-for': client, host: 'shop.example' } });
 
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers, 3);

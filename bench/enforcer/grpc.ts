@@ -104,7 +104,9 @@ export async function measureGrpc(env: Record<string, string>): Promise<GrpcFigu
     );
     await waitReady(`http://127.0.0.1:${httpPort}/readyz`);
     const { Client, service } = authorizationService();
-    const checker = new Client(`127.0.0.1:${grpcPort}`, credentials.createInsecure()) as unknown as Client & { Check(r: CheckRequest, cb: (e: Error | null, r: { status?: { code?: number } }) => void): void };
+    const checker = new Client(`127.0.0.1:${grpcPort}`, credentials.createInsecure()) as unknown as Client & {
+      Check(r: CheckRequest, cb: (e: Error | null, r: { status?: { code?: number } }) => void): void;
+    };
     clients.push(checker);
     const size = service.Check!.requestSerialize(BENCH_CHECK).length;
     const echo = echoClient(`127.0.0.1:${echoPort}`);

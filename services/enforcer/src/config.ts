@@ -70,7 +70,7 @@ export const enforcerEnv = {
     default: '/ext-authz',
     maxLength: 64,
     pattern: '^(/[A-Za-z0-9._~-]+)+$',
-    expected: 'a path such as /ext-authz (no trailing slash): the path_prefix of Envoy\'s HTTP ext_authz filter',
+    expected: "a path such as /ext-authz (no trailing slash): the path_prefix of Envoy's HTTP ext_authz filter",
     description: "where Envoy's HTTP ext_authz checks are answered: any method on this path and below, the original path after it (the filter's `path_prefix`); 200 when allowed",
   }),
   ENFORCER_GRPC_PORT: Type.Integer({
@@ -85,7 +85,8 @@ export const enforcerEnv = {
     maximum: 4 * 1024 * 1024,
     default: 128 * 1024,
     expected: 'bytes from 1024 to 4194304: the largest CheckRequest the gRPC service reads',
-    description: "the largest CheckRequest the gRPC service reads (Envoy's request headers are at most 60 KiB by default, plus any body the filter sends); a larger one fails `RESOURCE_EXHAUSTED` unread",
+    description:
+      "the largest CheckRequest the gRPC service reads (Envoy's request headers are at most 60 KiB by default, plus any body the filter sends); a larger one fails `RESOURCE_EXHAUSTED` unread",
   }),
   ENFORCER_GRPC_DEADLINE_MS: Type.Integer({
     minimum: 10,

@@ -5,7 +5,11 @@ describe('Deadlines', () => {
   it('answers the calls past the bound as late, in start order, and leaves the others to their callers', () => {
     let now = 1000;
     const late: string[] = [];
-    const deadlines = new Deadlines<string>(100, (e) => late.push(e), () => now);
+    const deadlines = new Deadlines<string>(
+      100,
+      (e) => late.push(e),
+      () => now,
+    );
     deadlines.add('a');
     now = 1050;
     deadlines.add('b');

@@ -90,7 +90,7 @@ describe('Authorization/Check', () => {
     expect((await check(request())).status.code ?? 0).toBe(0);
   });
 
-  it("answers a request the enforcer cannot read (a context value that is not one) with a 400 naming it", async () => {
+  it('answers a request the enforcer cannot read (a context value that is not one) with a 400 naming it', async () => {
     const { check } = await start({
       decide: async () => {
         throw new BanstreamError('SUBJECT_INVALID_ATTRIBUTE', 'invalid request attribute country: header x-country "AUS" is not an ISO 3166-1 alpha-2 code');

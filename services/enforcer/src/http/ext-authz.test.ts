@@ -92,8 +92,7 @@ describe('HTTP ext_authz: the answer', () => {
 
   it('reads and drops a body of any type up to the cap, refuses one over it with 413, and leaves /v1/check parsing JSON', async () => {
     const { app, asked } = await sidecar();
-    const send = (payload: string, type?: string) =>
-      app.inject({ method: 'POST', url: '/ext-authz/upload', remoteAddress: '127.0.0.1', payload, headers: type ? { 'content-type': type } : {} });
+    const send = (payload: string, type?: string) => app.inject({ method: 'POST', url: '/ext-authz/upload', remoteAddress: '127.0.0.1', payload, headers: type ? { 'content-type': type } : {} });
     expect((await send('', 'application/json')).statusCode).toBe(200);
     expect((await send('{not json', 'application/json')).statusCode).toBe(200);
     expect((await send('x'.repeat(EXT_AUTHZ_BODY_LIMIT), 'application/octet-stream')).statusCode).toBe(200);

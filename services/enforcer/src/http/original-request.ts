@@ -69,13 +69,7 @@ export function extAuthzRequest(request: FastifyRequest, prefix: string, proxies
   });
 }
 
-function askedThrough(
-  request: FastifyRequest,
-  proxies: SocketTrust,
-  trusted: readonly Cidr[],
-  names: ForwardedHeaderNames,
-  target: Pick<AskedRequest, 'method' | 'host' | 'path'>,
-): AskedRequest {
+function askedThrough(request: FastifyRequest, proxies: SocketTrust, trusted: readonly Cidr[], names: ForwardedHeaderNames, target: Pick<AskedRequest, 'method' | 'host' | 'path'>): AskedRequest {
   const peer = request.socket.remoteAddress ?? '';
   const proxied = proxies.trusts(request.socket);
   const asked: AskedRequest = {
