@@ -8,10 +8,13 @@
  * HTTP/2 connection, as Envoy's ext_authz filter does. After a warm-up the servers
  * take turns for ROUNDS short rounds, so a drift of the shared machine falls on both;
  * the ratio is the median of the rounds' own ratios (each check round over the echo
- * round just before it).
+ * round just before it). The servers' CPU per call is read from /proc around each round:
+ * on a shared machine the rates follow whatever else runs, and the client's share of
+ * the cores as much as the servers', while CPU per call is the servers' own work.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { credentials, type Client } from '@grpc/grpc-js';
 import { authorizationService } from '../../services/enforcer/src/grpc/protos.js';
 import type { CheckRequest } from '../../services/enforcer/src/grpc/messages.js';
@@ -20,7 +23,8 @@ import { freePort, serviceNodeArgs, waitReady } from '../aggregator/service.js';
 import { echoClient, ECHO_SERVER } from './grpc-echo.js';
 
 const DURATION_MS = 2000;
-const WARMUP_MS = 2000;
+/** Calls each server answers before the rounds: by count, not time, so a loaded machine still warms up the JIT. */
+const WARMUP_CALLS = 20_000;
 const ROUNDS = 7;
 const IN_FLIGHT = 64;
 
@@ -51,19 +55,27 @@ export const BENCH_CHECK: CheckRequest = {
 
 type Call = (done: (error: Error | null) => void) => void;
 
-/** Calls completed in `ms`, IN_FLIGHT at a time; any failed call fails the benchmark. */
-function drive(call: Call, ms: number): Promise<number> {
+/** CPU time (user + system) a process has used, in µs, from /proc (clock ticks of 10 ms). */
+function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/** Calls completed in `ms` (or `ms` elapsed for `count` calls), IN_FLIGHT at a time; any failed call fails the benchmark. */
+function drive(call: Call, ms: number, count = Number.POSITIVE_INFINITY): Promise<number> {
   return new Promise((resolve, reject) => {
     const until = Date.now() + ms;
     let completed = 0;
+    let started = 0;
     let running = 0;
     let failed = false;
     const next = (): void => {
       if (failed) return;
-      if (Date.now() >= until) {
+      if (Date.now() >= until || started >= count) {
         if (--running === 0) resolve(completed);
         return;
       }
+      started++;
       call((error) => {
         if (error) {
           failed = true;
@@ -88,6 +100,11 @@ export interface GrpcFigures {
   /** The lowest of the rounds' own ratios. */
   grpc_ratio_min: number;
   grpc_message_bytes: number;
+  /** Server CPU per call (µs, medians over the rounds): steadier than rates on a shared machine. */
+  grpc_check_cpu_us_per_call: number;
+  grpc_echo_cpu_us_per_call: number;
+  /** Echo CPU per call over check CPU per call: the ratio the servers' own work allows, whatever the client gets. */
+  grpc_cpu_ratio: number;
 }
 
 export async function measureGrpc(env: Record<string, string>): Promise<GrpcFigures> {
@@ -117,12 +134,21 @@ export async function measureGrpc(env: Record<string, string>): Promise<GrpcFigu
       echo: (done) => echo.call(payload, done),
     };
     await echo.ready();
-    note(`grpc: ${IN_FLIGHT} calls in flight on one connection, CheckRequest ${size} bytes; ${WARMUP_MS / 1000} s warm-up each, then ${ROUNDS} rounds of ${DURATION_MS / 1000} s (echo, check)`);
-    for (const name of ['echo', 'check'] as const) await drive(calls[name], WARMUP_MS);
+    note(`grpc: ${IN_FLIGHT} calls in flight on one connection, CheckRequest ${size} bytes; ${WARMUP_CALLS} calls each to warm up, then ${ROUNDS} rounds of ${DURATION_MS / 1000} s (echo, check)`);
+    for (const name of ['echo', 'check'] as const) await drive(calls[name], 120_000, WARMUP_CALLS);
     const rounds = { echo: [] as number[], check: [] as number[] };
+    const cpu = { echo: [] as number[], check: [] as number[] };
+    const pids = { check: children[0]!.pid!, echo: children[1]!.pid! };
     for (let round = 0; round < ROUNDS; round++) {
-      for (const name of ['echo', 'check'] as const) rounds[name].push((await drive(calls[name], DURATION_MS)) / (DURATION_MS / 1000));
-      note(`grpc round ${round + 1}: echo ${Math.round(rounds.echo[round]!)}/s, check ${Math.round(rounds.check[round]!)}/s`);
+      for (const name of ['echo', 'check'] as const) {
+        const before = cpuMicros(pids[name]);
+        const completed = await drive(calls[name], DURATION_MS);
+        rounds[name].push(completed / (DURATION_MS / 1000));
+        cpu[name].push((cpuMicros(pids[name]) - before) / completed);
+      }
+      note(
+        `grpc round ${round + 1}: echo ${Math.round(rounds.echo[round]!)}/s (${Math.round(cpu.echo[round]!)} µs CPU each), check ${Math.round(rounds.check[round]!)}/s (${Math.round(cpu.check[round]!)} µs CPU each)`,
+      );
     }
     const ratios = rounds.check.map((c, i) => c / rounds.echo[i]!);
     return {
@@ -131,6 +157,9 @@ export async function measureGrpc(env: Record<string, string>): Promise<GrpcFigu
       grpc_ratio: Number(median(ratios).toFixed(3)),
       grpc_ratio_min: Number(Math.min(...ratios).toFixed(3)),
       grpc_message_bytes: size,
+      grpc_check_cpu_us_per_call: Math.round(median(cpu.check)),
+      grpc_echo_cpu_us_per_call: Math.round(median(cpu.echo)),
+      grpc_cpu_ratio: Number(median(cpu.check.map((c, i) => cpu.echo[i]! / c)).toFixed(3)),
     };
   } finally {
     for (const c of clients) c.close();
