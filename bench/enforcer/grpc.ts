@@ -11,6 +11,7 @@
  * round just before it). The servers' CPU per call is read from /proc around each round:
  * on a shared machine the rates follow whatever else runs, and the client's share of
  * the cores as much as the servers', while CPU per call is the servers' own work.
+ * BENCH_GRPC_NODE_ARGS go to the sidecar's node before its own flags (--cpu-prof, say).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -26,6 +27,7 @@ const DURATION_MS = 2000;
 /** Calls each server answers before the rounds: by count, not time, so a loaded machine still warms up the JIT. */
 const WARMUP_CALLS = 20_000;
 const ROUNDS = 7;
+const IDLE_MS = 3000;
 const IN_FLIGHT = 64;
 
 /** A CheckRequest as Envoy sends one for a browser's GET: the pseudo-headers and a handful of others. */
@@ -100,7 +102,7 @@ export interface GrpcFigures {
   /** The lowest of the rounds' own ratios. */
   grpc_ratio_min: number;
   grpc_message_bytes: number;
-  /** Server CPU per call (µs, medians over the rounds): steadier than rates on a shared machine. */
+  /** Server CPU per call (µs, medians over the rounds), net of the process's idle CPU: steadier than rates on a shared machine. */
   grpc_check_cpu_us_per_call: number;
   grpc_echo_cpu_us_per_call: number;
   /** Echo CPU per call over check CPU per call: the ratio the servers' own work allows, whatever the client gets. */
@@ -113,7 +115,7 @@ export async function measureGrpc(env: Record<string, string>): Promise<GrpcFigu
   const clients: Client[] = [];
   try {
     children.push(
-      spawn(process.execPath, serviceNodeArgs('enforcer'), {
+      spawn(process.execPath, [...(process.env.BENCH_GRPC_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...serviceNodeArgs('enforcer')], {
         env: { PATH: process.env.PATH ?? '', ...env, HTTP_PORT: String(httpPort), ENFORCER_GRPC_PORT: String(grpcPort), LOG_LEVEL: 'warn' },
         stdio: 'inherit',
       }),
@@ -139,12 +141,18 @@ export async function measureGrpc(env: Record<string, string>): Promise<GrpcFigu
     const rounds = { echo: [] as number[], check: [] as number[] };
     const cpu = { echo: [] as number[], check: [] as number[] };
     const pids = { check: children[0]!.pid!, echo: children[1]!.pid! };
+    // What each process spends with no calls (the sidecar tails its topics): taken off each round's CPU.
+    const idleBefore = { check: cpuMicros(pids.check), echo: cpuMicros(pids.echo) };
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    const idlePerMs = { check: (cpuMicros(pids.check) - idleBefore.check) / IDLE_MS, echo: (cpuMicros(pids.echo) - idleBefore.echo) / IDLE_MS };
+    note(`grpc: idle CPU ${Math.round(idlePerMs.check * 1000)} µs/s (sidecar), ${Math.round(idlePerMs.echo * 1000)} µs/s (echo)`);
     for (let round = 0; round < ROUNDS; round++) {
       for (const name of ['echo', 'check'] as const) {
         const before = cpuMicros(pids[name]);
+        const started = Date.now();
         const completed = await drive(calls[name], DURATION_MS);
         rounds[name].push(completed / (DURATION_MS / 1000));
-        cpu[name].push((cpuMicros(pids[name]) - before) / completed);
+        cpu[name].push(Math.max(0, cpuMicros(pids[name]) - before - idlePerMs[name] * (Date.now() - started)) / completed);
       }
       note(
         `grpc round ${round + 1}: echo ${Math.round(rounds.echo[round]!)}/s (${Math.round(cpu.echo[round]!)} µs CPU each), check ${Math.round(rounds.check[round]!)}/s (${Math.round(cpu.check[round]!)} µs CPU each)`,
