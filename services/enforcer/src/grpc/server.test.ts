@@ -68,7 +68,16 @@ describe('Authorization/Check', () => {
 
   it('reads headers sent as a list (the filter with encode_raw_headers) over the wire', async () => {
     const { asked, check } = await start();
-    const http = { method: 'GET', path: '/', header_map: { headers: [{ key: 'user-agent', raw_value: Buffer.from('curl') }, { key: 'x-banstream-user', raw_value: Buffer.from('bob') }] } };
+    const http = {
+      method: 'GET',
+      path: '/',
+      header_map: {
+        headers: [
+          { key: 'user-agent', raw_value: Buffer.from('curl') },
+          { key: 'x-banstream-user', raw_value: Buffer.from('bob') },
+        ],
+      },
+    };
     await check({ attributes: { source: { address: { socket_address: { address: '198.51.100.7' } } }, request: { http } } });
     expect(asked[0]).toMatchObject({ userId: 'bob', headers: { 'user-agent': 'curl', 'x-banstream-user': 'bob' } });
   });
