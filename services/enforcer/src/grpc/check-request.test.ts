@@ -49,6 +49,8 @@ describe('askedFromCheck', () => {
     const asked = askedFromCheck(request({ method: 'GET', path: '/', header_map }), names);
     expect(asked.headers).toEqual({ 'user-agent': 'curl', accept: 'a, b', 'x-banstream-user': 'bob' });
     expect([asked.userId, asked.host]).toEqual(['bob', '']);
+    const authority = askedFromCheck(request({ method: 'GET', path: '/', headers: { ':authority': 'shop.example' } }), names);
+    expect(authority.host).toBe('shop.example');
   });
 
   it('refuses what a check cannot go without, naming the field', () => {

@@ -30,9 +30,10 @@ export function askedFromCheck(message: CheckRequest, names: ForwardedHeaderName
   if (!tryParseIp(ip)) throw invalid(SOURCE, `${shown(ip)} is not an IP address`);
   const method = bounded(`${HTTP}.method`, http.method, MAX_METHOD);
   const path = bounded(`${HTTP}.path`, http.path, MAX_PATH);
-  const host = http.host ?? '';
-  if (host.length > MAX_HOST) throw invalid(`${HTTP}.host`, `is ${host.length} characters, over ${MAX_HOST}`);
   const headers = http.headers && Object.keys(http.headers).length > 0 ? http.headers : fromHeaderMap(http.header_map?.headers);
+  // Envoy fills `host`; a client that does not may still send the authority as a header.
+  const host = http.host || headers[':authority'] || headers.host || '';
+  if (host.length > MAX_HOST) throw invalid(`${HTTP}.host`, `is ${host.length} characters, over ${MAX_HOST}`);
   return withProxyIdentity({ ip, method, host, path, headers }, headers, names);
 }
 
