@@ -73,6 +73,22 @@ const ROWS = [
     target: 'ratio ≥ 0.75',
     anchor: 'ceiling: redis-benchmark -P 16 EVALSHA of the same script',
   },
+  {
+    bench: 'enforcer',
+    figure: 'grpc_checks_per_s',
+    ceiling: 'grpc_echo_per_s',
+    ratio: 'grpc_ratio',
+    target: 'ratio ≥ 0.8',
+    anchor: 'ceiling: a bare grpc-js unary echo server, a message of the same size, same client',
+  },
+  {
+    bench: 'enforcer',
+    figure: 'grpc_check_cpu_us_per_call',
+    ceiling: 'grpc_echo_cpu_us_per_call',
+    ratio: 'grpc_cpu_ratio',
+    target: '–',
+    anchor: 'server CPU per call, net of idle: the check over the echo (steadier than rates on a shared machine)',
+  },
   { bench: 'enforcer', figure: 'ban_feed_lag_p99_ms', target: '≤ 100', anchor: 'ban record sent → applied by an enforcer' },
   { bench: 'propagation', figure: 'p50_ms', ceiling: 'ceiling_roundtrip_p50_ms', target: '–', anchor: 'median of 100 attackers, same run' },
   {

@@ -86,6 +86,8 @@ export const ERRORS = {
   // The enforcer sidecar.
   CALLER_NOT_TRUSTED: entry(403),
   BANS_LISTING_BUSY: entry(503),
+  /** An Envoy CheckRequest without what a check needs (an HTTP request, a source address) or over a bound. */
+  CHECK_REQUEST_INVALID: entry(400),
 
   // The ingest gateway: 4xx means "fix the request, do not send it again as is"; 503 "retry later".
   INVALID_EVENTS: entry(400),

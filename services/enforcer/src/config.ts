@@ -66,6 +66,35 @@ export const enforcerEnv = {
     expected: 'comma-separated addresses or CIDRs that may call POST /v1/check (whose user and API key are believed) and GET /v1/bans; 0.0.0.0/0,::/0 for anyone',
     description: 'addresses or CIDRs that may call `POST /v1/check` (whose `userId` and `apiKey` are believed) and `GET /v1/bans`; others get 403 `CALLER_NOT_TRUSTED`; `0.0.0.0/0,::/0` for anyone',
   }),
+  ENFORCER_EXT_AUTHZ_PREFIX: Type.String({
+    default: '/ext-authz',
+    maxLength: 64,
+    pattern: '^(/[A-Za-z0-9._~-]+)+$',
+    expected: "a path such as /ext-authz (no trailing slash): the path_prefix of Envoy's HTTP ext_authz filter",
+    description: "where Envoy's HTTP ext_authz checks are answered: any method on this path and below, the original path after it (the filter's `path_prefix`); 200 when allowed",
+  }),
+  ENFORCER_GRPC_PORT: Type.Integer({
+    minimum: 0,
+    maximum: 65535,
+    default: 0,
+    expected: 'a TCP port from 1 to 65535 for the gRPC ext_authz service, or 0 for none',
+    description: "where `envoy.service.auth.v3.Authorization/Check` (Envoy's gRPC ext_authz) is served, on `HTTP_HOST`; 0 (the default) serves none",
+  }),
+  ENFORCER_GRPC_MAX_MESSAGE_BYTES: Type.Integer({
+    minimum: 1024,
+    maximum: 4 * 1024 * 1024,
+    default: 128 * 1024,
+    expected: 'bytes from 1024 to 4194304: the largest CheckRequest the gRPC service reads',
+    description:
+      "the largest CheckRequest the gRPC service reads (Envoy's request headers are at most 60 KiB by default, plus any body the filter sends); a larger one fails `RESOURCE_EXHAUSTED` unread",
+  }),
+  ENFORCER_GRPC_DEADLINE_MS: Type.Integer({
+    minimum: 10,
+    maximum: 60_000,
+    default: 5_000,
+    expected: 'milliseconds from 10 to 60000 a gRPC check may wait for its decision',
+    description: "how long a gRPC check may wait for its decision whatever deadline its client set, then `DEADLINE_EXCEEDED`; Envoy's own `timeout` (200 ms by default) usually ends it first",
+  }),
   ENFORCER_BATCH_ANSWERS: Type.Boolean({
     default: true,
     expected: 'true or false: whether the answers decided in one event-loop turn are written together (fewer client wake-ups under load)',
