@@ -262,6 +262,20 @@ describe('BanCache at its cap (maxBans)', () => {
     expect(cache.networksOf(parseIp('203.0.113.9'), 0)).toHaveLength(1);
   });
 
+  it('keeps a tenth of the cap from feed bans, for the aggregator bans of a live attack', () => {
+    const feed = (subject: string): Ban => ({ ...ban(subject), origin: 'feed:junk' });
+    const cache = new BanCache({ maxBans: 10 });
+    for (let i = 0; i < 12; i++) cache.observe(`ip:192.0.2.${i}`, feed(`ip:192.0.2.${i}`));
+    // Nine of ten taken by the feed; its tenth and later are refused.
+    expect([cache.size, cache.refused]).toEqual([9, 3]);
+    cache.observe('cidr:198.51.100.0/24', feed('cidr:198.51.100.0/24'));
+    expect(cache.refused).toBe(4);
+    // The policy ban of an attack still fits.
+    cache.observe('ip:6.6.6.6', ban('ip:6.6.6.6'));
+    expect(cache.subject('ip:6.6.6.6', 0)?.subject).toBe('ip:6.6.6.6');
+    expect(cache.size).toBe(10);
+  });
+
   it('refuses a cap it could not keep', () => {
     expect(() => new BanCache({ maxBans: 0 })).toThrow(/1 to 16000000 bans, not 0/);
     expect(() => new BanCache({ maxBans: 16_000_001 })).toThrow(RangeError);

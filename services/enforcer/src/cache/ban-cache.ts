@@ -124,7 +124,11 @@ export class BanCache {
 
   /** True, and counted, if `ban` on a subject not held must be refused: the cache is full and the ban is not manual. */
   private refuses(subject: string, ban: Ban): boolean {
-    if (ban.origin === MANUAL || this.size < this.maxBans) return false;
+    if (ban.origin === MANUAL) return false;
+    // Bans imported from blocklists stop short of the cap: a feed (or a hostile source
+    // behind one) must not fill the room the aggregator's bans of a live attack need.
+    const room = ban.origin.startsWith(FEED_ORIGIN) ? this.maxBans - Math.ceil(this.maxBans * POLICY_RESERVE) : this.maxBans;
+    if (this.size < room) return false;
     this.refusedCount++;
     this.onRefused?.(subject, ban);
     return true;
@@ -329,6 +333,10 @@ export interface BanCacheOptions {
 }
 
 /** Ban.origin of a ban placed by hand (control API, CLI). */
+/** Origin prefix of the bans a blocklist feed writes (`feed:<name>`). */
+const FEED_ORIGIN = 'feed:';
+/** Share of ENFORCER_MAX_BANS that feed bans may not take: kept for the aggregator's bans. */
+const POLICY_RESERVE = 0.1;
 const MANUAL = 'manual';
 
 /** Where touchAddress keeps what it read, so the compiler cannot drop the read. */

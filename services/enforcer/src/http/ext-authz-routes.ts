@@ -42,7 +42,9 @@ export async function extAuthzRoutes(app: FastifyInstance, options: ExtAuthzOpti
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     let decision: Decision;
     try {
-      decision = await enforcer.check(extAuthzRequest(request, base, proxies, trustedProxies, names));
+      const asked = extAuthzRequest(request, base, proxies, trustedProxies, names);
+      if (asked === undefined) return sendProblem(reply, 'CHECK_REQUEST_INVALID', `the path must start with ${base} as written, not percent-encoded`);
+      decision = await enforcer.check(asked);
     } catch (error) {
       if (error instanceof BanstreamError && error.code.startsWith('SUBJECT_')) return sendProblem(reply, error.code, error.message);
       throw error;

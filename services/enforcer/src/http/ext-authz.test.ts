@@ -49,6 +49,14 @@ describe('HTTP ext_authz: the original request', () => {
     expect(asked.slice(-3).map((a) => a.path)).toEqual(['/', '/?x=1', '/a%2Fb//c']);
   });
 
+  it('refuses a prefix spelled percent-encoded (the router decodes it; the path is cut from the raw URL)', async () => {
+    const { app, asked } = await sidecar();
+    const res = await app.inject({ method: 'GET', url: '/%65xt-authz/admin', remoteAddress: '127.0.0.1' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'CHECK_REQUEST_INVALID' });
+    expect(asked).toEqual([]);
+  });
+
   it('serves the prefix it is given, and nothing outside it', async () => {
     const { app, asked } = await sidecar({ prefix: '/envoy/check' });
     expect((await app.inject({ method: 'DELETE', url: '/envoy/check/users/1', remoteAddress: '127.0.0.1' })).statusCode).toBe(200);

@@ -60,13 +60,23 @@ export function originalRequest(request: FastifyRequest, proxies: SocketTrust, t
  * `prefix` (the filter's path_prefix), the host its Host header. The client and its
  * identity as for GET /v1/auth: from a trusted proxy's configured headers only.
  */
-export function extAuthzRequest(request: FastifyRequest, prefix: string, proxies: SocketTrust, trusted: readonly Cidr[], names: ForwardedHeaderNames): AskedRequest {
+export function extAuthzRequest(request: FastifyRequest, prefix: string, proxies: SocketTrust, trusted: readonly Cidr[], names: ForwardedHeaderNames): AskedRequest | undefined {
+  // The router matched the decoded URL; the path is cut from the raw one, so the raw
+  // one must start with the prefix as written (`/%65xt-authz/a` would otherwise check `/hz/a`).
+  if (!hasPrefix(request.url, prefix)) return undefined;
   const rest = request.url.slice(prefix.length);
   return askedThrough(request, proxies, trusted, names, {
     method: request.method,
     host: header(request.headers, 'host') ?? '',
     path: rest.startsWith('/') ? rest : `/${rest}`,
   });
+}
+
+/** `url` is `prefix` itself, or goes on below it (`/`) or with its query (`?`). */
+function hasPrefix(url: string, prefix: string): boolean {
+  if (!url.startsWith(prefix)) return false;
+  const next = url.charAt(prefix.length);
+  return next === '' || next === '/' || next === '?';
 }
 
 function askedThrough(request: FastifyRequest, proxies: SocketTrust, trusted: readonly Cidr[], names: ForwardedHeaderNames, target: Pick<AskedRequest, 'method' | 'host' | 'path'>): AskedRequest {
