@@ -44,6 +44,22 @@ const samples: { [N in SchemaName]: SchemaTypes[N] } = {
     origin: 'aggregator',
     httpStatus: 429,
     createdBy: null,
+    evidence: {
+      firstEventAt: T0 - 59_000,
+      lastEventAt: T0,
+      sampledEvents: 1187,
+      paths: [
+        { value: '/login', count: 1100 },
+        { value: '/', count: 87 },
+      ],
+      methods: [{ value: 'POST', count: 1187 }],
+      statuses: [
+        { value: '401', count: 1150 },
+        { value: '200', count: 37 },
+      ],
+      userAgents: [{ value: 'python-requests/2.31', count: 1187 }],
+      edges: [{ value: 'edge-eu-west-1a-7', count: 1187 }],
+    },
   },
   'window-count': {
     policyId: 'signups-per-country',

@@ -74,6 +74,30 @@ export interface Ban {
   /** 429 or 403. */
   httpStatus: number;
   createdBy: string | null;
+  /**
+   * v2: what the subject sent, on aggregator bans. Decoded records always have it
+   * (null for manual bans and older writers); writers may leave it out for null.
+   */
+  evidence?: BanEvidence | null;
+}
+
+/** One value of a request attribute and the events estimated to have it. */
+export interface ValueCount {
+  value: string;
+  count: number;
+}
+
+export interface BanEvidence {
+  /** ms since epoch: the first event in the ban window (the window's start when its oldest bucket straddles it). */
+  firstEventAt: number;
+  lastEventAt: number;
+  /** Events the sample was drawn from; 0 without a sample. */
+  sampledEvents: number;
+  paths: ValueCount[];
+  methods: ValueCount[];
+  statuses: ValueCount[];
+  userAgents: ValueCount[];
+  edges: ValueCount[];
 }
 
 export const WINDOW_COUNT_KINDS = ['subject', 'country', 'region', 'hour-of-day'] as const;
