@@ -15,6 +15,60 @@ export interface BanView {
   origin: string;
   httpStatus: number;
   createdBy: string | null;
+  windowSeconds?: number;
+  escalationLevel?: number;
+  evidence?: BanEvidenceView | null;
+}
+
+interface ValueCount {
+  value: string;
+  count: number;
+}
+
+interface BanEvidenceView {
+  firstEventAt: number;
+  lastEventAt: number;
+  sampledEvents: number;
+  paths: ValueCount[];
+  methods: ValueCount[];
+  statuses: ValueCount[];
+  userAgents: ValueCount[];
+  edges: ValueCount[];
+}
+
+/** A ban as `bans show` prints it: one field a line, the evidence's top values after. */
+export function banDetails(ban: BanView, now: number): string {
+  const rows: [string, string][] = [
+    ['subject', ban.subject],
+    ['policy', ban.policyId],
+    ['origin', ban.origin === 'manual' && ban.createdBy ? `manual (${ban.createdBy})` : ban.origin],
+    ['status', ban.preview ? `${ban.httpStatus} preview (not enforced)` : String(ban.httpStatus)],
+    ['since', isoSeconds(ban.startedAt)],
+    ['expires', `${isoSeconds(ban.expiresAt)} (${ban.expiresAt <= now ? 'expired' : relative(ban.expiresAt, now)})`],
+    ['reason', ban.reason],
+  ];
+  if (ban.escalationLevel) rows.push(['escalation', `level ${ban.escalationLevel}`]);
+  if (ban.windowSeconds) rows.push(['window', `${formatCount(ban.evidenceCount)} requests in ${ban.windowSeconds} s at the crossing`]);
+  const e = ban.evidence;
+  if (e) {
+    rows.push(['events', `first ${isoSeconds(e.firstEventAt)}, last ${isoSeconds(e.lastEventAt)} (in the window)`]);
+    rows.push(['sampled', e.sampledEvents > 0 ? `${e.sampledEvents} events since the subject turned hot` : 'no sample (counted from sums, or not hot before the ban)']);
+    for (const [label, values] of [
+      ['paths', e.paths],
+      ['methods', e.methods],
+      ['statuses', e.statuses],
+      ['user agents', e.userAgents],
+      ['edges', e.edges],
+    ] as const) {
+      if (values.length > 0) rows.push([label, values.map((v) => `${JSON.stringify(v.value)} ×${formatCount(v.count)}`).join(', ')]);
+    }
+  }
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `${k.padEnd(width)}  ${v.replace(/\s+/g, ' ')}`).join('\n');
+}
+
+function formatCount(n: number): string {
+  return Number.isInteger(n) ? String(n) : n.toFixed(1);
 }
 
 export const banCommands: Command[] = [
@@ -53,6 +107,16 @@ export const banCommands: Command[] = [
         ]),
       );
       print(`${page.bans.length} of ${page.total} ban(s)${page.next ? ` (more after ${page.next}: --limit)` : ''}`);
+    },
+  },
+  {
+    name: 'bans show',
+    usage: 'banstream bans show SUBJECT [--json]',
+    summary: 'the ban held for a subject, with its evidence (what the subject sent)',
+    args: 1,
+    async run({ api, args, json, print, io }) {
+      const ban = await api().get<BanView>(`/v1/bans/${encodeURIComponent(args[0]!)}`);
+      print(json ? JSON.stringify(ban, null, 2) : banDetails(ban, io.now()));
     },
   },
   {
