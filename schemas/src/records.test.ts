@@ -61,6 +61,28 @@ const samples: { [N in SchemaName]: SchemaTypes[N] } = {
       edges: [{ value: 'edge-eu-west-1a-7', count: 1187 }],
     },
   },
+  'ban-history': {
+    subject: 'ip:203.0.113.7',
+    action: 'lift',
+    at: T0 + 60_000,
+    actor: 'alice',
+    ban: {
+      banId: 'ban-manual-1',
+      subject: 'ip:203.0.113.7',
+      policyId: 'manual',
+      reason: 'credential stuffing',
+      evidenceCount: 0,
+      windowSeconds: 0,
+      startedAt: T0,
+      expiresAt: T0 + 3_600_000,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'manual',
+      httpStatus: 403,
+      createdBy: 'alice',
+      evidence: null,
+    },
+  },
   'window-count': {
     policyId: 'signups-per-country',
     subject: 'country:FR',
@@ -177,6 +199,11 @@ describe('the schemas/avro catalog', () => {
     const batch = catalog.latest(SCHEMA_NAMES.requestEventBatch).schema as { fields: { type: { items: unknown } }[] };
     const inlined = batch.fields[0]?.type.items;
     expect(inlined).toEqual(catalog.latest(SCHEMA_NAMES.requestEvent).schema);
+  });
+
+  it('ban-history inlines the same Ban as ban (a new Ban version needs a new ban-history version)', () => {
+    const entry = catalog.latest(SCHEMA_NAMES.banHistory).schema as { fields: { name: string; type: unknown }[] };
+    expect(entry.fields.find((f) => f.name === 'ban')?.type).toEqual(catalog.latest(SCHEMA_NAMES.ban).schema);
   });
 });
 

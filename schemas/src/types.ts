@@ -28,6 +28,7 @@ export const SCHEMA_NAMES = {
   auditRecord: 'audit-record',
   dlqRecord: 'dlq-record',
   subjectCountBatch: 'subject-count-batch',
+  banHistory: 'ban-history',
 } as const;
 
 export type SchemaName = (typeof SCHEMA_NAMES)[keyof typeof SCHEMA_NAMES];
@@ -98,6 +99,18 @@ export interface BanEvidence {
   statuses: ValueCount[];
   userAgents: ValueCount[];
   edges: ValueCount[];
+}
+
+export const BAN_HISTORY_ACTIONS = ['ban', 'lift', 'expire'] as const;
+
+/** One ban, lift or expiry on the ban-history topic, keyed by subject. */
+export interface BanHistoryEntry {
+  subject: string;
+  /** One of BAN_HISTORY_ACTIONS today. */
+  action: string;
+  at: number;
+  actor: string | null;
+  ban: Ban;
 }
 
 export const WINDOW_COUNT_KINDS = ['subject', 'country', 'region', 'hour-of-day'] as const;
@@ -216,4 +229,5 @@ export interface SchemaTypes {
   'audit-record': AuditRecord;
   'dlq-record': DlqRecord;
   'subject-count-batch': SubjectCountBatch;
+  'ban-history': BanHistoryEntry;
 }
