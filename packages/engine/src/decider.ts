@@ -117,6 +117,7 @@ export function observeKeyed(ctx: DeciderContext, state: PartitionState, route: 
   if (!ctx.ledger.admit(ban)) return 'counted';
   ban.evidence = evidenceOf(state, route, rest, banInterval, banLimit, at, key ?? keyPrefix + rest);
   out.bans.push({ key: subject, value: ban });
+  out.history.push({ key: subject, value: { subject, action: 'ban', at: ban.startedAt, actor: null, ban } });
   return 'counted';
 }
 

@@ -40,6 +40,7 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
     audit: topic('audit'),
     events: topic('events'),
     subjects: topic('aggregator-subjects'),
+    history: topic('ban-history'),
   };
   const clock = Date.now;
   const state = new ControlState(config.CONTROL_ALERTS_KEPT);
@@ -95,7 +96,7 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
 
   async function liftExpiredManualBans(): Promise<void> {
     for (const ban of expiredManualBans(state, clock())) {
-      await writer.serial(() => writer.write({ kind: 'ban', key: ban.subject, value: null, before: ban }, { actor: SYSTEM_ACTOR, requestId: null }));
+      await writer.serial(() => writer.write({ kind: 'ban', key: ban.subject, value: null, before: ban }, { actor: SYSTEM_ACTOR, requestId: null, expiry: true }));
     }
   }
 

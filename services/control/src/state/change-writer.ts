@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Producer } from '@banstream/kafka';
-import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type PolicyRecord, type SchemaCatalog } from '@banstream/schemas';
+import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type BanHistoryEntry, type PolicyRecord, type SchemaCatalog } from '@banstream/schemas';
 import { withDeadline } from '@banstream/platform';
 import type { ControlState } from './control-state.js';
 import type { ProducerSlot } from './producer-slot.js';
@@ -12,6 +12,7 @@ export interface ControlTopics {
   alerts: string;
   audit: string;
   events: string;
+  history: string;
 }
 
 /** Who changed what, for the audit record. */
@@ -20,6 +21,8 @@ export interface ChangeContext {
   requestId: string | null;
   /** The guard rail the actor's force flag overrode (a network wider than the limit), recorded in the audit. */
   forced?: string | null;
+  /** A lift because the ban's end passed (the control plane's sweep of manual bans): `expire` in the ban history. */
+  expiry?: boolean;
 }
 
 type Change =
@@ -63,6 +66,7 @@ export class ChangeWriter {
       ban: catalog.codec(SCHEMA_NAMES.ban),
       allow: catalog.codec(SCHEMA_NAMES.allowEntry),
       audit: catalog.codec(SCHEMA_NAMES.auditRecord),
+      history: catalog.codec(SCHEMA_NAMES.banHistory),
     };
   }
 
@@ -103,12 +107,14 @@ export class ChangeWriter {
       forced: ctx.forced ?? null,
     };
     const [topic, value] = this.encode(change);
+    const history = change.kind === 'ban' ? historyEntry(change.key, change.value, change.before, ctx, audit.at) : undefined;
     const producer = await withDeadline(this.producers.current(), this.timeoutMs, 'connecting to Kafka');
     const sent = producer.sendBatch({
       acks: -1,
       topicMessages: [
         { topic: this.topics.audit, messages: [{ key: ctx.actor, value: this.codecs.audit.encode(audit) }] },
         { topic, messages: [{ key: change.key, value }] },
+        ...(history ? [{ topic: this.topics.history, messages: [{ key: change.key, value: this.codecs.history.encode(history) }] }] : []),
       ],
     });
     this.lastSend = {
@@ -131,4 +137,11 @@ export class ChangeWriter {
     if (change.kind === 'ban') return [this.topics.bans, change.value && this.codecs.ban.encode(change.value)];
     return [this.topics.allowlist, change.value && this.codecs.allow.encode(change.value)];
   }
+}
+
+/** The ban-history entry of a ban change: the ban placed, or the one lifted (or expired). */
+function historyEntry(subject: string, value: Ban | null, before: Ban | undefined, ctx: ChangeContext, at: number): BanHistoryEntry | undefined {
+  if (value !== null) return { subject, action: 'ban', at: value.startedAt, actor: ctx.actor, ban: value };
+  if (before === undefined) return undefined;
+  return ctx.expiry ? { subject, action: 'expire', at, actor: null, ban: before } : { subject, action: 'lift', at, actor: ctx.actor, ban: before };
 }
