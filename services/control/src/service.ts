@@ -11,6 +11,7 @@ import type { GuardRails } from './guards/index.js';
 import { adminApi } from './http/admin-api.js';
 import { expiredManualBans } from './routes/bans.js';
 import { ChangeWriter, type ControlTopics } from './state/change-writer.js';
+import { PartitionScanner } from './state/partition-scan.js';
 import { ProducerSlot } from './state/producer-slot.js';
 import { ControlState } from './state/control-state.js';
 import { controlMetrics } from './metrics.js';
@@ -81,6 +82,11 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
   readiness.add('topics read', () => started);
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
   void http.register(adminApi, {
+    scanner: new PartitionScanner(kafka, admin, `banstream-control.query.${instance}.`, 2),
+    topics,
+    historyCodec: catalog.codec(SCHEMA_NAMES.banHistory),
+    auditCodec: catalog.codec(SCHEMA_NAMES.auditRecord),
+    bounds: { maxScanned: config.CONTROL_QUERY_MAX_SCANNED, budgetMs: config.CONTROL_QUERY_BUDGET_MS },
     tokens,
     state,
     writer,

@@ -3,6 +3,14 @@ import { text } from '../command.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { isoSeconds, relative, table } from '../format/table.js';
 import { BAN_FORCE_HELP, FORCE_OPTION, hintForce } from './force.js';
+import { timeArg } from './time-arg.js';
+
+interface HistoryView {
+  action: string;
+  at: number;
+  actor: string | null;
+  ban: BanView;
+}
 
 export interface BanView {
   subject: string;
@@ -117,6 +125,34 @@ export const banCommands: Command[] = [
     async run({ api, args, json, print, io }) {
       const ban = await api().get<BanView>(`/v1/bans/${encodeURIComponent(args[0]!)}`);
       print(json ? JSON.stringify(ban, null, 2) : banDetails(ban, io.now()));
+    },
+  },
+  {
+    name: 'bans history',
+    usage: 'banstream bans history SUBJECT [--since 30d|ISO] [--until ISO] [--limit N] [--after CURSOR] [--json]',
+    summary: "a subject's bans, lifts and expiries, oldest first (the ban-history topic)",
+    args: 1,
+    options: { since: { type: 'string' }, until: { type: 'string' }, limit: { type: 'string' }, after: { type: 'string' } },
+    async run({ api, args, values, json, print, io }) {
+      const now = io.now();
+      const page = await api().get<{ subject: string; entries: HistoryView[]; next: string | null; scanned: number }>(`/v1/bans/${encodeURIComponent(args[0]!)}/history`, {
+        since: timeArg(text(values, 'since'), 'since', now),
+        until: timeArg(text(values, 'until'), 'until', now),
+        limit: text(values, 'limit') ?? 100,
+        after: text(values, 'after'),
+      });
+      if (json) return print(JSON.stringify(page, null, 2));
+      print(
+        table(page.entries, [
+          { header: 'AT', value: (e) => isoSeconds(e.at) },
+          { header: 'ACTION', value: (e) => e.action },
+          { header: 'BY', value: (e) => e.actor ?? (e.action === 'ban' ? e.ban.origin : '') },
+          { header: 'POLICY', value: (e) => e.ban.policyId },
+          { header: 'UNTIL', value: (e) => isoSeconds(e.ban.expiresAt) },
+          { header: 'REASON', value: (e) => e.ban.reason, max: 60 },
+        ]),
+      );
+      print(`${page.entries.length} entr${page.entries.length === 1 ? 'y' : 'ies'} for ${page.subject}${page.next ? `; more: --after ${page.next}` : ''}`);
     },
   },
   {
