@@ -62,8 +62,13 @@ export async function auditRoutes(app: FastifyInstance, options: AuditRoutesOpti
       const { fromMs, toMs } = timeRange(request.query, clock());
       const partitions = Math.max(1, await scanner.partitions(topics.audit));
       let [partition, offset] = cursorOf(request.query.after, partitions);
+      // The range is found by Kafka timestamps; a record's own time decides (it is never after its timestamp).
       const wanted = (r: AuditRecord) =>
-        (actor === undefined || r.actor === actor) && (target === undefined || r.target === target) && (action === undefined || r.action === action || r.action.startsWith(`${action}.`));
+        r.at >= fromMs &&
+        r.at < toMs &&
+        (actor === undefined || r.actor === actor) &&
+        (target === undefined || r.target === target) &&
+        (action === undefined || r.action === action || r.action.startsWith(`${action}.`));
       const records: AuditRecord[] = [];
       let scanned = 0;
       for (; partition < partitions; partition++, offset = undefined) {
@@ -95,6 +100,7 @@ export async function auditRoutes(app: FastifyInstance, options: AuditRoutesOpti
 function cursorOf(after: string | undefined, partitions: number): [number, number | undefined] {
   if (after === undefined) return [0, undefined];
   const match = /^(\d{1,6}):(\d{1,18})$/.exec(after);
-  if (!match || Number(match[1]) >= partitions) throw new ProblemError('INVALID_REQUEST', `after: not a cursor of this query (${after})`, [{ path: 'after', message: 'use the `next` of the previous page' }]);
+  if (!match || Number(match[1]) >= partitions)
+    throw new ProblemError('INVALID_REQUEST', `after: not a cursor of this query (${after})`, [{ path: 'after', message: 'use the `next` of the previous page' }]);
   return [Number(match[1]), Number(match[2])];
 }

@@ -28,6 +28,7 @@ export function pageCursor(partition: number, next: number | null): string | nul
 export function parseCursor(after: string | undefined, partition: number): number | undefined {
   if (after === undefined) return undefined;
   const match = /^(\d{1,6}):(\d{1,18})$/.exec(after);
-  if (!match || Number(match[1]) !== partition) throw new ProblemError('INVALID_REQUEST', `after: not a cursor of this query (${after})`, [{ path: 'after', message: 'use the `next` of the previous page' }]);
+  if (!match || Number(match[1]) !== partition)
+    throw new ProblemError('INVALID_REQUEST', `after: not a cursor of this query (${after})`, [{ path: 'after', message: 'use the `next` of the previous page' }]);
   return Number(match[2]);
 }
