@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kafka, Producer } from '@banstream/kafka';
-import { SCHEMA_NAMES, type Ban, type DlqRecord } from '@banstream/schemas';
+import { SCHEMA_NAMES, type Ban, type BanHistoryEntry, type DlqRecord } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { produceOrFail } from './support/kafka.js';
@@ -16,6 +16,7 @@ describe('aggregator bans', () => {
   let broker: TestBroker | undefined;
   let aggregator: Aggregator;
   let bans: TopicTail<Ban>;
+  let history: TopicTail<BanHistoryEntry>;
 
   const banPolicy = (id: string, extra: Record<string, unknown> = {}) => ({
     id,
@@ -43,12 +44,14 @@ describe('aggregator bans', () => {
       AGGREGATOR_GROUP_ID: `${topics.prefix}aggregator`,
     });
     bans = await new TopicTail(kafka, topics.name('bans'), decodeBan).start();
+    history = await new TopicTail(kafka, topics.name('ban-history'), (b) => catalog.codec(SCHEMA_NAMES.banHistory).decode(b)).start();
   }, 90_000);
 
   afterAll(async () => {
     aggregator?.proc.child.kill('SIGTERM');
     if (aggregator) await exitWithin(aggregator.proc, 15_000);
     await bans?.stop();
+    await history?.stop();
     await broker?.close();
   });
 
@@ -63,6 +66,16 @@ describe('aggregator bans', () => {
     await waitUntil(() => recordsFor('ip:203.0.113.9').some((r) => r.value === null), 'the tombstone after expiry', 20_000);
     const records = recordsFor('ip:203.0.113.9');
     expect(records.map((r) => (r.value ? 'ban' : 'tombstone'))).toEqual(['ban', 'tombstone']);
+    // The ban-history topic keeps both, with the ban that ended (the bans topic compacts them away).
+    const entries = await waitUntil(() => {
+      const e = history.records.filter((r) => r.key === 'ip:203.0.113.9').map((r) => r.value!);
+      return e.length === 2 ? e : undefined;
+    }, 'the ban and its expiry in the history');
+    expect(entries.map((e) => [e.action, e.actor, e.ban.banId])).toEqual([
+      ['ban', null, ban.banId],
+      ['expire', null, ban.banId],
+    ]);
+    expect(entries[1]!.at).toBeGreaterThanOrEqual(ban.expiresAt);
   });
 
   it("gives the ban its evidence: the window count, the window's first and last events and the top values of what the subject sent", async () => {
