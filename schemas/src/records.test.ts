@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { banWithoutEvidence } from './ban-without-evidence.js';
 import { loadSchemaCatalog } from './catalog-files.js';
 import { parsingCanonicalForm } from './fingerprint.js';
+import { encodeSingleObject } from './single-object.js';
 import { SCHEMA_NAMES, type RequestEvent, type SchemaName, type SchemaTypes } from './types.js';
 
 const catalog = loadSchemaCatalog();
@@ -199,6 +201,17 @@ describe('the schemas/avro catalog', () => {
     const batch = catalog.latest(SCHEMA_NAMES.requestEventBatch).schema as { fields: { type: { items: unknown } }[] };
     const inlined = batch.fields[0]?.type.items;
     expect(inlined).toEqual(catalog.latest(SCHEMA_NAMES.requestEvent).schema);
+  });
+
+  it('reads bans without their evidence for enforcers, from v1 and v2 writers alike', () => {
+    const read = banWithoutEvidence(catalog);
+    const { evidence, ...rest } = samples.ban;
+    expect(evidence).not.toBeNull();
+    const fromV2 = read.decode(catalog.codec(SCHEMA_NAMES.ban).encode(samples.ban));
+    expect(fromV2).toEqual(rest);
+    expect('evidence' in fromV2).toBe(false);
+    const v1 = catalog.versions(SCHEMA_NAMES.ban)[0]!;
+    expect(read.decode(encodeSingleObject(v1.type, v1.fingerprint, rest, 'ban'))).toEqual(rest);
   });
 
   it('ban-history inlines the same Ban as ban (a new Ban version needs a new ban-history version)', () => {

@@ -42,6 +42,17 @@ export class EventInRecord implements EventAtHand {
     this.attrs = attrs;
   }
 
+  /**
+   * Lets go of the record once it is counted: a message's value is a slice of the whole
+   * fetch response, which a reference kept here would keep alive.
+   */
+  release(): void {
+    this.record = undefined;
+    this.attrs = undefined;
+    this.read.record = undefined;
+    this.read.tail = undefined;
+  }
+
   private read: { record: Buffer | undefined; index: number; tail: ReturnType<typeof readTail> | undefined } = { record: undefined, index: -1, tail: undefined };
 
   /** The event's user agent and edge, read once for both. */

@@ -177,6 +177,7 @@ export class EventsStage {
     } catch (error) {
       this.guard.failed(error, p, m, m.value, undefined, dead);
     }
+    this.atHand.release();
     this.guard.end(p, m.offset);
     return n;
   }

@@ -65,6 +65,9 @@ export const BanView = Type.Object({
   evidence: Type.Optional(Type.Union([BanEvidenceView, Type.Null()], { description: 'what the subject sent, on aggregator bans (docs/bans.md)' })),
 });
 
+/** A ban in a search result: without its evidence (GET /v1/bans/{subject} has it), so a page of 1,000 stays small. */
+export const BanSummaryView = Type.Omit(BanView, ['evidence']);
+
 export const AllowView = Type.Object({
   entry: Type.String(),
   reason: Type.String(),
