@@ -35,6 +35,9 @@
  * BENCH_AGG_SKIP_SERVICE=1 measures the preload and the ceiling alone, and
  * BENCH_AGG_SERVICE_MAIN=path runs another build of the service (e.g. another worktree's).
  *
+ * npm run bench -- aggregator --secure: over PLAINTEXT and SASL_SSL of one broker of the
+ * run's own, interleaved (bench/aggregator/secure.ts says what is measured).
+ *
  * This file only brings the build up to date (tsc -b, incremental) so that the
  * workspace packages resolve to current dist/ code and the service that runs is the
  * current source, then imports the benchmark.
@@ -43,6 +46,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { note } from './lib.js';
+import { SECURE } from './secure.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 const skipService = process.env.BENCH_AGG_SKIP_SERVICE === '1';
@@ -61,5 +65,10 @@ if (build.status !== 0) {
   note(`tsc -b ${project} failed (output above): measuring the existing dist/ code`);
 }
 
-const { main } = await import('./aggregator/main.js');
-await main(REPO_ROOT);
+if (SECURE) {
+  const { secureMain } = await import('./aggregator/secure.js');
+  await secureMain(REPO_ROOT);
+} else {
+  const { main } = await import('./aggregator/main.js');
+  await main(REPO_ROOT);
+}

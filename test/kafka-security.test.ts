@@ -140,7 +140,7 @@ describe('Kafka over SASL_SSL with an ACL per role', () => {
   });
 
   it('stops a service whose principal may not read its topics, with the refusal in its log', async () => {
-    // The gateway's principal where the enforcer's belongs: the enforcer exits, it does not retry.
+    // The gateway's principal where the enforcer's belongs: the enforcer exits (77: refused, final), it does not retry.
     const enforcer = spawnService('enforcer', {
       ...broker.env('ingest'),
       TOPIC_PREFIX: PREFIX,
@@ -150,7 +150,7 @@ describe('Kafka over SASL_SSL with an ACL per role', () => {
       LOG_LEVEL: 'warn',
     });
     services.push(enforcer);
-    expect(await exitWithin(enforcer, 30_000)).toBe(1);
+    expect(await exitWithin(enforcer, 30_000)).toBe(77);
     expect(enforcer.output()).toMatch(/Kafka refused (DESCRIBE|READ) on topic banstream\.(policies|allowlist|bans|counts)\.v1 for principal User:ingest \(TOPIC_AUTHORIZATION_FAILED\)/);
   });
 

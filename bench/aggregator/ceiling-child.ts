@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseBrokers } from '@banstream/kafka';
 import { SCHEMA_NAMES, loadSchemaCatalog } from '@banstream/schemas';
-import { benchKafka, drainWithKafkajs, type DrainResult, type DrainShare } from './kafka.js';
+import { benchKafka, drainWithKafkajs, type BenchSecurity, type DrainResult, type DrainShare } from './kafka.js';
 
 export interface CeilingJob {
   brokers: string;
@@ -18,6 +18,8 @@ export interface CeilingJob {
   timeoutMs: number;
   decode: boolean;
   share?: DrainShare;
+  /** Over a secured listener (bench --secure). */
+  security?: BenchSecurity;
 }
 
 const SELF = fileURLToPath(import.meta.url);
@@ -59,7 +61,7 @@ export async function runParallelCeiling(job: Omit<CeilingJob, 'share'>, consume
 
 async function child(job: CeilingJob): Promise<void> {
   const codec = loadSchemaCatalog().codec(SCHEMA_NAMES.requestEventBatch);
-  const kafka = benchKafka(parseBrokers(job.brokers), `bench-aggregator-ceiling`);
+  const kafka = benchKafka(parseBrokers(job.brokers), `bench-aggregator-ceiling`, job.security);
   const result = await drainWithKafkajs(kafka, job.topic, job.groupId, codec, job.total, job.timeoutMs, job.decode, job.share);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

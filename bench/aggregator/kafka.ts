@@ -12,14 +12,24 @@ import { SCHEMA_NAMES, type Codec, type PolicyRecord, type RequestEventBatch, ty
 import { note } from '../lib.js';
 import type { EventSet } from './events.js';
 
+/** A ceiling's login on a secured listener (bench --secure): the CA's PEM and a SCRAM-SHA-512 user. */
+export interface BenchSecurity {
+  ca: string;
+  username: string;
+  password: string;
+}
+
 /** The benchmarks' own client; its ceilings get the services' kafkajs fixes too, so no ratio gains from them. */
-export function benchKafka(brokers: string[], clientId: string): Kafka {
+export function benchKafka(brokers: string[], clientId: string, security?: BenchSecurity): Kafka {
   installKafkaPatches();
   const { Kafka, logLevel } = kafkajs();
   const names = ['NOTHING', 'ERROR', 'WARN', 'INFO', 'DEBUG'];
   return new Kafka({
     clientId,
     brokers,
+    ...(security === undefined
+      ? {}
+      : { ssl: { ca: [security.ca], rejectUnauthorized: true }, sasl: { mechanism: 'scram-sha-512' as const, username: security.username, password: security.password } }),
     logLevel: logLevel.WARN,
     // stdout carries the result line only: kafkajs logs go to stderr.
     logCreator:

@@ -13,7 +13,7 @@ import { runCeilingProcess, runParallelCeiling } from './ceiling-child.js';
 import { serviceNodeFlags } from '../../scripts/run/node-flags.mjs';
 import { CONSUMED_METRIC, freePort, serviceNodeArgs, timeService, type ServiceRun } from './service.js';
 
-function intEnv(name: string, fallback: number): number {
+export function intEnv(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw.replaceAll('_', ''));
@@ -236,7 +236,7 @@ export async function main(repoRoot: string): Promise<void> {
 }
 
 /** Medians over runs; the rate also as its minimum. */
-function summarise(runs: readonly ServiceRun[]): { rate: number; min: number; peakRssMb: number; startupMs: number; cpuUsPerEvent: number } {
+export function summarise(runs: readonly ServiceRun[]): { rate: number; min: number; peakRssMb: number; startupMs: number; cpuUsPerEvent: number } {
   const finite = (xs: number[]) => xs.filter((x) => Number.isFinite(x));
   const rates = finite(runs.map((r) => r.eventsPerS));
   const rss = finite(runs.map((r) => r.peakRssMb));
@@ -251,7 +251,7 @@ function summarise(runs: readonly ServiceRun[]): { rate: number; min: number; pe
   };
 }
 
-async function cleanUp(admin: Admin, prefix: string): Promise<void> {
+export async function cleanUp(admin: Admin, prefix: string): Promise<void> {
   const groups = await deleteGroups(admin, prefix);
   const topics = await deleteTopics(admin, prefix);
   note(`deleted ${topics.length} topics and ${groups.length} consumer groups under ${prefix}`);

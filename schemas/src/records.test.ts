@@ -159,6 +159,22 @@ const samples: { [N in SchemaName]: SchemaTypes[N] } = {
     reasonMessage: 'not an Avro single-object encoding: bad magic bytes',
     at: T0,
   },
+  feed: {
+    name: 'spamhaus-drop',
+    source: 'https://www.spamhaus.org/drop/drop.txt',
+    format: 'netset',
+    csvColumn: null,
+    csvHeader: false,
+    refreshMs: 3_600_000,
+    banMs: 86_400_000,
+    httpStatus: 403,
+    reason: 'Spamhaus DROP',
+    maxEntries: 100_000,
+    forced: null,
+    createdBy: 'alice@example.com',
+    updatedAt: T0,
+    lastRefresh: '{"at":1700000000000,"ok":true}',
+  },
   'subject-count-batch': {
     sourcePartition: 3,
     entries: [

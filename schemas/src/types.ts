@@ -28,6 +28,7 @@ export const SCHEMA_NAMES = {
   auditRecord: 'audit-record',
   dlqRecord: 'dlq-record',
   subjectCountBatch: 'subject-count-batch',
+  feed: 'feed',
   banHistory: 'ban-history',
 } as const;
 
@@ -57,7 +58,9 @@ export interface RequestEventBatch {
   events: RequestEvent[];
 }
 
+/** Origins of bans; a blocklist feed's bans have `feed:<name>` (FEED_ORIGIN_PREFIX + name). */
 export const BAN_ORIGINS = ['aggregator', 'manual'] as const;
+export const FEED_ORIGIN_PREFIX = 'feed:';
 
 export interface Ban {
   banId: string;
@@ -70,7 +73,7 @@ export interface Ban {
   expiresAt: number;
   preview: boolean;
   escalationLevel: number;
-  /** One of BAN_ORIGINS today. */
+  /** One of BAN_ORIGINS, or `feed:<name>`. */
   origin: string;
   /** 429 or 403. */
   httpStatus: number;
@@ -176,6 +179,26 @@ export interface AllowEntry {
   expiresAt: number | null;
 }
 
+/** A blocklist feed (schemas/avro/feed): what the control plane refreshes into bans. */
+export interface FeedRecord {
+  name: string;
+  source: string;
+  /** `netset` or `csv` today. */
+  format: string;
+  csvColumn: string | null;
+  csvHeader: boolean;
+  refreshMs: number;
+  banMs: number;
+  httpStatus: number;
+  reason: string;
+  maxEntries: number;
+  forced: string | null;
+  createdBy: string;
+  updatedAt: number;
+  /** JSON text of the last refresh's outcome; null before the first. */
+  lastRefresh: string | null;
+}
+
 export interface AuditRecord {
   auditId: string;
   actor: string;
@@ -229,5 +252,6 @@ export interface SchemaTypes {
   'audit-record': AuditRecord;
   'dlq-record': DlqRecord;
   'subject-count-batch': SubjectCountBatch;
+  feed: FeedRecord;
   'ban-history': BanHistoryEntry;
 }

@@ -11,7 +11,7 @@ import {
   figuresFromResults,
   figuresFromTable,
   MARKERS,
-  maxIpv4Bans,
+  ENFORCER_MAX_BANS,
   mergeFigures,
   type Plan,
   parseNumber,
@@ -125,13 +125,16 @@ describe('computePlan', () => {
     expect(ms['automatic ban if it were mirrored (not the design)']).toBe(250 + 175);
   });
 
-  it("flags a ban count past the enforcer's IPv4 table and a region loss the headroom cannot absorb", () => {
-    expect(maxIpv4Bans()).toBe(8_388_608);
-    const over = computePlan(TARGET, FIGS);
-    expect(over.limits.find((l) => l.text.startsWith('IPv4'))!.ok).toBe(false);
+  it("flags a ban count past the enforcer's ban cap, says when to raise the cap, and flags a region loss the headroom cannot absorb", () => {
+    const bansLimit = (plan: ReturnType<typeof computePlan>) => plan.limits.find((l) => l.text.startsWith('bans per enforcer'))!;
+    expect(bansLimit(computePlan(TARGET, FIGS))).toMatchObject({ ok: true });
+    expect(bansLimit(computePlan(TARGET, FIGS)).text).not.toMatch(/set ENFORCER_MAX_BANS/);
+    expect(bansLimit(computePlan({ ...TARGET, bans: 12_000_000 }, FIGS)).text).toMatch(/set ENFORCER_MAX_BANS to 12,000,000$/);
+    const over = computePlan({ ...TARGET, bans: ENFORCER_MAX_BANS.ceiling + 1 }, FIGS);
+    expect(bansLimit(over).ok).toBe(false);
     expect(over.limits.find((l) => l.text.startsWith('one region lost'))!.ok).toBe(true);
     const under = computePlan({ ...TARGET, bans: 5_000_000, headroom: 0.2 }, FIGS);
-    expect(under.limits.find((l) => l.text.startsWith('IPv4'))!.ok).toBe(true);
+    expect(bansLimit(under).ok).toBe(true);
     // 3 regions at 80% use: one lost puts 120% on the other two.
     expect(under.limits.find((l) => l.text.startsWith('one region lost'))!.ok).toBe(false);
   });

@@ -17,6 +17,8 @@ import { freePort, REPO_ROOT } from './processes.js';
  */
 export interface SecureBroker {
   brokers: string;
+  /** The same broker's PLAINTEXT listener (no TLS, no login: User:ANONYMOUS, a super user), when asked for. */
+  plaintextBrokers: string | undefined;
   dir: string;
   /** PEM files: the CA that signed the broker's certificate, and an unrelated one. */
   caFile: string;
@@ -52,12 +54,12 @@ export function makeCertificates(dir: string): { caFile: string; otherCaFile: st
   return { caFile: join(dir, 'ca.crt'), otherCaFile: join(dir, 'other-ca.crt'), brokerPem };
 }
 
-function javaArgs(dir: string, mainClass: string, args: string[]): string[] {
+function javaArgs(dir: string, mainClass: string, args: string[], heap = '384m', fullJit = false): string[] {
   return [
-    '-Xmx384m',
+    `-Xmx${heap}`,
     '-Xms128m',
     '-XX:+UseG1GC',
-    '-XX:TieredStopAtLevel=1',
+    ...(fullJit ? [] : ['-XX:TieredStopAtLevel=1']),
     '-Djava.awt.headless=true',
     `-Dlog4j2.configurationFile=${join(REPO_ROOT, 'infra', 'kafka', 'log4j2.properties')}`,
     `-Dkafka.logs.dir=${join(dir, 'logs')}`,
@@ -68,10 +70,37 @@ function javaArgs(dir: string, mainClass: string, args: string[]): string[] {
   ];
 }
 
-export async function startSecureBroker(users: readonly string[], logger: Logger): Promise<SecureBroker> {
+export interface SecureBrokerOptions {
+  /** A second listener in clear on the same broker, so a benchmark can compare transports and nothing else. */
+  plaintextListener?: boolean;
+  /** The broker's heap (-Xmx), default 384m. */
+  heap?: string;
+  /**
+   * The JVM's full JIT (C2), as a production broker runs, for a benchmark. Tests start
+   * faster on C1 alone, which has no AES-GCM intrinsics: TLS costs several times more there.
+   */
+  fullJit?: boolean;
+}
+
+/**
+ * Its ports: BANSTREAM_SECURE_BROKER_PORTS (SASL_SSL, controller, plaintext; comma-separated)
+ * when set, so a machine shared by several runs can give each a range of its own; else free ones.
+ */
+async function brokerPorts(): Promise<[number, number, number]> {
+  const fixed = process.env.BANSTREAM_SECURE_BROKER_PORTS;
+  if (fixed === undefined || fixed === '') return [await freePort(), await freePort(), await freePort()];
+  const ports = fixed.split(',').map(Number);
+  if (ports.length !== 3 || !ports.every((p) => Number.isInteger(p) && p > 0 && p < 65_536)) {
+    throw new Error(`BANSTREAM_SECURE_BROKER_PORTS: expected three ports (SASL_SSL, controller, plaintext), got ${fixed}`);
+  }
+  return ports as [number, number, number];
+}
+
+export async function startSecureBroker(users: readonly string[], logger: Logger, options: SecureBrokerOptions = {}): Promise<SecureBroker> {
   if (!existsSync(KAFKA_LIBS)) throw new Error(`no Kafka jars in ${KAFKA_LIBS}: run npm run stack:fetch`);
   const dir = mkdtempSync(join(tmpdir(), 'banstream-secure-kafka-'));
-  const [port, controllerPort] = [await freePort(), await freePort()];
+  const [port, controllerPort, plainPort] = await brokerPorts();
+  const plain = options.plaintextListener === true;
   const { caFile, otherCaFile, brokerPem } = makeCertificates(dir);
   const password = (user: string) => `${user}-secret`;
   const all = ['admin', ...users];
@@ -80,13 +109,14 @@ export async function startSecureBroker(users: readonly string[], logger: Logger
     'process.roles=broker,controller',
     'node.id=1',
     `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
-    `listeners=SASL_SSL://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
-    `advertised.listeners=SASL_SSL://127.0.0.1:${port}`,
+    `listeners=SASL_SSL://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}${plain ? `,PLAINTEXT://127.0.0.1:${plainPort}` : ''}`,
+    `advertised.listeners=SASL_SSL://127.0.0.1:${port}${plain ? `,PLAINTEXT://127.0.0.1:${plainPort}` : ''}`,
     'controller.listener.names=CONTROLLER',
     // The controller listener stays on loopback in clear for this one-node test broker;
     // its requests (the broker's own registration) come as User:ANONYMOUS, a super user
     // below. A real cluster puts the controllers on a secured listener of their own.
-    'listener.security.protocol.map=SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT',
+    // So do a benchmark's PLAINTEXT clients: as super users they skip the ACLs' checks.
+    `listener.security.protocol.map=SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT${plain ? ',PLAINTEXT:PLAINTEXT' : ''}`,
     'inter.broker.listener.name=SASL_SSL',
     'sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN',
     'sasl.mechanism.inter.broker.protocol=PLAIN',
@@ -125,7 +155,7 @@ export async function startSecureBroker(users: readonly string[], logger: Logger
   execFileSync('java', javaArgs(dir, 'kafka.tools.StorageTool', ['format', '-t', clusterId, '-c', config, ...scram]), { stdio: ['ignore', 'ignore', 'pipe'] });
 
   let out = '';
-  const child: ChildProcess = spawn('java', javaArgs(dir, 'kafka.Kafka', [config]), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn('java', javaArgs(dir, 'kafka.Kafka', [config], options.heap, options.fullJit), { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const killOnExit = (): void => void child.kill('SIGKILL');
@@ -151,6 +181,7 @@ export async function startSecureBroker(users: readonly string[], logger: Logger
 
   const broker: SecureBroker = {
     brokers,
+    plaintextBrokers: plain ? `127.0.0.1:${plainPort}` : undefined,
     dir,
     caFile,
     otherCaFile,
@@ -216,8 +247,8 @@ export const ROLE_ACLS: Record<string, { read: string[]; write: string[]; groups
   ingest: { read: [], write: ['events'], groups: [] },
   enforcer: { read: ['bans', 'counts', 'policies', 'allowlist'], write: [], groups: ['banstream-enforcer.'] },
   control: {
-    read: ['policies', 'bans', 'allowlist', 'alerts', 'events', 'aggregator-subjects', 'audit', 'ban-history'],
-    write: ['policies', 'allowlist', 'bans', 'audit', 'dlq', 'ban-history'],
+    read: ['policies', 'bans', 'allowlist', 'alerts', 'events', 'aggregator-subjects', 'feeds', 'audit', 'ban-history'],
+    write: ['policies', 'allowlist', 'bans', 'audit', 'dlq', 'feeds', 'ban-history'],
     groups: ['banstream-control.'],
   },
   aggregator: {
@@ -246,4 +277,38 @@ export async function grantRoleAcls(admin: Admin, prefix: string, roles: Record<
     if (grants.write.length > 0) entry(CLUSTER, 'kafka-cluster', LITERAL, 'IDEMPOTENT_WRITE');
   }
   await admin.createAcls({ acl: acl as never });
+}
+
+/** One ACL as the ACL calls of kafkajs take it: ALLOW `operation` on a LITERAL topic for `user`. */
+function topicAcl(topic: string, user: string, operation: Operation): object {
+  return { resourceType: 2, resourceName: topic, resourcePatternType: 3, principal: `User:${user}`, host: '*', operation: OPERATION_CODES[operation], permissionType: 3 };
+}
+
+/** Takes back what grantRoleAcls gave: `user`'s `operation` on `topic`. */
+export async function revokeTopicAcl(admin: Admin, topic: string, user: string, operation: Operation): Promise<void> {
+  const result = await admin.deleteAcls({ filters: [topicAcl(topic, user, operation) as never] });
+  const deleted = result.filterResponses.flatMap((r) => r.matchingAcls);
+  if (deleted.length === 0) throw new Error(`no ACL to revoke: ${operation} on ${topic} for User:${user}`);
+}
+
+/** Gives `user` `operation` on `topic` (again). */
+export async function grantTopicAcl(admin: Admin, topic: string, user: string, operation: Operation): Promise<void> {
+  await admin.createAcls({ acl: [topicAcl(topic, user, operation) as never] });
+}
+
+/**
+ * ACLs reach the authorizer through the metadata log a moment after the call: waits
+ * until `probe` (a call as the user concerned) gives the expected answer.
+ */
+export async function untilAcls(probe: () => Promise<unknown>, expect: 'allowed' | 'refused', what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const refused = await probe().then(
+      () => false,
+      (error: unknown) => (error as { code?: string }).code === 'KAFKA_ACCESS_DENIED',
+    );
+    if (refused === (expect === 'refused')) return;
+    if (Date.now() > deadline) throw new Error(`ACLs not in force after ${timeoutMs} ms: ${what} still ${refused ? 'refused' : 'allowed'}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }

@@ -16,6 +16,10 @@ export const PERMISSIONS = {
   'allowlist:write': 'operator',
   /** Replay retained traffic through a policy (costly, so not for viewers). */
   'backtests:run': 'operator',
+  /** Add, sync and remove blocklist feeds. */
+  'feeds:write': 'operator',
+  /** A feed whose entries may be wider than CONTROL_MIN_PREFIX_V4/V6 (0.0.0.0/1…). */
+  'feeds:force': 'admin',
   /** Create, change and delete policies. */
   'policies:write': 'admin',
 } as const satisfies Record<string, Role>;

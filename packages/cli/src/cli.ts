@@ -6,11 +6,12 @@ import { allowCommands } from './commands/allow.js';
 import { auditCommand } from './commands/audit.js';
 import { backtestCommand } from './commands/backtest.js';
 import { banCommands } from './commands/bans.js';
+import { feedCommands } from './commands/feeds.js';
 import { policyCommands } from './commands/policies.js';
 import { tokenCommand } from './commands/token.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
 
-export const COMMANDS: readonly Command[] = [...policyCommands, ...banCommands, ...allowCommands, ...alertCommands, auditCommand, backtestCommand, tokenCommand];
+export const COMMANDS: readonly Command[] = [...policyCommands, ...banCommands, ...allowCommands, ...feedCommands, ...alertCommands, auditCommand, backtestCommand, tokenCommand];
 
 const GLOBAL = {
   url: { type: 'string' },

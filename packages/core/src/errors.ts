@@ -74,10 +74,20 @@ export const ERRORS = {
   BAN_TOO_LONG: entry(400),
   RATE_LIMITED: entry(429),
   BACKTEST_BUSY: entry(429),
+  /** A blocklist feed's source that is not an http(s) URL or a file under CONTROL_FEED_FILE_DIR. */
+  FEED_SOURCE_INVALID: entry(400),
+  /** A feed refresh refused: the source could not be read within the limits (time, bytes, text); the feed's bans are kept. */
+  FEED_SOURCE_FAILED: entry(502),
+  /** A feed refresh refused: the source's text is malformed past the tolerance, or lists more than the cap; bans kept. */
+  FEED_INVALID: entry(502),
+  /** A feed refresh refused: it would lift more of the feed's bans than CONTROL_FEED_MAX_LIFT_PERCENT without force. */
+  FEED_LIFT_REFUSED: entry(409),
 
   // The enforcer sidecar.
   CALLER_NOT_TRUSTED: entry(403),
   BANS_LISTING_BUSY: entry(503),
+  /** An Envoy CheckRequest without what a check needs (an HTTP request, a source address) or over a bound. */
+  CHECK_REQUEST_INVALID: entry(400),
 
   // The ingest gateway: 4xx means "fix the request, do not send it again as is"; 503 "retry later".
   INVALID_EVENTS: entry(400),

@@ -52,7 +52,7 @@ export interface EdgePublisherOptions {
    * Installs banstream's kafkajs patches (`installKafkaPatches` from @banstream/kafka,
    * docs/decisions/kafkajs-patches.md) when true. Default false: the embedder's kafkajs is
    * left as it is. They act on the whole process, every kafkajs client in it included,
-   * and the one-pass grouping only if kafkajs is not loaded yet: for all four, call
+   * and the one-pass grouping only if kafkajs is not loaded yet: for all of them, call
    * `installKafkaPatches()` yourself before making your first Kafka client instead.
    */
   patchKafkajs?: boolean;

@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { BanstreamError } from '@banstream/core';
 import type { Logger } from '@banstream/platform';
 import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
@@ -178,55 +177,13 @@ function guardAdmin(admin: Admin, principal: string): Admin {
   return admin;
 }
 
-const require = createRequire(import.meta.url);
-let coordinatorRefusalsKept = false;
-
-/**
- * kafkajs looks for a group's coordinator on each broker in turn and drops every error:
- * a consumer refused its group (GROUP_AUTHORIZATION_FAILED) crashes with "Failed to find
- * group coordinator" and nothing else. This keeps the refusal a broker answered and
- * hands it to that error as its cause, so the refusal can be named. Once per process,
- * on the kafkajs the port loads; a kafkajs without these methods is left alone.
- */
-function keepCoordinatorRefusals(): void {
-  if (coordinatorRefusalsKept) return;
-  coordinatorRefusalsKept = true;
-  type FindArgs = { groupId: string };
-  type Find = (this: unknown, args: FindArgs) => Promise<unknown>;
-  const broker = (require('kafkajs/src/broker/index.js') as { prototype: { findGroupCoordinator?: Find } }).prototype;
-  const cluster = (require('kafkajs/src/cluster/index.js') as { prototype: { findGroupCoordinatorMetadata?: Find } }).prototype;
-  const find = broker.findGroupCoordinator;
-  const findMetadata = cluster.findGroupCoordinatorMetadata;
-  if (typeof find !== 'function' || typeof findMetadata !== 'function') return;
-  const refusals = new Map<string, unknown>();
-  broker.findGroupCoordinator = async function (this: unknown, args: FindArgs) {
-    try {
-      return await find.call(this, args);
-    } catch (error) {
-      if (accessRefusal(error)) refusals.set(args.groupId, error);
-      throw error;
-    }
-  };
-  cluster.findGroupCoordinatorMetadata = async function (this: unknown, args: FindArgs) {
-    try {
-      return await findMetadata.call(this, args);
-    } catch (error) {
-      const refusal = refusals.get(args.groupId);
-      const e = error as { name?: unknown; cause?: unknown };
-      if (refusal !== undefined && e.name === 'KafkaJSGroupCoordinatorNotFound' && e.cause === undefined) e.cause = refusal;
-      throw error;
-    } finally {
-      refusals.delete(args.groupId);
-    }
-  };
-}
-
 /**
  * The client with refusals named: its producers, consumers and admins are kafkajs's own
  * objects, a few of their methods wrapped (one await each, off the per-record paths).
+ * A refused group is named only with installKafkaPatches() (patches/coordinator-refusals-fix.ts):
+ * kafkajs itself drops that refusal.
  */
 export function guardAccess(kafka: Kafka, principal: string, logger: Logger): Kafka {
-  keepCoordinatorRefusals();
   const producer = kafka.producer.bind(kafka);
   const consumer = kafka.consumer.bind(kafka);
   const admin = kafka.admin.bind(kafka);

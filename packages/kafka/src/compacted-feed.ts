@@ -191,15 +191,19 @@ const END_OFFSETS_RETRY_MS = 15_000;
 /**
  * The topic's end offsets, retrying errors Kafka calls retriable (a partition whose
  * leader is still being elected answers "not the leader") beyond kafkajs's own short
- * retry budget.
+ * retry budget, and kafkajs 2.2.4's TypeError when the broker it asked lists the topic
+ * without partitions yet (`high.pop()` of nothing in admin.fetchTopicOffsets): on a
+ * cluster, a broker learns of a topic just created a moment after the others. An
+ * enforcer started then on three brokers exited with it.
  */
-async function endOffsets(admin: Admin, topic: string): Promise<Awaited<ReturnType<Admin['fetchTopicOffsets']>>> {
-  const deadline = Date.now() + END_OFFSETS_RETRY_MS;
+export async function endOffsets(admin: Pick<Admin, 'fetchTopicOffsets'>, topic: string, retryMs = END_OFFSETS_RETRY_MS): Promise<Awaited<ReturnType<Admin['fetchTopicOffsets']>>> {
+  const deadline = Date.now() + retryMs;
   for (;;) {
     try {
       return await admin.fetchTopicOffsets(topic);
     } catch (error) {
-      if (!(error as { retriable?: boolean }).retriable || Date.now() > deadline) throw error;
+      const metadataNotReady = error instanceof TypeError && error.message.includes("'partitions'");
+      if (!(metadataNotReady || (error as { retriable?: boolean }).retriable) || Date.now() > deadline) throw error;
       await new Promise((r) => setTimeout(r, 200));
     }
   }

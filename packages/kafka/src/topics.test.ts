@@ -17,12 +17,13 @@ describe('topicSpecs', () => {
       'banstream.dlq.v1',
       'banstream.aggregator-subjects.v1',
       'banstream.aggregator-baselines.v1',
+      'banstream.feeds.v1',
       'banstream.ban-history.v1',
     ]);
   });
 
   it('compacts the state topics and deletes the streams after their retention', () => {
-    for (const t of ['bans', 'counts', 'policies', 'allowlist', 'aggregator-baselines']) expect(byName[`banstream.${t}.v1`]?.configs['cleanup.policy']).toBe('compact');
+    for (const t of ['bans', 'counts', 'policies', 'allowlist', 'aggregator-baselines', 'feeds']) expect(byName[`banstream.${t}.v1`]?.configs['cleanup.policy']).toBe('compact');
     for (const t of ['events', 'alerts', 'audit', 'dlq', 'ban-history']) expect(byName[`banstream.${t}.v1`]?.configs['cleanup.policy']).toBe('delete');
     expect(Number(byName['banstream.audit.v1']?.configs['retention.ms'])).toBeGreaterThan(Number(byName['banstream.alerts.v1']?.configs['retention.ms']));
   });
@@ -50,6 +51,7 @@ describe('topicSpecs', () => {
     expect(byName['banstream.aggregator-baselines.v1']?.numPartitions).toBe(12);
     expect(byName['banstream.aggregator-subjects.v1']?.configs['retention.ms']).toBe(byName['banstream.events.v1']?.configs['retention.ms']);
     expect(byName['banstream.policies.v1']?.numPartitions).toBe(1);
+    expect(byName['banstream.feeds.v1']?.numPartitions).toBe(1);
     expect(specs.every((s) => s.replicationFactor === 3 && s.configs['min.insync.replicas'] === '2')).toBe(true);
   });
 });

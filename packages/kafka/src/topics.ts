@@ -7,7 +7,7 @@
  * local to an events partition); `aggregator-baselines` its compacted changelog of
  * what geographic alerting learned per country and region.
  */
-export const TOPIC_NAMES = ['events', 'bans', 'counts', 'policies', 'allowlist', 'alerts', 'audit', 'dlq', 'aggregator-subjects', 'aggregator-baselines', 'ban-history'] as const;
+export const TOPIC_NAMES = ['events', 'bans', 'counts', 'policies', 'allowlist', 'alerts', 'audit', 'dlq', 'aggregator-subjects', 'aggregator-baselines', 'feeds', 'ban-history'] as const;
 export type TopicName = (typeof TOPIC_NAMES)[number];
 
 export interface TopicSpec {
@@ -57,6 +57,8 @@ export function topicSpecs(options: TopicLayoutOptions): TopicSpec[] {
     'aggregator-subjects': { ...deleteAfter(eventsRetention), ...appendTime },
     // Weeks of learning live here and nowhere else: compacted, never deleted by age.
     'aggregator-baselines': compact,
+    // The control plane's blocklist feeds (their bans are on the bans topic).
+    feeds: compactWithTombstones,
     // Every ban, lift and expiry, keyed by subject: what the compacted bans topic forgets.
     'ban-history': deleteAfter(options.banHistoryRetentionMs ?? 180 * DAY),
   };

@@ -1,6 +1,7 @@
 export { countingEnv, env, httpPort, type EnvName } from './config/env.js';
 export { loadConfig, type ConfigOf, type EnvSource } from './config/load.js';
 export { createLogger, type Logger, type LoggerOptions } from './logging/logger.js';
+export { Occasional } from './logging/occasional.js';
 export { createMetricsRegistry, counter, gauge, histogram, Registry, tallyCounter, type TallyCounter } from './metrics/registry.js';
 export { createHttpServer, opsRoutes } from './http/ops-server.js';
 export { jsonPointerToPath, notFoundProblem, problemErrorHandler, ProblemError, requestProblem, sendProblem, sendProblemError, validationProblem, type FieldError } from './http/problem.js';

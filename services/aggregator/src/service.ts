@@ -1,6 +1,6 @@
 import { Allowlist, PolicyBook } from '@banstream/core';
-import { unwatched } from '@banstream/platform';
-import { CompactedFeed, DLQ_REASON, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, RenewableProducer, topicFullName } from '@banstream/kafka';
+import { Occasional, unwatched } from '@banstream/platform';
+import { accessRefusal, CompactedFeed, DLQ_REASON, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, RenewableProducer, topicFullName } from '@banstream/kafka';
 import type { RunServiceDeps, Service } from '@banstream/platform';
 import { allowlistEntry, loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, stateDirOf, type AggregatorConfig } from './config.js';
@@ -12,7 +12,7 @@ import { aggregatorMetrics, showPendingPublications } from './metrics.js';
 import { EventsStage } from './stages/events-stage.js';
 import { SubjectsStage } from './stages/subjects-stage.js';
 import { Ticker } from './ticker.js';
-import { Occasional, type StageContext } from './stages/context.js';
+import type { StageContext } from './stages/context.js';
 import { geoAlerting, type GeoAlerting } from './geo.js';
 
 export { aggregatorEnv, stateDirOf, type AggregatorConfig };
@@ -30,6 +30,25 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
   // Without a watchdog (a test building the service in its process), records are only timed.
   const watch = (t: string) => watchdog?.watch(t) ?? unwatched(t, config.AGGREGATOR_RECORD_BUDGET_MS);
   const kafka = kafkaFromConfig(config, logger, 'banstream-aggregator');
+  // Kafka refusing this principal (an ACL revoked while running) is no outage to wait out:
+  // retrying for ever, or counting on without a consumer, would only look ready.
+  let failing = false;
+  const refusedByKafka = (error: unknown): boolean => {
+    if (accessRefusal(error) === undefined) return false;
+    if (failing) return true;
+    failing = true;
+    // Stopping waits for publications in hand: at most SHUTDOWN_TIMEOUT_MS, then the exit.
+    if (deps.fail) deps.fail(error);
+    else logger.fatal({ err: error }, (error as Error).message);
+    return true;
+  };
+  const consumer = kafka.consumer.bind(kafka);
+  kafka.consumer = (options) => {
+    const made = consumer(options);
+    // After the port's own listener, which named the refusal in the payload.
+    made.on(made.events.CRASH, ({ payload }) => void refusedByKafka(payload.error));
+    return made;
+  };
   const admin = kafka.admin();
   const catalog = loadSchemaCatalog();
   const metrics = aggregatorMetrics(registry);
@@ -63,6 +82,7 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
   let decisionFlusher: DecisionFlusher | undefined;
   let started = false;
   readiness.add('started', () => started);
+  readiness.add('kafka access', () => !failing);
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
   readiness.add('partitions rebuilt', () => stages !== undefined && stages.events.assigned.ready && stages.subjects.assigned.ready);
   // Output under way for longer than the bound holds every partition behind it: not ready, and shown.
@@ -133,6 +153,7 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
         publisher,
         metrics,
         onRetry(error, attempt) {
+          if (refusedByKafka(error)) return;
           if (attempt === 1 || attempt % 20 === 0) logger.warn({ err: error, attempt }, 'publishing counts and bans failed; retrying');
         },
       }));
@@ -158,6 +179,7 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
         reloadTraps: () => watchdog?.reload(),
         publishUntilDone: (what, publish) =>
           bulkPublications.run(publish, (error, attempt) => {
+            if (refusedByKafka(error)) return;
             if (attempt === 1 || attempt % 20 === 0) logger.warn({ err: error, attempt }, `publishing ${what} failed; retrying`);
           }),
       });

@@ -38,8 +38,8 @@ export const controlEnv = {
     minimum: 100,
     maximum: 600_000,
     default: 5_000,
-    expected: 'milliseconds between tombstones for expired manual bans',
-    description: 'how often the control service lifts manual bans past their expiry',
+    expected: 'milliseconds between tombstones for expired manual bans and checks for feeds due a refresh',
+    description: 'how often the control service lifts manual bans past their expiry and looks for blocklist feeds due a refresh',
   }),
   /** Guard rails: a wider network needs `force` (and is audited as forced). */
   CONTROL_MIN_PREFIX_V4: Type.Integer({
@@ -70,6 +70,49 @@ export const controlEnv = {
     expected: 'how many recent alerts the service keeps in memory',
     description: 'recent alerts the control service keeps in memory for `GET /v1/alerts`',
   }),
+  /** Blocklist feeds (feeds/): every source is someone else's, so each read is bounded. */
+  CONTROL_FEED_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 600_000,
+    default: 30_000,
+    expected: 'milliseconds a feed read may take, connecting to the last byte',
+    description: 'how long reading a blocklist feed may take, from connecting to the last byte; a slower source is refused and its bans kept',
+  }),
+  CONTROL_FEED_MAX_BYTES: Type.Integer({
+    minimum: 1_024,
+    maximum: 1_073_741_824,
+    default: 67_108_864,
+    expected: 'the largest feed source in bytes',
+    description: 'the largest blocklist feed source, in bytes; a larger one is refused whole and its bans kept',
+  }),
+  CONTROL_FEED_MAX_LINES: Type.Integer({
+    minimum: 1,
+    maximum: 100_000_000,
+    default: 5_000_000,
+    expected: 'the most lines a feed source may have',
+    description: 'the most lines a blocklist feed source may have, comments included; a longer one is refused whole',
+  }),
+  CONTROL_FEED_MAX_INVALID_PERCENT: Type.Integer({
+    minimum: 0,
+    maximum: 100,
+    default: 5,
+    expected: 'a percentage: the share of data lines that may be malformed',
+    description: "the share of a feed's data lines (not comments) that may be neither an address nor a network; past it the refresh is refused whole and the bans kept",
+  }),
+  CONTROL_FEED_MAX_LIFT_PERCENT: Type.Integer({
+    minimum: 0,
+    maximum: 100,
+    default: 50,
+    expected: "a percentage: the share of a feed's bans one refresh may lift without force",
+    description: "the share of a feed's bans one refresh may lift; more (or a source that lists nothing) is refused unless synced with force",
+  }),
+  CONTROL_FEED_FILE_DIR: Type.Optional(
+    Type.String({
+      minLength: 1,
+      expected: 'the directory feed file sources must lie in',
+      description: 'the directory blocklist feeds may name files in; unset, feeds are read over http(s) only',
+    }),
+  ),
   CONTROL_QUERY_MAX_SCANNED: Type.Integer({
     minimum: 100,
     maximum: 10_000_000,

@@ -7,6 +7,7 @@ import { BanstreamError, parseDuration } from '@banstream/core';
 import { TokenBook } from './auth/tokens.js';
 import { BacktestJobs } from './backtest/jobs.js';
 import { controlEnv, type ControlConfig } from './config.js';
+import { FeedRefresher } from './feeds/refresher.js';
 import type { GuardRails } from './guards/index.js';
 import { adminApi } from './http/admin-api.js';
 import { expiredManualBans } from './routes/bans.js';
@@ -40,6 +41,7 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
     alerts: topic('alerts'),
     audit: topic('audit'),
     events: topic('events'),
+    feeds: topic('feeds'),
     subjects: topic('aggregator-subjects'),
     history: topic('ban-history'),
   };
@@ -66,6 +68,7 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
     ban: catalog.codec(SCHEMA_NAMES.ban),
     allow: catalog.codec(SCHEMA_NAMES.allowEntry),
     alert: catalog.codec(SCHEMA_NAMES.geoAlert),
+    feed: catalog.codec(SCHEMA_NAMES.feed),
   };
   // The one writer of these topics' bad records to the DLQ (CompactedFeed says why).
   const deadLetters = deadLetterSink({ topic: topic('dlq'), catalog, producer: () => producers.current(), failed: (p) => producers.retire(p) });
@@ -76,7 +79,19 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
     feed('bans', topics.bans, (k, v) => state.applyBan(k, v && codecs.ban.decode(v))),
     feed('allowlist', topics.allowlist, (k, v) => state.applyAllow(k, v && codecs.allow.decode(v))),
     feed('alerts', topics.alerts, (_k, v) => v && state.applyAlert(codecs.alert.decode(v))),
+    feed('feeds', topics.feeds, (k, v) => state.applyFeed(k, v && codecs.feed.decode(v))),
   ];
+  const guards = guardRails(config);
+  const refresher = new FeedRefresher(state, writer, clock, {
+    timeoutMs: config.CONTROL_FEED_TIMEOUT_MS,
+    maxBytes: config.CONTROL_FEED_MAX_BYTES,
+    fileDir: config.CONTROL_FEED_FILE_DIR,
+    maxLines: config.CONTROL_FEED_MAX_LINES,
+    maxInvalidShare: config.CONTROL_FEED_MAX_INVALID_PERCENT / 100,
+    maxLiftShare: config.CONTROL_FEED_MAX_LIFT_PERCENT / 100,
+    minPrefix: guards.minPrefix,
+    onRefreshed: (outcome) => metrics.feedRefreshes.inc({ outcome }),
+  });
   let started = false;
   let sweep: NodeJS.Timeout | undefined;
   readiness.add('topics read', () => started);
@@ -94,7 +109,9 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
     logger,
     clock,
     rateLimit: config.CONTROL_RATE_LIMIT,
-    guards: guardRails(config),
+    guards,
+    feeds: refresher,
+    feedFileDir: config.CONTROL_FEED_FILE_DIR,
     ready: () => started,
     onDenied: (status) => metrics.denied.inc({ status: String(status) }),
   });
@@ -106,14 +123,31 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
     }
   }
 
+  /** Starts the refresh of each feed due; a refused one is recorded on the feed (and audited), a failed one logged and retried at the next check. */
+  function refreshDueFeeds(): void {
+    for (const name of refresher.due(clock())) {
+      void refresher.refresh(name, { actor: SYSTEM_ACTOR, requestId: null }).then(
+        (outcome) => {
+          if (!outcome.ok) logger.warn({ feed: name, code: outcome.code, kept: outcome.kept }, `feed refresh refused: ${outcome.error}`);
+        },
+        (error: unknown) => {
+          logger.warn({ err: error, feed: name }, 'feed refresh failed; retried at the next check');
+        },
+      );
+    }
+  }
+
   return {
     async start() {
       await admin.connect();
       await ensureTopicsFromConfig(admin, config);
       await Promise.all([producers.current(), ...feeds.map((f) => f.start())]);
       started = true;
-      logger.info({ policies: state.policies.size, bans: state.bans.size, allowlist: state.allowlist.size, tokens: tokens.size }, 'topics read; API open');
-      sweep = setInterval(() => void liftExpiredManualBans().catch((error: unknown) => logger.warn({ err: error }, 'lifting expired manual bans failed; retried')), config.CONTROL_BAN_SWEEP_MS);
+      logger.info({ policies: state.policies.size, bans: state.bans.size, allowlist: state.allowlist.size, feeds: state.feeds.size, tokens: tokens.size }, 'topics read; API open');
+      sweep = setInterval(() => {
+        void liftExpiredManualBans().catch((error: unknown) => logger.warn({ err: error }, 'lifting expired manual bans failed; retried'));
+        refreshDueFeeds();
+      }, config.CONTROL_BAN_SWEEP_MS);
       sweep.unref();
     },
     async stop() {

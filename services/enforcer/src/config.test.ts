@@ -20,7 +20,14 @@ describe('enforcer configuration', () => {
       ENFORCER_REGION_HEADER: 'none',
       ENFORCER_ASN_HEADER: 'none',
       ENFORCER_ROUTE_HEADER: 'none',
+      ENFORCER_MAX_BANS: 10_000_000,
     });
+  });
+
+  it('bounds the ban cache between 1 and 16,000,000 bans (a V8 Map holds at most 16,777,216)', () => {
+    expect(loadConfig(enforcerEnv, { ...required, ENFORCER_MAX_BANS: '2500000' })).toMatchObject({ ENFORCER_MAX_BANS: 2_500_000 });
+    expect(() => loadConfig(enforcerEnv, { ...required, ENFORCER_MAX_BANS: '0' })).toThrow(/ENFORCER_MAX_BANS/);
+    expect(() => loadConfig(enforcerEnv, { ...required, ENFORCER_MAX_BANS: '16000001' })).toThrow(/ENFORCER_MAX_BANS/);
   });
 
   it('refuses a header name that is not one, and an unknown warm-up mode, naming the variable', () => {

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { baseEnv, httpPort, redisEnv, type ConfigOf } from '@banstream/platform';
 import { kafkaEnv } from '@banstream/kafka';
 import { hardLimitEnv } from './hard/config.js';
+import { DEFAULT_MAX_BANS, MAX_BANS_LIMIT } from './cache/ban-cache.js';
 
 /** An HTTP header name (RFC 9110 token). */
 const HEADER_NAME = "^[A-Za-z0-9!#$%&'*+.^_`|~-]*$";
@@ -65,6 +66,35 @@ export const enforcerEnv = {
     expected: 'comma-separated addresses or CIDRs that may call POST /v1/check (whose user and API key are believed) and GET /v1/bans; 0.0.0.0/0,::/0 for anyone',
     description: 'addresses or CIDRs that may call `POST /v1/check` (whose `userId` and `apiKey` are believed) and `GET /v1/bans`; others get 403 `CALLER_NOT_TRUSTED`; `0.0.0.0/0,::/0` for anyone',
   }),
+  ENFORCER_EXT_AUTHZ_PREFIX: Type.String({
+    default: '/ext-authz',
+    maxLength: 64,
+    pattern: '^(/[A-Za-z0-9._~-]+)+$',
+    expected: "a path such as /ext-authz (no trailing slash): the path_prefix of Envoy's HTTP ext_authz filter",
+    description: "where Envoy's HTTP ext_authz checks are answered: any method on this path and below, the original path after it (the filter's `path_prefix`); 200 when allowed",
+  }),
+  ENFORCER_GRPC_PORT: Type.Integer({
+    minimum: 0,
+    maximum: 65535,
+    default: 0,
+    expected: 'a TCP port from 1 to 65535 for the gRPC ext_authz service, or 0 for none',
+    description: "where `envoy.service.auth.v3.Authorization/Check` (Envoy's gRPC ext_authz) is served, on `HTTP_HOST`; 0 (the default) serves none",
+  }),
+  ENFORCER_GRPC_MAX_MESSAGE_BYTES: Type.Integer({
+    minimum: 1024,
+    maximum: 4 * 1024 * 1024,
+    default: 128 * 1024,
+    expected: 'bytes from 1024 to 4194304: the largest CheckRequest the gRPC service reads',
+    description:
+      "the largest CheckRequest the gRPC service reads (Envoy's request headers are at most 60 KiB by default, plus any body the filter sends); a larger one fails `RESOURCE_EXHAUSTED` unread",
+  }),
+  ENFORCER_GRPC_DEADLINE_MS: Type.Integer({
+    minimum: 10,
+    maximum: 60_000,
+    default: 5_000,
+    expected: 'milliseconds from 10 to 60000 a gRPC check may wait for its decision',
+    description: "how long a gRPC check may wait for its decision whatever deadline its client set, then `DEADLINE_EXCEEDED`; Envoy's own `timeout` (200 ms by default) usually ends it first",
+  }),
   ENFORCER_BATCH_ANSWERS: Type.Boolean({
     default: true,
     expected: 'true or false: whether the answers decided in one event-loop turn are written together (fewer client wake-ups under load)',
@@ -81,6 +111,14 @@ export const enforcerEnv = {
     default: 3_000,
     expected: 'milliseconds from 0 to 60000 a check waits for the policies and the allowlist after a start before deciding without them',
     description: 'how long a check made before the policies and allowlist are read waits for them before deciding without them',
+  }),
+  ENFORCER_MAX_BANS: Type.Integer({
+    minimum: 1,
+    maximum: MAX_BANS_LIMIT,
+    default: DEFAULT_MAX_BANS,
+    expected: `a whole number from 1 to ${MAX_BANS_LIMIT}: the most bans one enforcer holds before it refuses new ones`,
+    description:
+      'the most bans the enforcer holds (every kind together); past it a ban on a subject not held is refused, counted by `banstream_enforcer_bans_refused_total` and logged, unless it is manual; bans held are kept. Size the heap for it: see [capacity](capacity.md)',
   }),
   ENFORCER_PURGE_MS: Type.Integer({
     minimum: 100,

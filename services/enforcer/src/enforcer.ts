@@ -1,6 +1,6 @@
 import { CompactedFeed, topicFullName, type Admin, type Kafka } from '@banstream/kafka';
 import { Allowlist, attributesFromRequest, PolicyBook, resolveVerdict, type Candidate, type RequestInput } from '@banstream/core';
-import type { Logger, Registry } from '@banstream/platform';
+import { Occasional, type Logger, type Registry } from '@banstream/platform';
 import { allowlistEntry, banWithoutEvidence, loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
@@ -31,6 +31,8 @@ export interface EnforcerOptions {
   warmUpMode?: WarmUpMode;
   /** Longest a check waits for the policies and the allowlist before deciding without them; default 3000 ms. */
   warmUpWaitMs?: number;
+  /** The most bans held before new ones are refused (ENFORCER_MAX_BANS); default DEFAULT_MAX_BANS (ban-cache.ts). */
+  maxBans?: number;
   /** Entries the `local` failure mode keeps while warming; default 100000. */
   warmUpLocalMaxEntries?: number;
   /**
@@ -80,7 +82,22 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
   const metrics = enforcerMetrics(registry);
   const catalog = loadSchemaCatalog();
   const onContextNeed = options.onContextNeed;
-  const bans = new BanCache({ onContextBan: onContextNeed && ((scopes, ban) => onContextNeed({ scopes, kind: 'ban', policyId: ban.policyId })) });
+  const fullLog = new Occasional(FULL_LOG_EVERY_MS);
+  const bans: BanCache = new BanCache({
+    onContextBan: onContextNeed && ((scopes, ban) => onContextNeed({ scopes, kind: 'ban', policyId: ban.policyId })),
+    maxBans: options.maxBans,
+    onRefused: (subject, ban) => {
+      metrics.bansRefused.inc();
+      const heldBack = fullLog.pass(clock());
+      if (heldBack === undefined) return;
+      metrics.cacheEntries.set({ cache: 'bans' }, bans.size);
+      logger.warn(
+        { held: bans.size, maxBans: bans.maxBans, refused: bans.refused, refusedUnlogged: heldBack, subject, policyId: ban.policyId },
+        'ban cache full (ENFORCER_MAX_BANS): a new ban was refused; bans held stay, manual bans are still taken',
+      );
+    },
+  });
+  metrics.bansMax.set(bans.maxBans);
   const state: LocalState = { bans, counts: new CountCache(), allowlist: new Allowlist(), policies: new PolicyBook() };
   const topic = (name: 'bans' | 'counts' | 'policies' | 'allowlist') => topicFullName(options.topicPrefix, name);
   const codecs = {
@@ -208,6 +225,9 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
     },
   };
 }
+
+/** A full ban cache logs one line per this period (an attacker may cause many refusals), with how many it left out. */
+const FULL_LOG_EVERY_MS = 10_000;
 
 /** Counts the decision, and adds the quota for the RateLimit headers (none for an allowlisted request). */
 function decided(metrics: EnforcerMetrics, decision: Decision, quota: Quota | undefined): Decision {

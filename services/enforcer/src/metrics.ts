@@ -9,6 +9,12 @@ export function enforcerMetrics(registry: Registry) {
     decisions: tallyCounter(registry, { name: 'banstream_enforcer_decisions_total', help: 'Decisions by the source that decided and the result', labelNames: ['source', 'result'] }),
     previewDenies: counter(registry, { name: 'banstream_enforcer_preview_denies_total', help: 'Requests a preview policy or ban would have denied, by policy', labelNames: ['policy'] }),
     cacheEntries: gauge(registry, { name: 'banstream_enforcer_cache_entries', help: 'Entries in the local caches', labelNames: ['cache'] }),
+    bansRefused: counter(registry, {
+      name: 'banstream_enforcer_bans_refused_total',
+      help: 'Bans not applied because the ban cache held ENFORCER_MAX_BANS bans (manual bans are never refused)',
+      labelNames: [],
+    }),
+    bansMax: gauge(registry, { name: 'banstream_enforcer_bans_max', help: 'ENFORCER_MAX_BANS: the most bans the ban cache holds before it refuses new ones', labelNames: [] }),
     feedLag: histogram(registry, {
       name: 'banstream_enforcer_feed_lag_seconds',
       help: 'From a record being produced to it being applied here, per feed',

@@ -10,6 +10,7 @@ import { AnswerBatch } from './http/answer-batch.js';
 import { AuthGaps } from './http/auth-gaps.js';
 import { parseTrustedProxies } from './http/forwarded.js';
 import { sidecarRoutes } from './http/sidecar-routes.js';
+import { startCheckServer, type CheckServer } from './grpc/server.js';
 
 export { enforcerEnv, type EnforcerConfig };
 
@@ -47,6 +48,7 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
     warmUpMode: config.ENFORCER_WARMUP_MODE,
     warmUpWaitMs: config.ENFORCER_WARMUP_WAIT_MS,
     warmUpLocalMaxEntries: config.ENFORCER_LOCAL_LIMIT_MAX_ENTRIES,
+    maxBans: config.ENFORCER_MAX_BANS,
     onContextNeed: (need) => gaps.need(need),
   });
   const trustedProxies = parseTrustedProxies(config.ENFORCER_TRUSTED_PROXIES);
@@ -56,7 +58,8 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
   readiness.add('redis', redisReachable(redis, 500));
   const answers = config.ENFORCER_BATCH_ANSWERS ? new AnswerBatch() : undefined;
   const callers = parseTrustedProxies(config.ENFORCER_CALLERS);
-  void http.register(sidecarRoutes, { enforcer, trustedProxies, callers, headerNames, answers });
+  void http.register(sidecarRoutes, { enforcer, trustedProxies, callers, headerNames, answers, extAuthzPrefix: config.ENFORCER_EXT_AUTHZ_PREFIX });
+  let grpc: CheckServer | undefined;
 
   return {
     async start() {
@@ -64,6 +67,18 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
       await ensureTopicsFromConfig(admin, config);
       // Scripts loaded before the first check, so it is not the one that times out.
       await hardLimiter.warmUp();
+      // Before the caches are read, as the HTTP port is: early checks are decided as warm-up says.
+      if (config.ENFORCER_GRPC_PORT !== 0) {
+        grpc = await startCheckServer(config.HTTP_HOST, config.ENFORCER_GRPC_PORT, {
+          enforcer,
+          trustedProxies,
+          names: headerNames,
+          maxMessageBytes: config.ENFORCER_GRPC_MAX_MESSAGE_BYTES,
+          deadlineMs: config.ENFORCER_GRPC_DEADLINE_MS,
+          logger: logger.child({ component: 'grpc' }),
+        });
+        logger.info({ host: config.HTTP_HOST, port: grpc.port }, 'gRPC ext_authz listening');
+      }
       await enforcer.start();
       gaps.refresh(enforcer.contextNeeds());
       purge = setInterval(() => {
@@ -74,6 +89,7 @@ export function createEnforcerService(deps: ServiceDeps<EnforcerConfig>): Servic
     },
     async stop() {
       clearInterval(purge);
+      await grpc?.stop();
       await enforcer.stop();
       await admin.disconnect();
       redis.disconnect();

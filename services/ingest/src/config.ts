@@ -17,6 +17,14 @@ export const ingestEnv = {
       description: 'comma-separated bearer tokens edges must send to `POST /v1/events`; never logged. Without them the gateway does not start (exit 78) unless `INGEST_ALLOW_ANONYMOUS_EDGES=true`',
     }),
   ),
+  /** The same tokens from a file (a mounted secret), so they need not sit in the environment. */
+  INGEST_EDGE_TOKENS_FILE: Type.Optional(
+    Type.String({
+      minLength: 1,
+      expected: 'a path to a file of edge tokens',
+      description: 'a file of edge tokens, one a line (or comma-separated), `#` comments; with `INGEST_EDGE_TOKENS` both are accepted. Read at start; never logged',
+    }),
+  ),
   /** An explicit opt-in: without tokens, anyone who reaches the gateway can post events. */
   INGEST_ALLOW_ANONYMOUS_EDGES: Type.Boolean({
     default: false,

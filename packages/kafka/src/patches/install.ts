@@ -1,9 +1,10 @@
+import { keepKafkajsCoordinatorRefusals } from './coordinator-refusals-fix.js';
 import { fixKafkajsEncoder } from './encoder-fix.js';
 import { fixKafkajsGrouping } from './grouping-fix.js';
 import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
 import { fixKafkajsProduceRequest } from './produce-request-fix.js';
 
-/** Which of the four patches are in place after installKafkaPatches(). */
+/** Which of the five patches are in place after installKafkaPatches(). */
 export interface KafkaPatches {
   /** One-pass grouping of a send's records by partition (needs kafkajs not yet loaded). */
   grouping: boolean;
@@ -13,6 +14,8 @@ export interface KafkaPatches {
   encoder: boolean;
   /** Produce requests written in one pass (needs no producer to have sent yet). */
   produceRequest: boolean;
+  /** A group's refusal (GROUP_AUTHORIZATION_FAILED) kept as the cause of "Failed to find group coordinator", so the port can name it. */
+  coordinatorRefusals: boolean;
 }
 
 /**
@@ -27,5 +30,11 @@ export interface KafkaPatches {
 export function installKafkaPatches(): KafkaPatches {
   // Grouping first: the others load parts of kafkajs, never its producer.
   const grouping = fixKafkajsGrouping();
-  return { grouping, idleTimer: fixKafkajsIdleTimerLoop(), encoder: fixKafkajsEncoder(), produceRequest: fixKafkajsProduceRequest() };
+  return {
+    grouping,
+    idleTimer: fixKafkajsIdleTimerLoop(),
+    encoder: fixKafkajsEncoder(),
+    produceRequest: fixKafkajsProduceRequest(),
+    coordinatorRefusals: keepKafkajsCoordinatorRefusals(),
+  };
 }

@@ -25,4 +25,11 @@ export interface ServiceDeps<C> {
    * their groups together.
    */
   startTogether?: () => Promise<void>;
+  /**
+   * Ends the process for a failure the service cannot get past while running (Kafka
+   * refusing its principal, say): logged at fatal, not ready at once, stopped as on
+   * SIGTERM, exit 77 for KAFKA_ACCESS_DENIED, else 1. Set by runService; absent when a
+   * test builds the service in its own process.
+   */
+  fail?: (error: unknown) => void;
 }

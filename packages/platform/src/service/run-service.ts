@@ -14,9 +14,9 @@ import { answerSupervisor, waitAtBarrier } from './workers/supervisor-ipc.js';
 import { WORKER_ENV } from './workers/worker-pool.js';
 import { startWatchdog, type Watchdog, type WatchdogSettings } from './watchdog/watchdog.js';
 import { TrapStore } from './watchdog/traps.js';
+import { EXIT, failureExitCode } from './exit-codes.js';
 
-/** Exit codes a supervisor can act on (sysexits: 78 = configuration error). */
-export const EXIT = { ok: 0, startFailed: 1, config: 78, shutdownTimeout: 124 } as const;
+export { EXIT, failureExitCode };
 
 /** The variables every service reads; a service spreads these and adds its own. */
 export const baseEnv = {
@@ -86,7 +86,27 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
   const readiness = new Readiness();
   const http = createHttpServer(logger);
   await http.register(opsRoutes, { registry, readiness });
-  let instance: Service;
+  let instance: Service | undefined;
+  let stopping = false;
+  // A failure the service cannot get past while running: stop as on SIGTERM, exit non-zero.
+  const fail = (error: unknown) => {
+    if (stopping) return;
+    stopping = true;
+    logger.fatal({ err: error, code: isBanstreamError(error) ? error.code : undefined }, `stopping: ${(error as Error).message ?? String(error)}`);
+    readiness.markDraining();
+    void runShutdown(
+      [
+        { name: 'service', run: () => instance?.stop() ?? Promise.resolve() },
+        { name: 'http', run: () => http.close() },
+      ],
+      base.SHUTDOWN_TIMEOUT_MS,
+    )
+      .catch(() => undefined)
+      .finally(() => {
+        logger.flush();
+        process.exit(failureExitCode(error));
+      });
+  };
   try {
     instance = options.create({
       config,
@@ -94,6 +114,7 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
       registry,
       readiness,
       http,
+      fail,
       ...(workerIndex === undefined ? {} : { startTogether: waitAtBarrier }),
       ...(watchdog ? { watchdog } : {}),
     });
@@ -104,7 +125,7 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
     process.exit(EXIT.config);
   }
 
-  let stopping = false;
+  const running = instance;
   const stop = async (signal: string) => {
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting without waiting');
@@ -116,7 +137,7 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
     try {
       const report = await runShutdown(
         [
-          { name: 'service', run: () => instance.stop() },
+          { name: 'service', run: () => running.stop() },
           { name: 'http', run: () => http.close() },
         ],
         base.SHUTDOWN_TIMEOUT_MS,
@@ -143,19 +164,21 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
     answerSupervisor(registry, readiness);
   }
   try {
-    await instance.start();
+    await running.start();
     logger.info('started');
   } catch (error) {
+    if (stopping) return;
+    stopping = true;
     logger.fatal({ err: error, code: isBanstreamError(error) ? error.code : undefined }, 'start failed');
     await runShutdown(
       [
-        { name: 'service', run: () => instance.stop() },
+        { name: 'service', run: () => running.stop() },
         { name: 'http', run: () => http.close() },
       ],
       5_000,
     ).catch(() => undefined);
     logger.flush();
-    process.exit(EXIT.startFailed);
+    process.exit(failureExitCode(error));
   }
 }
 
@@ -187,5 +210,5 @@ async function supervise(logger: Logger, service: string, base: BaseConfig, work
     stopSignal,
   );
   logger.flush();
-  process.exit(outcome === 'ok' ? EXIT.ok : outcome === 'timeout' ? EXIT.shutdownTimeout : EXIT.startFailed);
+  process.exit(typeof outcome === 'object' ? outcome.final : outcome === 'ok' ? EXIT.ok : outcome === 'timeout' ? EXIT.shutdownTimeout : EXIT.startFailed);
 }

@@ -1,4 +1,4 @@
-import { cappedPublication, refusedRecord, type Producer, type Message, type KafkaRefusal, type RenewableProducer } from '@banstream/kafka';
+import { accessRefusal, cappedPublication, refusedRecord, type Producer, type Message, type KafkaRefusal, type RenewableProducer } from '@banstream/kafka';
 import { SCHEMA_NAMES, type DlqRecord, type SchemaCatalog, type SubjectCountBatch } from '@banstream/schemas';
 import type { Drained, Keyed } from '@banstream/engine';
 
@@ -126,7 +126,15 @@ async function sendAll(producer: Producer, messages: readonly Outgoing[]): Promi
     if (!list) byTopic.set(m.topic, (list = []));
     list.push(m);
   }
-  await producer.sendBatch({ topicMessages: [...byTopic].map(([topic, list]) => ({ topic, messages: list })), acks: -1 });
+  const topicMessages = [...byTopic].map(([topic, list]) => ({ topic, messages: list }));
+  try {
+    await producer.sendBatch({ topicMessages, acks: -1 });
+  } catch (error) {
+    // Kafka does not say which topic of a send its principal may not write: each topic's
+    // records alone, so the refusal names the one (rewriting the others is harmless: see cappedPublication).
+    if (topicMessages.length < 2 || accessRefusal(error) === undefined) throw error;
+    for (const part of topicMessages) await producer.sendBatch({ topicMessages: [part], acks: -1 });
+  }
 }
 
 function keyed<T>(topic: string, record: Keyed<T>, encode: (value: T) => Buffer): Outgoing {

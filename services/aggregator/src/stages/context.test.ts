@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Consumer } from '@banstream/kafka';
-import { commitLive, Occasional, rejoinCause, stalledReason } from './context.js';
+import { Occasional } from '@banstream/platform';
+import { commitLive, rejoinCause, stalledReason } from './context.js';
 
 /** What kafkajs throws when a commit reaches a group that evicted this member: its retrier's wrapper around the protocol error. */
 function evicted(): Error {

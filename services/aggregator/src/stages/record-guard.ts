@@ -1,7 +1,7 @@
 import { reasonOfError, type KafkaMessage } from '@banstream/kafka';
-import type { RecordWatch, Trap } from '@banstream/platform';
+import { Occasional, type RecordWatch, type Trap } from '@banstream/platform';
 import type { DlqRecord } from '@banstream/schemas';
-import { deadLetter, Occasional, stalledReason, type StageContext } from './context.js';
+import { deadLetter, stalledReason, type StageContext } from './context.js';
 
 /** At most one log line per this long for failures and slow records an attacker may provoke at will. */
 const LOG_EVERY_MS = 10_000;

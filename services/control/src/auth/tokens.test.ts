@@ -34,11 +34,13 @@ describe('TokenBook', () => {
 
 describe('roles', () => {
   it('orders the roles: each may do what the one below may', () => {
-    const matrix = Object.fromEntries(ROLES.map((r) => [r, (['read', 'bans:write', 'allowlist:write', 'backtests:run', 'policies:write'] as Permission[]).filter((p) => allows(r, p))]));
+    const matrix = Object.fromEntries(
+      ROLES.map((r) => [r, (['read', 'bans:write', 'allowlist:write', 'backtests:run', 'feeds:write', 'feeds:force', 'policies:write'] as Permission[]).filter((p) => allows(r, p))]),
+    );
     expect(matrix).toEqual({
       viewer: ['read'],
-      operator: ['read', 'bans:write', 'allowlist:write', 'backtests:run'],
-      admin: ['read', 'bans:write', 'allowlist:write', 'backtests:run', 'policies:write'],
+      operator: ['read', 'bans:write', 'allowlist:write', 'backtests:run', 'feeds:write'],
+      admin: ['read', 'bans:write', 'allowlist:write', 'backtests:run', 'feeds:write', 'feeds:force', 'policies:write'],
     });
   });
 });

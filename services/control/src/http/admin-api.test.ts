@@ -7,6 +7,7 @@ import { TokenBook } from '../auth/tokens.js';
 import type { BacktestJobs } from '../backtest/jobs.js';
 import { DEFAULT_MIN_PREFIX } from '../guards/index.js';
 import type { ChangeWriter } from '../state/change-writer.js';
+import type { FeedRefresher } from '../feeds/refresher.js';
 import type { PartitionScanner } from '../state/partition-scan.js';
 import { ControlState } from '../state/control-state.js';
 import { adminApi } from './admin-api.js';
@@ -55,6 +56,8 @@ async function api(rateLimit = 1000) {
     clock: () => Date.UTC(2025, 5, 1),
     rateLimit,
     guards: { minPrefix: DEFAULT_MIN_PREFIX, maxBan: { text: '30d', ms: 30 * 86_400_000 } },
+    feeds: {} as FeedRefresher,
+    feedFileDir: undefined,
     ready: () => true,
   });
   const call = (method: 'GET' | 'POST', url: string, options: { token?: string; body?: unknown; from?: string } = {}) =>

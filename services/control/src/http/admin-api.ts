@@ -5,6 +5,7 @@ import { ProblemError, type Logger } from '@banstream/platform';
 import { guard, rateLimitKey } from '../auth/guard.js';
 import type { TokenBook } from '../auth/tokens.js';
 import type { BacktestJobs } from '../backtest/jobs.js';
+import type { FeedRefresher } from '../feeds/refresher.js';
 import type { GuardRails } from '../guards/index.js';
 import { allowRoutes } from '../routes/allowlist.js';
 import { alertRoutes } from '../routes/alerts.js';
@@ -12,6 +13,7 @@ import { auditRoutes, type AuditRoutesOptions } from '../routes/audit.js';
 import { historyRoutes, type HistoryRoutesOptions } from '../routes/history.js';
 import { backtestRoutes } from '../routes/backtests.js';
 import { banRoutes } from '../routes/bans.js';
+import { feedRoutes } from '../routes/feeds.js';
 import { policyRoutes } from '../routes/policies.js';
 import type { ChangeWriter } from '../state/change-writer.js';
 import type { ControlState } from '../state/control-state.js';
@@ -31,6 +33,10 @@ export interface AdminApiOptions extends Omit<HistoryRoutesOptions, 'topics'>, O
   rateLimit: number;
   /** Limits on manual bans and allowlist entries. */
   guards: GuardRails;
+  /** Refreshes and removes blocklist feeds. */
+  feeds: FeedRefresher;
+  /** CONTROL_FEED_FILE_DIR. */
+  feedFileDir: string | undefined;
   /** Answers 503 while false (the topics are not read to the end yet). */
   ready: () => boolean;
   /** Told of each request refused with 401, 403 or 429. */
@@ -47,7 +53,7 @@ export async function adminApi(app: FastifyInstance, options: AdminApiOptions): 
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'banstream control API', version: '1', description: 'Policies, bans, allowlist, alerts and backtests. Every change is audited.' },
+      info: { title: 'banstream control API', version: '1', description: 'Policies, bans, allowlist, blocklist feeds, alerts and backtests. Every change is audited.' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'an API token; roles viewer, operator, admin' } } },
       security: [{ bearer: [] }],
     },
@@ -71,6 +77,7 @@ export async function adminApi(app: FastifyInstance, options: AdminApiOptions): 
   await app.register(banRoutes, options);
   await app.register(allowRoutes, options);
   await app.register(alertRoutes, options);
+  await app.register(feedRoutes, options);
   await app.register(historyRoutes, options);
   await app.register(auditRoutes, options);
   await app.register(backtestRoutes, options);

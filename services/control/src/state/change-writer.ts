@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Producer } from '@banstream/kafka';
-import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type BanHistoryEntry, type PolicyRecord, type SchemaCatalog } from '@banstream/schemas';
+import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type BanHistoryEntry, type FeedRecord, type PolicyRecord, type SchemaCatalog } from '@banstream/schemas';
 import { withDeadline } from '@banstream/platform';
 import type { ControlState } from './control-state.js';
 import type { ProducerSlot } from './producer-slot.js';
@@ -12,6 +12,7 @@ export interface ControlTopics {
   alerts: string;
   audit: string;
   events: string;
+  feeds: string;
   history: string;
 }
 
@@ -28,12 +29,25 @@ export interface ChangeContext {
 type Change =
   | { kind: 'policy'; key: string; value: PolicyRecord | null; before: PolicyRecord | undefined }
   | { kind: 'ban'; key: string; value: Ban | null; before: Ban | undefined }
-  | { kind: 'allow'; key: string; value: AllowEntry | null; before: AllowEntry | undefined };
+  | { kind: 'allow'; key: string; value: AllowEntry | null; before: AllowEntry | undefined }
+  | { kind: 'feed'; key: string; value: FeedRecord | null; before: FeedRecord | undefined };
+
+/** A change's record without an audit record of its own: part of a batch (writeBatch) audited as a whole. */
+export type BatchChange = { kind: 'ban'; key: string; value: Ban | null } | { kind: 'feed'; key: string; value: FeedRecord | null };
+
+/** The one audit record of a batch: what was done as a whole (a feed refresh's counts), not each record. */
+export interface BatchAudit {
+  action: string;
+  target: string;
+  before: string | null;
+  after: string | null;
+}
 
 const ACTIONS = {
   policy: { create: 'policy.create', update: 'policy.update', delete: 'policy.delete' },
   ban: { create: 'ban.add', update: 'ban.replace', delete: 'ban.lift' },
   allow: { create: 'allowlist.add', update: 'allowlist.replace', delete: 'allowlist.remove' },
+  feed: { create: 'feed.add', update: 'feed.replace', delete: 'feed.remove' },
 } as const;
 
 /**
@@ -66,6 +80,7 @@ export class ChangeWriter {
       ban: catalog.codec(SCHEMA_NAMES.ban),
       allow: catalog.codec(SCHEMA_NAMES.allowEntry),
       audit: catalog.codec(SCHEMA_NAMES.auditRecord),
+      feed: catalog.codec(SCHEMA_NAMES.feed),
       history: catalog.codec(SCHEMA_NAMES.banHistory),
     };
   }
@@ -95,27 +110,49 @@ export class ChangeWriter {
 
   async write(change: Change, ctx: ChangeContext): Promise<AuditRecord> {
     const action = ACTIONS[change.kind][change.value === null ? 'delete' : change.before === undefined ? 'create' : 'update'];
-    const audit: AuditRecord = {
-      auditId: randomUUID(),
-      actor: ctx.actor,
-      action,
-      target: change.key,
-      before: change.before === undefined ? null : JSON.stringify(change.before),
-      after: change.value === null ? null : JSON.stringify(change.value),
-      at: this.clock(),
-      requestId: ctx.requestId,
-      forced: ctx.forced ?? null,
+    const audit = this.auditRecord(
+      { action, target: change.key, before: change.before === undefined ? null : JSON.stringify(change.before), after: change.value === null ? null : JSON.stringify(change.value) },
+      ctx,
+    );
+    await this.send(audit, [change], ctx);
+    return audit;
+  }
+
+  /**
+   * Many records and one audit record saying what they are as a whole, in one produce
+   * request: a feed refresh writes thousands of bans, and the audit trail records its
+   * counts, not each entry. Callers keep a batch small enough for one request (FEED_BATCH).
+   */
+  async writeBatch(changes: readonly BatchChange[], summary: BatchAudit, ctx: ChangeContext): Promise<AuditRecord> {
+    const audit = this.auditRecord(summary, ctx);
+    await this.send(audit, changes, ctx);
+    return audit;
+  }
+
+  private auditRecord(summary: BatchAudit, ctx: ChangeContext): AuditRecord {
+    return { auditId: randomUUID(), actor: ctx.actor, ...summary, at: this.clock(), requestId: ctx.requestId, forced: ctx.forced ?? null };
+  }
+
+  private async send(audit: AuditRecord, changes: readonly (Change | BatchChange)[], ctx: ChangeContext): Promise<void> {
+    const byTopic = new Map<string, { key: string; value: Buffer | null }[]>();
+    const add = (topic: string, key: string, value: Buffer | null) => {
+      let messages = byTopic.get(topic);
+      if (!messages) byTopic.set(topic, (messages = []));
+      messages.push({ key, value });
     };
-    const [topic, value] = this.encode(change);
-    const history = change.kind === 'ban' ? historyEntry(change.key, change.value, change.before, ctx, audit.at) : undefined;
+    for (const change of changes) {
+      const [topic, value] = this.encode(change);
+      add(topic, change.key, value);
+      if (change.kind !== 'ban') continue;
+      // Every ban and lift (feeds' too) is kept in the ban history, in the same request.
+      const before = 'before' in change ? change.before : this.state.bans.get(change.key);
+      const entry = historyEntry(change.key, change.value, before, ctx, audit.at);
+      if (entry) add(this.topics.history, change.key, this.codecs.history.encode(entry));
+    }
     const producer = await withDeadline(this.producers.current(), this.timeoutMs, 'connecting to Kafka');
     const sent = producer.sendBatch({
       acks: -1,
-      topicMessages: [
-        { topic: this.topics.audit, messages: [{ key: ctx.actor, value: this.codecs.audit.encode(audit) }] },
-        { topic, messages: [{ key: change.key, value }] },
-        ...(history ? [{ topic: this.topics.history, messages: [{ key: change.key, value: this.codecs.history.encode(history) }] }] : []),
-      ],
+      topicMessages: [{ topic: this.topics.audit, messages: [{ key: audit.actor, value: this.codecs.audit.encode(audit) }] }, ...[...byTopic].map(([topic, messages]) => ({ topic, messages }))],
     });
     this.lastSend = {
       producer,
@@ -124,17 +161,20 @@ export class ChangeWriter {
         () => this.producers.retire(producer),
       ),
     };
-    await withDeadline(sent, this.timeoutMs, `writing ${audit.action} ${change.key}`);
-    if (change.kind === 'policy') this.state.applyPolicy(change.key, change.value);
-    else if (change.kind === 'ban') this.state.applyBan(change.key, change.value);
-    else this.state.applyAllow(change.key, change.value);
-    this.onWritten(action);
-    return audit;
+    await withDeadline(sent, this.timeoutMs, `writing ${audit.action} ${audit.target}`);
+    for (const change of changes) {
+      if (change.kind === 'policy') this.state.applyPolicy(change.key, change.value);
+      else if (change.kind === 'ban') this.state.applyBan(change.key, change.value);
+      else if (change.kind === 'feed') this.state.applyFeed(change.key, change.value);
+      else this.state.applyAllow(change.key, change.value);
+    }
+    this.onWritten(audit.action);
   }
 
-  private encode(change: Change): [string, Buffer | null] {
+  private encode(change: Change | BatchChange): [string, Buffer | null] {
     if (change.kind === 'policy') return [this.topics.policies, change.value && this.codecs.policy.encode(change.value)];
     if (change.kind === 'ban') return [this.topics.bans, change.value && this.codecs.ban.encode(change.value)];
+    if (change.kind === 'feed') return [this.topics.feeds, change.value && this.codecs.feed.encode(change.value)];
     return [this.topics.allowlist, change.value && this.codecs.allow.encode(change.value)];
   }
 }

@@ -1,4 +1,4 @@
-import type { AllowEntry, Ban, GeoAlert, PolicyRecord } from '@banstream/schemas';
+import type { AllowEntry, Ban, FeedRecord, GeoAlert, PolicyRecord } from '@banstream/schemas';
 
 /**
  * What the compacted topics say, as this instance has read them: the latest
@@ -11,6 +11,7 @@ export class ControlState {
   readonly policies = new Map<string, PolicyRecord>();
   readonly bans = new Map<string, Ban>();
   readonly allowlist = new Map<string, AllowEntry>();
+  readonly feeds = new Map<string, FeedRecord>();
   private readonly versions = new Map<string, PolicyRecord[]>();
   private alertRing: GeoAlert[] = [];
 
@@ -42,6 +43,11 @@ export class ControlState {
   applyAllow(entry: string, record: AllowEntry | null): void {
     if (record === null) this.allowlist.delete(entry);
     else this.allowlist.set(entry, record);
+  }
+
+  applyFeed(name: string, record: FeedRecord | null): void {
+    if (record === null) this.feeds.delete(name);
+    else this.feeds.set(name, record);
   }
 
   applyAlert(alert: GeoAlert): void {

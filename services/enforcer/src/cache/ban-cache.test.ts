@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseIp } from '@banstream/core';
+import { cidrContains, networkOf, parseIp } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { BanCache } from './ban-cache.js';
 
@@ -21,6 +21,29 @@ const ban = (subject: string, expiresAt = 10_000): Ban => ({
 });
 
 describe('BanCache', () => {
+  it('finds exactly the IPv4 networks containing an address, as cidrContains says, over every prefix length, through lifts', () => {
+    const octet = fc.integer({ min: 0, max: 255 });
+    const address = fc.tuple(octet, octet, octet, octet).map((b) => b.join('.'));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(address, fc.integer({ min: 0, max: 32 }), fc.boolean()), { maxLength: 40 }), fc.array(address, { minLength: 1, maxLength: 20 }), (networks, probes) => {
+        const cache = new BanCache();
+        const held = new Map<string, boolean>();
+        for (const [ip, bits, lift] of networks) {
+          const text = `cidr:${networkOf(ip, bits).text}`;
+          cache.observe(text, lift ? null : ban(text));
+          held.set(text, !lift);
+        }
+        // Probes near the networks too, so that most lengths have a hit.
+        for (const probe of [...probes, ...networks.map(([ip]) => ip)]) {
+          const expected = [...held].filter(([text, live]) => live && cidrContains(text.slice(5), probe)).map(([text]) => text);
+          const found = (cache.networksOf(parseIp(probe), 0) ?? []).map((b) => b.subject);
+          expect(found.sort()).toEqual(expected.sort());
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('matches exact subjects and every banned network containing an address, until expiry', () => {
     const cache = new BanCache();
     cache.observe('ip:192.0.2.1', ban('ip:192.0.2.1'));
@@ -172,5 +195,76 @@ describe('BanCache denials', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('BanCache at its cap (maxBans)', () => {
+  const manual = (subject: string, expiresAt = 10_000): Ban => ({ ...ban(subject, expiresAt), origin: 'manual' });
+
+  it('refuses a ban on a new subject of any kind once full, keeps those held, and still replaces and lifts them', () => {
+    const refused: string[] = [];
+    const cache = new BanCache({ maxBans: 3, onRefused: (subject) => refused.push(subject) });
+    cache.observe('ip:192.0.2.1', ban('ip:192.0.2.1'));
+    cache.observe('user:7', ban('user:7'));
+    cache.observe('cidr:198.51.100.0/24', ban('cidr:198.51.100.0/24'));
+    expect(cache.size).toBe(3);
+    // Full: a new address, a new exact subject, a new network are refused, whatever their kind.
+    cache.observe('ip:192.0.2.2', ban('ip:192.0.2.2'));
+    cache.observe('user:8', ban('user:8'));
+    cache.observe('cidr:203.0.113.0/24', ban('cidr:203.0.113.0/24'));
+    expect(refused).toEqual(['ip:192.0.2.2', 'user:8', 'cidr:203.0.113.0/24']);
+    expect(cache.refused).toBe(3);
+    expect(cache.size).toBe(3);
+    expect(cache.address(parseIp('192.0.2.2'), 0)).toBeUndefined();
+    expect(cache.subject('user:8', 0)).toBeUndefined();
+    expect(cache.networksOf(parseIp('203.0.113.1'), 0)).toBeUndefined();
+    // Held bans are replaced (a longer ban) at the cap, not refused.
+    cache.observe('ip:192.0.2.1', ban('ip:192.0.2.1', 20_000));
+    cache.observe('user:7', ban('user:7', 20_000));
+    cache.observe('cidr:198.51.100.0/24', ban('cidr:198.51.100.0/24', 20_000));
+    expect(cache.address(parseIp('192.0.2.1'), 15_000)).toBeDefined();
+    expect(cache.subject('user:7', 15_000)).toBeDefined();
+    expect(cache.networksOf(parseIp('198.51.100.1'), 15_000)).toHaveLength(1);
+    // The tombstone of a refused ban changes nothing; a lift makes room for the next.
+    cache.observe('ip:192.0.2.2', null);
+    expect(cache.size).toBe(3);
+    cache.observe('user:7', null);
+    cache.observe('ip:192.0.2.2', ban('ip:192.0.2.2'));
+    expect(cache.address(parseIp('192.0.2.2'), 0)).toBeDefined();
+    expect(cache.refused).toBe(3);
+  });
+
+  it('always takes a manual ban, past the cap too', () => {
+    const cache = new BanCache({ maxBans: 1 });
+    cache.observe('ip:192.0.2.1', ban('ip:192.0.2.1'));
+    cache.observe('ip:192.0.2.2', manual('ip:192.0.2.2'));
+    cache.observe('path:/admin', manual('path:/admin'));
+    cache.observe('cidr:203.0.113.0/24', manual('cidr:203.0.113.0/24'));
+    expect(cache.size).toBe(4);
+    expect(cache.refused).toBe(0);
+    expect(cache.address(parseIp('192.0.2.2'), 0)?.origin).toBe('manual');
+    expect(cache.subject('path:/admin', 0)?.origin).toBe('manual');
+    cache.observe('ip:192.0.2.3', ban('ip:192.0.2.3'));
+    expect(cache.refused).toBe(1);
+  });
+
+  it('makes room when expired bans are purged, networks included', () => {
+    const cache = new BanCache({ maxBans: 2 });
+    cache.observe('ip:192.0.2.1', ban('ip:192.0.2.1', 100));
+    cache.observe('cidr:198.51.100.0/24', ban('cidr:198.51.100.0/24', 100));
+    cache.observe('ip:192.0.2.2', ban('ip:192.0.2.2'));
+    expect(cache.refused).toBe(1);
+    expect(cache.purgeExpired(100)).toBe(2);
+    expect(cache.size).toBe(0);
+    cache.observe('ip:192.0.2.2', ban('ip:192.0.2.2'));
+    cache.observe('cidr:203.0.113.0/24', ban('cidr:203.0.113.0/24'));
+    expect(cache.size).toBe(2);
+    expect(cache.networksOf(parseIp('203.0.113.9'), 0)).toHaveLength(1);
+  });
+
+  it('refuses a cap it could not keep', () => {
+    expect(() => new BanCache({ maxBans: 0 })).toThrow(/1 to 16000000 bans, not 0/);
+    expect(() => new BanCache({ maxBans: 16_000_001 })).toThrow(RangeError);
+    expect(new BanCache().maxBans).toBe(10_000_000);
   });
 });

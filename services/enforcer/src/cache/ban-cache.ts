@@ -12,6 +12,11 @@ import { ManualShapes } from './manual-shapes.js';
  * address is matched against every banned network containing it with one probe per
  * length present, not one per ban. A ban stops applying at its expiry even before
  * its tombstone arrives; purgeExpired drops it so memory follows live bans.
+ *
+ * It holds at most `maxBans` bans (ENFORCER_MAX_BANS), so that a flood of bans
+ * cannot exhaust an enforcer's memory: when full, a ban on a subject it does not hold
+ * is refused, unless placed by hand (origin `manual`, always taken). Bans held are
+ * never dropped for a newcomer, and a held ban is still replaced and lifted.
  */
 export class BanCache {
   private readonly exact = new Map<string, Ban>();
@@ -23,7 +28,21 @@ export class BanCache {
   private readonly v4 = new Int32Table<Ban>(1024, V4_FIELDS);
   /** Denial texts of the other bans (exact subjects, networks, IPv6), built once per ban. */
   private readonly otherTexts = new WeakMap<Ban, string>();
-  private readonly networks = { 4: new Map<number, Map<string, Ban>>(), 6: new Map<number, Map<string, Ban>>() };
+  /**
+   * Prefix bans by family, then prefix length: IPv4 networks keyed by their masked
+   * ipv4Key, so a check makes one integer mask and one probe per length present, no
+   * text (a feed such as FireHOL level1 holds twenty lengths); IPv6 ones by their text.
+   */
+  private readonly networks = { 4: new Map<number, Map<number | string, Ban>>(), 6: new Map<number, Map<number | string, Ban>>() };
+  /**
+   * Per /16 of the IPv4 space, how many IPv4 prefix bans cover any of it: a check of
+   * an address in none (nearly every check, even with a feed of 100,000 entries) is
+   * one array read, not one probe per prefix length held.
+   */
+  private readonly v4Cover = new Uint32Array(65_536);
+  /** Prefix bans held, over both families and every length. */
+  private networkCount = 0;
+  private refusedCount = 0;
   /** The shapes of the manual bans on subjects a check does not look up otherwise (manual-shapes.ts). */
   private readonly shapes = new ManualShapes();
   /** The listing running and those waiting (list), one after the other. */
@@ -34,10 +53,18 @@ export class BanCache {
   private readonly contextCounts = CONTEXT_SCOPES.map(() => 0);
   private readonly listSlice: number;
   private readonly onContextBan: ((scopes: ScopeSet, ban: Ban) => void) | undefined;
+  private readonly onRefused: ((subject: string, ban: Ban) => void) | undefined;
+  /** The most bans held before new ones are refused (manual bans are taken past it). */
+  readonly maxBans: number;
 
   constructor(options: BanCacheOptions = {}) {
     this.listSlice = options.listSlice ?? LIST_SLICE;
     this.onContextBan = options.onContextBan;
+    this.onRefused = options.onRefused;
+    this.maxBans = options.maxBans ?? DEFAULT_MAX_BANS;
+    if (!(Number.isSafeInteger(this.maxBans) && this.maxBans >= 1 && this.maxBans <= MAX_BANS_LIMIT)) {
+      throw new RangeError(`a BanCache holds 1 to ${MAX_BANS_LIMIT} bans, not ${this.maxBans}`);
+    }
   }
 
   /** Per shape of manual ban held, the function a check builds that shape's subject with; look each up with subject(). */
@@ -46,9 +73,12 @@ export class BanCache {
   }
 
   get size(): number {
-    let n = this.exact.size + this.v4.size;
-    for (const family of [this.networks[4], this.networks[6]]) for (const m of family.values()) n += m.size;
-    return n;
+    return this.exact.size + this.v4.size + this.networkCount;
+  }
+
+  /** Bans refused since the start because the cache was full (maxBans). */
+  get refused(): number {
+    return this.refusedCount;
   }
 
   /** Applies a record of the bans topic; null is the tombstone that lifts the ban. */
@@ -59,11 +89,12 @@ export class BanCache {
       const subject = canonicalAddressSubject(key);
       const v4 = ipv4SubjectKey(subject);
       if (v4 !== undefined) {
-        if (ban) writeDenialFields(this.v4, this.v4.set(v4, ban), ban);
-        else this.v4.delete(v4);
+        if (!ban) this.v4.delete(v4);
+        else if (this.v4.slotOf(v4) >= 0 || !this.refuses(subject, ban)) writeDenialFields(this.v4, this.v4.set(v4, ban), ban);
         return;
       }
       const before = this.exact.get(subject);
+      if (ban && before === undefined && this.refuses(subject, ban)) return;
       if (before?.origin === MANUAL) this.shapes.remove(subject);
       if (ban) this.exact.set(subject, ban);
       else this.exact.delete(subject);
@@ -73,13 +104,30 @@ export class BanCache {
     }
     const byLength = this.networks[network.family];
     let bans = byLength.get(network.bits);
+    const networkKey = network.family === 4 ? ipv4Key(network.bytes) & prefixMask(network.bits) : network.text;
+    const held = bans?.has(networkKey) === true;
     if (ban) {
+      if (!held && this.refuses(key, ban)) return;
       if (!bans) byLength.set(network.bits, (bans = new Map()));
-      bans.set(network.text, ban);
-    } else if (bans) {
-      bans.delete(network.text);
+      bans.set(networkKey, ban);
+      if (!held) {
+        this.networkCount++;
+        if (typeof networkKey === 'number') this.coverV4(networkKey, network.bits, 1);
+      }
+    } else if (bans && held) {
+      bans.delete(networkKey);
+      if (typeof networkKey === 'number') this.coverV4(networkKey, network.bits, -1);
+      this.networkCount--;
       if (bans.size === 0) byLength.delete(network.bits);
     }
+  }
+
+  /** True, and counted, if `ban` on a subject not held must be refused: the cache is full and the ban is not manual. */
+  private refuses(subject: string, ban: Ban): boolean {
+    if (ban.origin === MANUAL || this.size < this.maxBans) return false;
+    this.refusedCount++;
+    this.onRefused?.(subject, ban);
+    return true;
   }
 
   /** The live ban on this exact subject, if any. */
@@ -129,6 +177,15 @@ export class BanCache {
   networksOf(address: IpAddress, nowMs: number, out?: Ban[]): Ban[] | undefined {
     const byLength = this.networks[address.family];
     if (byLength.size === 0) return out;
+    if (address.family === 4) {
+      const key = addressKey(address);
+      if (this.v4Cover[key >>> 16] === 0) return out;
+      for (const [bits, bans] of byLength) {
+        const ban = live(bans.get(key & prefixMask(bits)), nowMs);
+        if (ban) (out ??= []).push(ban);
+      }
+      return out;
+    }
     for (const [bits, bans] of byLength) {
       const ban = live(bans.get(networkPrefix(address, bits)), nowMs);
       if (ban) (out ??= []).push(ban);
@@ -140,22 +197,50 @@ export class BanCache {
   purgeExpired(nowMs: number): number {
     let purged = 0;
     const sweep = <K>(m: Map<K, Ban>) => {
-      for (const [k, b] of m) if (b.expiresAt <= nowMs && m.delete(k)) purged++;
+      let n = 0;
+      for (const [k, b] of m) if (b.expiresAt <= nowMs && m.delete(k)) n++;
+      return n;
     };
     for (const [subject, b] of this.exact) {
       if (b.expiresAt > nowMs) continue;
       if (b.origin === MANUAL) this.shapes.remove(subject);
       this.countContext(subject, -1, null);
     }
-    sweep(this.exact);
+    purged += sweep(this.exact);
     purged += this.v4.deleteWhere((b) => b.expiresAt <= nowMs);
-    for (const family of [this.networks[4], this.networks[6]]) for (const m of family.values()) sweep(m);
+    for (const [bits, m] of this.networks[4]) {
+      let n = 0;
+      for (const [k, b] of m) {
+        if (b.expiresAt > nowMs || !m.delete(k)) continue;
+        this.coverV4(k as number, bits, -1);
+        n++;
+      }
+      this.networkCount -= n;
+      purged += n;
+      if (m.size === 0) this.networks[4].delete(bits);
+    }
+    {
+      const family = this.networks[6];
+      for (const [bits, m] of family) {
+        const n = sweep(m);
+        this.networkCount -= n;
+        purged += n;
+        if (m.size === 0) family.delete(bits);
+      }
+    }
     return purged;
   }
 
   /** Bans held that name `scope` (a context scope: country, region, asn, route), expired ones until purged. */
   bansNaming(scope: ContextScope): number {
     return this.contextCounts[CONTEXT_SCOPES.indexOf(scope)]!;
+  }
+
+  /** Counts an IPv4 network (its masked key and length) in or out of every /16 it covers. */
+  private coverV4(key: number, bits: number, change: 1 | -1): void {
+    const first = key >>> 16;
+    const count = bits >= 16 ? 1 : 1 << (16 - bits);
+    for (let i = first; i < first + count; i++) this.v4Cover[i]! += change;
   }
 
   /** An exact ban on `subject` came (`change` 1), was replaced (0) or went (-1): counted per context scope it names. */
@@ -211,6 +296,17 @@ export class BanCache {
   }
 }
 
+/**
+ * Bans held by default (ENFORCER_MAX_BANS): the capacity plan's target for one
+ * enforcer (docs/operations/capacity.md). Its heap must be sized for it.
+ */
+export const DEFAULT_MAX_BANS = 10_000_000;
+/**
+ * The highest maxBans: exact subjects are kept in one Map, and V8's Maps hold at most
+ * 16,777,216 entries (one more throws); the rest leaves room for manual bans past the cap.
+ */
+export const MAX_BANS_LIMIT = 16_000_000;
+
 /** Entries (or table slots) a listing reads between two pauses: about a millisecond with a million bans. */
 const LIST_SLICE = 4096;
 
@@ -226,6 +322,10 @@ export interface BanCacheOptions {
   listSlice?: number;
   /** A ban naming context scopes (scopesOfSubject) came or was replaced: GET /v1/auth may be unable to apply it. */
   onContextBan?: (scopes: ScopeSet, ban: Ban) => void;
+  /** The most bans held before new ones are refused; default DEFAULT_MAX_BANS. */
+  maxBans?: number;
+  /** A ban was refused: the cache holds maxBans and the ban is not manual (metrics, a log line). */
+  onRefused?: (subject: string, ban: Ban) => void;
 }
 
 /** Ban.origin of a ban placed by hand (control API, CLI). */
@@ -238,6 +338,11 @@ let touched = 0;
 /** The four bytes as one int32: a small integer key, hashed without touching text. */
 function ipv4Key(bytes: Uint8Array): number {
   return (bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!;
+}
+
+/** The int32 mask of an IPv4 prefix length: the network of key k is k & prefixMask(bits). */
+function prefixMask(bits: number): number {
+  return bits === 0 ? 0 : -1 << (32 - bits);
 }
 
 /** ipv4Key of an IPv4 address: its int32 when the parse kept one, so its bytes need not be made. */

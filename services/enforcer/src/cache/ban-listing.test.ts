@@ -126,7 +126,7 @@ describe('BanCache.list', () => {
       ),
       { numRuns: 25 },
     );
-  });
+  }, 30_000);
 
   it('builds one page at a time, in the order asked', async () => {
     const cache = new BanCache({ listSlice: 1 });

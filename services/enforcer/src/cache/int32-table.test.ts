@@ -25,6 +25,58 @@ describe('Int32Table', () => {
     );
   });
 
+  it('matches a Map, fields included, over long runs of sets, replacements and deletes that grow it many times and reuse freed entries', () => {
+    fc.assert(
+      fc.property(
+        // Keys from a small pool (many replacements, deletes that hit) or from anywhere in int32.
+        fc.array(fc.tuple(fc.constantFrom('set', 'set', 'delete', 'memo'), fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })), fc.nat()), {
+          minLength: 500,
+          maxLength: 3_000,
+        }),
+        (ops) => {
+          const table = new Int32Table<number>(2, 2); // 16 slots: 3,000 keys take eight growths
+          const model = new Map<number, { value: number; memo?: number }>();
+          // Disagreements step by step, compared once at the end (an expect per step is most of the run time).
+          const wrong: string[] = [];
+          ops.forEach(([op, key, value], step) => {
+            if (op === 'set') {
+              const slot = table.set(key, value);
+              model.set(key, { value });
+              if (table.slotOf(key) !== slot) wrong.push(`${step}: set ${key} returned slot ${slot}, found at ${table.slotOf(key)}`);
+            } else if (op === 'delete') {
+              if (table.delete(key) !== model.delete(key)) wrong.push(`${step}: delete ${key}`);
+            } else {
+              const slot = table.slotOf(key);
+              if (slot >= 0 !== model.has(key)) wrong.push(`${step}: slotOf ${key} is ${slot}`);
+              if (slot < 0) return;
+              table.setFieldAt(slot, 1, value);
+              model.get(key)!.memo = value;
+            }
+            if (table.size !== model.size) wrong.push(`${step}: size ${table.size}, not ${model.size}`);
+          });
+          expect(wrong).toEqual([]);
+          for (const [key, { value, memo }] of model) {
+            const slot = table.slotOf(key);
+            expect(table.get(key)).toBe(value);
+            expect(table.valueAt(slot)).toBe(value);
+            expect(table.fieldAt(slot, 0)).toBeUndefined();
+            expect(table.fieldAt(slot, 1)).toBe(memo);
+          }
+          for (const [, key] of ops) if (!model.has(key)) expect(table.get(key)).toBeUndefined();
+          expect(new Map(table.entries())).toEqual(new Map([...model].map(([k, e]) => [k, e.value])));
+        },
+      ),
+      { numRuns: 50 },
+    );
+  }, 60_000);
+
+  it('refuses a key that is not an int32, rather than storing another one', () => {
+    const table = new Int32Table<number>();
+    expect(() => table.set(2 ** 31, 1)).toThrow(/int32/);
+    expect(() => table.set(1.5, 1)).toThrow(/int32/);
+    expect(table.size).toBe(0);
+  });
+
   it('keeps each field beside its entry through deletes that shift entries and growth, and clears them when the entry is set again', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.constantFrom('set', 'delete', 'fields'), fc.integer({ min: -20, max: 20 })), { maxLength: 400 }), fc.integer({ min: 1, max: 4 }), (ops, fields) => {

@@ -35,8 +35,11 @@ export const DEFAULT_HEADER_NAMES: Readonly<ForwardedHeaderNames> = {
 
 export type AskedRequest = Omit<RequestInput, 'timestamp'>;
 
+/** Request headers as Node (or a CheckRequest's map) gives them: lower-case names. */
+export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
+
 /**
- * The request nginx or Envoy asks about (GET /v1/auth), from the headers they forward.
+ * The request nginx asks about (GET /v1/auth), from the headers it forwards.
  * The client's address, user, API key, country, region, ASN and route are believed
  * only from a trusted proxy (`proxies`, the socket's peer), and only from the headers
  * configured for them: from anyone else the address is the peer itself and there is
@@ -44,37 +47,67 @@ export type AskedRequest = Omit<RequestInput, 'timestamp'>;
  * (contextValue) is refused.
  */
 export function originalRequest(request: FastifyRequest, proxies: SocketTrust, trusted: readonly Cidr[], names: ForwardedHeaderNames): AskedRequest {
+  const headers = request.headers;
+  return askedThrough(request, proxies, trusted, names, {
+    method: header(headers, 'x-original-method') ?? header(headers, 'x-forwarded-method') ?? 'GET',
+    host: header(headers, 'x-forwarded-host') ?? header(headers, 'host') ?? '',
+    path: header(headers, 'x-original-uri') ?? header(headers, 'x-envoy-original-path') ?? '/',
+  });
+}
+
+/**
+ * The request Envoy's HTTP ext_authz asks about: its own method, and its path after
+ * `prefix` (the filter's path_prefix), the host its Host header. The client and its
+ * identity as for GET /v1/auth: from a trusted proxy's configured headers only.
+ */
+export function extAuthzRequest(request: FastifyRequest, prefix: string, proxies: SocketTrust, trusted: readonly Cidr[], names: ForwardedHeaderNames): AskedRequest {
+  const rest = request.url.slice(prefix.length);
+  return askedThrough(request, proxies, trusted, names, {
+    method: request.method,
+    host: header(request.headers, 'host') ?? '',
+    path: rest.startsWith('/') ? rest : `/${rest}`,
+  });
+}
+
+function askedThrough(request: FastifyRequest, proxies: SocketTrust, trusted: readonly Cidr[], names: ForwardedHeaderNames, target: Pick<AskedRequest, 'method' | 'host' | 'path'>): AskedRequest {
   const peer = request.socket.remoteAddress ?? '';
   const proxied = proxies.trusts(request.socket);
   const asked: AskedRequest = {
-    ip: proxied ? forwardedClient(peer, header(request, names.clientIp), trusted) : peer,
-    method: header(request, 'x-original-method') ?? header(request, 'x-forwarded-method') ?? 'GET',
-    host: header(request, 'x-forwarded-host') ?? header(request, 'host') ?? '',
-    path: header(request, 'x-original-uri') ?? header(request, 'x-envoy-original-path') ?? '/',
+    ip: proxied ? forwardedClient(peer, header(request.headers, names.clientIp), trusted) : peer,
+    method: target.method,
+    host: target.host,
+    path: target.path,
     headers: request.headers,
   };
-  if (!proxied) return asked;
-  const userId = names.user === '' ? undefined : header(request, names.user);
+  return proxied ? withProxyIdentity(asked, request.headers, names) : asked;
+}
+
+/**
+ * `asked` with the user, API key, country, region, ASN and route a trusted proxy put in
+ * the headers `names` configures; the caller has checked that the proxy is one.
+ */
+export function withProxyIdentity(asked: AskedRequest, headers: HeaderBag, names: ForwardedHeaderNames): AskedRequest {
+  const userId = names.user === '' ? undefined : header(headers, names.user);
   if (userId) asked.userId = userId;
-  const apiKey = names.apiKey === '' ? undefined : header(request, names.apiKey);
+  const apiKey = names.apiKey === '' ? undefined : header(headers, names.apiKey);
   if (apiKey) asked.apiKey = apiKey;
   // None configured by default: four tests of an empty name.
-  if (names.country !== '') asked.country = context(request, 'country', names.country);
-  if (names.region !== '') asked.region = context(request, 'region', names.region);
+  if (names.country !== '') asked.country = context(headers, 'country', names.country);
+  if (names.region !== '') asked.region = context(headers, 'region', names.region);
   if (names.asn !== '') {
-    const asn = context(request, 'asn', names.asn);
+    const asn = context(headers, 'asn', names.asn);
     if (asn !== undefined) asked.asn = Number(asn);
   }
-  if (names.route !== '') asked.route = context(request, 'route', names.route);
+  if (names.route !== '') asked.route = context(headers, 'route', names.route);
   return asked;
 }
 
-function context(request: FastifyRequest, scope: ContextScope, name: string): string | undefined {
-  const value = header(request, name);
+function context(headers: HeaderBag, scope: ContextScope, name: string): string | undefined {
+  const value = header(headers, name);
   return value ? contextValue(scope, name, value) : undefined;
 }
 
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
+function header(headers: HeaderBag, name: string): string | undefined {
+  const value = headers[name];
   return Array.isArray(value) ? value.join(',') : value;
 }

@@ -4,6 +4,7 @@ import { BanstreamError, type Cidr } from '@banstream/core';
 import { sendProblem } from '@banstream/platform';
 import type { Decision, Enforcer } from '../enforcer.js';
 import type { AnswerBatch } from './answer-batch.js';
+import { extAuthzRoutes } from './ext-authz-routes.js';
 import { SocketTrust } from './forwarded.js';
 import { DEFAULT_HEADER_NAMES, originalRequest, type ForwardedHeaderNames } from './original-request.js';
 import { decisionHeaders, problemBody } from './rate-limit-headers.js';
@@ -58,19 +59,25 @@ export interface SidecarOptions {
   headerNames?: Partial<ForwardedHeaderNames> | undefined;
   /** Answers decided in one event-loop turn go out together (answer-batch.ts); without it, each as soon as decided. */
   answers?: AnswerBatch | undefined;
+  /** Where Envoy's HTTP ext_authz checks are served (ENFORCER_EXT_AUTHZ_PREFIX); DEFAULT_EXT_AUTHZ_PREFIX when absent. */
+  extAuthzPrefix?: string | undefined;
 }
+
+export const DEFAULT_EXT_AUTHZ_PREFIX = '/ext-authz';
 
 /**
  * The sidecar's API for edges that cannot embed the library:
  * - POST /v1/check: a request described in JSON; the decision in JSON. Its caller is
  *   the edge itself, so the body's userId and apiKey are believed: hence only
  *   `callers` are answered (403 CALLER_NOT_TRUSTED for anyone else).
- * - GET /v1/auth: nginx `auth_request` and Envoy HTTP ext_authz. The original request
+ * - GET /v1/auth: nginx `auth_request`. The original request
  *   is read from the forwarded headers (X-Original-Method, X-Original-URI,
  *   X-Forwarded-Host); the client address, user and API key from `headerNames`, and
  *   only when the socket's peer is a trusted proxy (original-request.ts). The answer
  *   is 204, or the denial status with the RateLimit headers, Retry-After and a
  *   problem+json body.
+ * - any method on `extAuthzPrefix` and below: Envoy's HTTP ext_authz (ext-authz-routes.ts),
+ *   believing the same headers from the same proxies as GET /v1/auth; 200 when allowed.
  * - GET /v1/bans: live bans, paged by subject, filterable by scope; `callers` only,
  *   as subjects name addresses and users.
  * Decisions of /v1/check and /v1/auth wait for `answers`, when given, to go out together.
@@ -123,6 +130,8 @@ export async function sidecarRoutes(app: FastifyInstance, options: SidecarOption
     if (decision.allowed) return reply.code(204).send();
     return reply.code(decision.status).type('application/problem+json').send(problemBody(decision));
   });
+
+  await app.register(extAuthzRoutes, { enforcer, base: options.extAuthzPrefix ?? DEFAULT_EXT_AUTHZ_PREFIX, proxies, trustedProxies, names, answers });
 
   app.get<{ Querystring: Static<typeof BansQuery> }>('/v1/bans', { schema: { querystring: BansQuery }, ...callersOnly }, async (request, reply) => {
     // Listings run one at a time (BanCache.list): past a few waiting, a caller is told to come back.

@@ -6,6 +6,7 @@ import { createHttpServer, opsRoutes, type MetricsSource } from '../../http/ops-
 import { TrapStore } from '../watchdog/traps.js';
 import { WorkerPool, type WorkerExit } from './worker-pool.js';
 import { WorkersReadiness } from './workers-readiness.js';
+import { FINAL_EXIT_CODES } from '../exit-codes.js';
 
 /** How long a scrape or a readiness probe waits for a worker's answer. */
 const ANSWER_TIMEOUT_MS = 2_000;
@@ -23,11 +24,13 @@ export interface SupervisorOptions {
   stateDir?: string;
 }
 
-export type SupervisorOutcome = 'ok' | 'failed' | 'timeout';
+/** How the workers ended; `final` carries the code a worker exited with that made the supervisor stop them all. */
+export type SupervisorOutcome = 'ok' | 'failed' | 'timeout' | { final: number };
 
 /**
  * The primary process of a service run as several workers: it starts them, replaces
- * one that dies, and serves /livez, /readyz and /metrics for all of them (readiness
+ * one that dies (one that exits with 77 or 78 stops them all instead: the supervisor then
+ * exits with that code), and serves /livez, /readyz and /metrics for all of them (readiness
  * per worker; metrics summed over the workers, as prom-client's cluster mode does).
  * Resolves when a signal has stopped every worker.
  */
@@ -50,7 +53,9 @@ export async function runSupervisor(options: SupervisorOptions, stopSignal: Prom
       );
     else logger.error({ worker: exit.worker, pid: exit.pid, silentMs: note.silentMs }, 'worker stalled outside any record: its watchdog killed it');
   };
-  const pool = new WorkerPool({ count: options.workers, logger, onReplace });
+  let onFinal: (exit: WorkerExit) => void = () => undefined;
+  const finalExit = new Promise<WorkerExit>((resolve) => (onFinal = resolve));
+  const pool = new WorkerPool({ count: options.workers, logger, onReplace, finalCodes: FINAL_EXIT_CODES, onFinal: (exit) => onFinal(exit) });
 
   const metrics: MetricsSource = {
     contentType: own.contentType,
@@ -69,11 +74,13 @@ export async function runSupervisor(options: SupervisorOptions, stopSignal: Prom
   logger.info({ address, workers: options.workers }, 'http listening; starting workers');
   pool.start();
 
-  const signal = await stopSignal;
-  logger.info({ signal }, 'shutting down: stopping workers');
+  const ending = await Promise.race([stopSignal.then((signal) => ({ signal })), finalExit.then((exit) => ({ exit }))]);
+  if ('signal' in ending) logger.info({ signal: ending.signal }, 'shutting down: stopping workers');
+  else logger.fatal({ worker: ending.exit.worker, code: ending.exit.code }, `a worker exited with ${ending.exit.code}: stopping the other workers and the service (its log says why)`);
   readiness.markDraining();
   const report = await pool.stop(options.shutdownTimeoutMs + STOP_MARGIN_MS);
   await http.close().catch((error: unknown) => logger.error({ err: error }, 'http close failed'));
   logger.info({ clean: report.clean, killed: report.killed }, 'stopped');
+  if ('exit' in ending) return { final: ending.exit.code ?? 1 };
   return report.killed > 0 ? 'timeout' : report.clean ? 'ok' : 'failed';
 }

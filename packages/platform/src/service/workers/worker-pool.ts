@@ -23,6 +23,9 @@ export interface WorkerPoolOptions {
   logger: Logger;
   /** Called each time a dead worker is scheduled for replacement. */
   onReplace?: (exit: WorkerExit) => void;
+  /** Exit codes after which a worker is not replaced (starting it again cannot help), and who is told instead. */
+  finalCodes?: readonly number[];
+  onFinal?: (exit: WorkerExit) => void;
 }
 
 export interface WorkerExit {
@@ -41,8 +44,8 @@ export interface PoolStopReport {
 
 /**
  * A fixed number of worker processes (node:cluster, each running the same entry
- * point) kept alive: a worker that dies is replaced after a backoff, and the
- * pool answers for them (ask). Stopping sends each SIGTERM and waits for its own
+ * point) kept alive: a worker that dies is replaced after a backoff (unless it exits
+ * with one of `finalCodes`), and the pool answers for them (ask). Stopping sends each SIGTERM and waits for its own
  * graceful shutdown.
  */
 export class WorkerPool {
@@ -143,6 +146,11 @@ export class WorkerPool {
     const facts: WorkerExit = { worker: slot.index, pid: worker.process.pid, code, signal };
     if (this.stopping) {
       this.options.logger.info(facts, 'worker stopped');
+      return;
+    }
+    if (code !== null && this.options.finalCodes?.includes(code)) {
+      this.options.logger.fatal(facts, `worker exited with ${code}: not replacing it (starting it again cannot help)`);
+      this.options.onFinal?.(facts);
       return;
     }
     const livedMs = Date.now() - slot.startedAt;

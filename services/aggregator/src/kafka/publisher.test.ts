@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { namedRefusal, type Producer, type RenewableProducer } from '@banstream/kafka';
+import { loadSchemaCatalog } from '@banstream/schemas';
+import { Publisher, type AggregatorTopics } from './publisher.js';
+
+const topics = Object.fromEntries(['events', 'subjects', 'counts', 'bans', 'dlq', 'policies', 'allowlist', 'alerts', 'baselines'].map((t) => [t, `b.${t}.v1`])) as unknown as AggregatorTopics;
+
+/** kafkajs's refusal of a produce request, named as the port names it: every topic of the send, since Kafka does not say which. */
+function refused(sent: string[]): Error {
+  const error = Object.assign(new Error('Not authorized to access topics: [Topic authorization failed]'), { name: 'KafkaJSProtocolError', type: 'TOPIC_AUTHORIZATION_FAILED' });
+  return namedRefusal(error, { operation: 'WRITE', topics: sent, principal: 'User:aggregator' }) as Error;
+}
+
+/** A producer whose principal may write every topic but bans, as a broker with that ACL taken back answers. */
+function producerWithoutBans() {
+  const sends: string[][] = [];
+  const producer = {
+    async sendBatch({ topicMessages }: { topicMessages: { topic: string }[] }) {
+      const sent = topicMessages.map((t) => t.topic);
+      sends.push(sent);
+      if (sent.includes(topics.bans)) throw refused(sent);
+    },
+  };
+  const renewable = { producer: producer as unknown as Producer, renew: async () => undefined } as unknown as RenewableProducer;
+  return { renewable, sends };
+}
+
+describe('Publisher and a topic Kafka refuses its principal', () => {
+  it('names the one topic refused, not every topic of the send, by sending each alone', async () => {
+    const { renewable, sends } = producerWithoutBans();
+    const publisher = new Publisher(renewable, renewable, topics, loadSchemaCatalog());
+    const publication = publisher.decisions({ bans: [{ key: 'ip:192.0.2.1', value: null }], counts: [{ key: 'p|ip:192.0.2.1', value: null }], alerts: [], baselines: [], history: [] });
+    const error = (await publication().catch((e: unknown) => e)) as Error & { code?: string };
+    expect(error.code).toBe('KAFKA_ACCESS_DENIED');
+    expect(error.message).toBe('Kafka refused WRITE on topic b.bans.v1 for principal User:aggregator (TOPIC_AUTHORIZATION_FAILED)');
+    expect(sends).toEqual([[topics.bans, topics.counts], [topics.bans]]);
+  });
+
+  it('leaves a refusal of a one-topic send as it is', async () => {
+    const { renewable, sends } = producerWithoutBans();
+    const publisher = new Publisher(renewable, renewable, topics, loadSchemaCatalog());
+    const error = (await publisher
+      .decisions({ bans: [{ key: 'ip:192.0.2.1', value: null }], counts: [], alerts: [], baselines: [], history: [] })()
+      .catch((e: unknown) => e)) as Error;
+    expect(error.message).toBe('Kafka refused WRITE on topic b.bans.v1 for principal User:aggregator (TOPIC_AUTHORIZATION_FAILED)');
+    expect(sends).toEqual([[topics.bans]]);
+  });
+});
