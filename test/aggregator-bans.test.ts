@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kafka, Producer } from '@banstream/kafka';
-import { SCHEMA_NAMES, type Ban, type DlqRecord } from '@banstream/schemas';
+import { SCHEMA_NAMES, type Ban, type BanHistoryEntry, type DlqRecord } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { produceOrFail } from './support/kafka.js';
@@ -16,6 +16,7 @@ describe('aggregator bans', () => {
   let broker: TestBroker | undefined;
   let aggregator: Aggregator;
   let bans: TopicTail<Ban>;
+  let history: TopicTail<BanHistoryEntry>;
 
   const banPolicy = (id: string, extra: Record<string, unknown> = {}) => ({
     id,
@@ -32,6 +33,7 @@ describe('aggregator bans', () => {
     ({ kafka, producer, topics } = broker);
     await publishPolicy(producer, topics.name('policies'), banPolicy('burst', { mode: 'enforce' }));
     await publishPolicy(producer, topics.name('policies'), banPolicy('dry', { mode: 'preview' }));
+    await publishPolicy(producer, topics.name('policies'), banPolicy('proof', { match: { hosts: ['evidence.example'] } }));
     const allow = catalog.codec(SCHEMA_NAMES.allowEntry).encode({ entry: 'ip:198.51.100.7', reason: 'our probe', addedBy: 'tests', addedAt: Date.now(), expiresAt: null });
     await produceOrFail(producer, topics.name('allowlist'), [{ key: 'ip:198.51.100.7', value: allow }]);
     aggregator = await startAggregator({
@@ -42,12 +44,14 @@ describe('aggregator bans', () => {
       AGGREGATOR_GROUP_ID: `${topics.prefix}aggregator`,
     });
     bans = await new TopicTail(kafka, topics.name('bans'), decodeBan).start();
+    history = await new TopicTail(kafka, topics.name('ban-history'), (b) => catalog.codec(SCHEMA_NAMES.banHistory).decode(b)).start();
   }, 90_000);
 
   afterAll(async () => {
     aggregator?.proc.child.kill('SIGTERM');
     if (aggregator) await exitWithin(aggregator.proc, 15_000);
     await bans?.stop();
+    await history?.stop();
     await broker?.close();
   });
 
@@ -62,6 +66,53 @@ describe('aggregator bans', () => {
     await waitUntil(() => recordsFor('ip:203.0.113.9').some((r) => r.value === null), 'the tombstone after expiry', 20_000);
     const records = recordsFor('ip:203.0.113.9');
     expect(records.map((r) => (r.value ? 'ban' : 'tombstone'))).toEqual(['ban', 'tombstone']);
+    // The ban-history topic keeps both, with the ban that ended (the bans topic compacts them away).
+    const entries = await waitUntil(() => {
+      const e = history.records.filter((r) => r.key === 'ip:203.0.113.9').map((r) => r.value!);
+      return e.length === 2 ? e : undefined;
+    }, 'the ban and its expiry in the history');
+    expect(entries.map((e) => [e.action, e.actor, e.ban.banId])).toEqual([
+      ['ban', null, ban.banId],
+      ['expire', null, ban.banId],
+    ]);
+    expect(entries[1]!.at).toBeGreaterThanOrEqual(ban.expiresAt);
+  });
+
+  it("gives the ban its evidence: the window count, the window's first and last events and the top values of what the subject sent", async () => {
+    const t0 = Date.now() - 30;
+    const sent = Array.from({ length: 30 }, (_, i) =>
+      event('203.0.113.50', t0 + i, {
+        host: 'evidence.example',
+        method: 'POST',
+        path: i % 3 === 2 ? '/reset' : '/login',
+        status: i % 3 === 2 ? 200 : 401,
+        headers: { 'user-agent': 'evil-bot/1', accept: '*/*' },
+        edgeId: i < 15 ? 'edge-a' : 'edge-b',
+      }),
+    );
+    await publishEvents(producer, topics.name('events'), sent);
+    const ban = await waitUntil(() => recordsFor('ip:203.0.113.50')[0]?.value ?? undefined, 'a ban for ip:203.0.113.50');
+    // Threshold 20: the 21st event bans. Hot from the 10th (AGGREGATOR_HOT_SHARE 0.5), so events 10 to 21 are sampled.
+    expect(ban).toMatchObject({ policyId: 'proof', evidenceCount: 21, startedAt: t0 + 20 });
+    expect(ban.evidence).toEqual({
+      firstEventAt: t0,
+      lastEventAt: t0 + 20,
+      sampledEvents: 12,
+      paths: [
+        { value: '/login', count: 8 },
+        { value: '/reset', count: 4 },
+      ],
+      methods: [{ value: 'POST', count: 12 }],
+      statuses: [
+        { value: '401', count: 8 },
+        { value: '200', count: 4 },
+      ],
+      userAgents: [{ value: 'evil-bot/1', count: 12 }],
+      edges: [
+        { value: 'edge-a', count: 6 },
+        { value: 'edge-b', count: 6 },
+      ],
+    });
   });
 
   it('marks the bans of a preview policy', async () => {
@@ -91,7 +142,7 @@ describe('aggregator bans', () => {
     await produceOrFail(producer, topics.name('policies'), [{ key: 'broken', value: invalid }]);
     await publishPolicy(producer, topics.name('policies'), banPolicy('late-rule'));
     await waitUntil(async () => (await aggregator.metric('banstream_aggregator_policy_rejected_total')) === 1, 'the invalid policy to be rejected');
-    await waitUntil(async () => (await aggregator.metric('banstream_aggregator_policies')) === 3, 'the new policy to be applied');
+    await waitUntil(async () => (await aggregator.metric('banstream_aggregator_policies')) === 4, 'the new policy to be applied');
     await publishEvents(producer, topics.name('events'), attack('203.0.113.11', '/late-rule', 30));
     const ban = await waitUntil(() => recordsFor('ip:203.0.113.11')[0]?.value ?? undefined, 'a ban from the hot-loaded policy');
     expect(ban.policyId).toBe('late-rule');
@@ -101,7 +152,7 @@ describe('aggregator bans', () => {
   it('decodes the headers once a policy that reads them is published', async () => {
     // Until now no policy read headers, so the aggregator was not decoding them.
     await publishPolicy(producer, topics.name('policies'), { ...banPolicy('agents'), key: ['header:user-agent'] });
-    await waitUntil(async () => (await aggregator.metric('banstream_aggregator_policies')) === 4, 'the header policy to be applied');
+    await waitUntil(async () => (await aggregator.metric('banstream_aggregator_policies')) === 5, 'the header policy to be applied');
     const bots = Array.from({ length: 30 }, (_, i) => event(`192.0.2.${i + 1}`, Date.now() - 30 + i, { path: '/agents', headers: { 'user-agent': 'evil-bot/1' } }));
     await publishEvents(producer, topics.name('events'), bots);
     const ban = await waitUntil(() => bans.records.find((r) => r.value?.policyId === 'agents')?.value ?? undefined, 'a ban keyed on the user agent');

@@ -110,7 +110,7 @@ describe('records that broke a reader', () => {
       httpStatus: 403,
       createdBy: null,
     });
-    const previewAt = banBytes.length - 1 - 2 - 7 - 1 - 1; // createdBy, httpStatus, origin, escalationLevel: the byte before
+    const previewAt = banBytes.length - 1 - 1 - 2 - 7 - 1 - 1; // evidence, createdBy, httpStatus, origin, escalationLevel: the byte before
     expect(banBytes[previewAt]).toBe(0);
     const badBoolean = Buffer.from(banBytes);
     badBoolean[previewAt] = 2;

@@ -19,6 +19,6 @@ describe('the differential fuzz harness, seed 42', () => {
       expect(result.tally[reader]!.accepted, reader).toBeGreaterThan(30);
     }
     expect(result.tally['gateway→aggregator']!.tried).toBeGreaterThan(10);
-    expect(Object.keys(result.tally).filter((r) => r.startsWith('catalog.codec:')).length).toBe(10);
+    expect(Object.keys(result.tally).filter((r) => r.startsWith('catalog.codec:')).length).toBe(12);
   }, 60_000);
 });

@@ -24,3 +24,4 @@ export type { Compatibility, CompatibilityProblem } from './compatibility.js';
 export * from './types.js';
 export { requestEvent } from './request-event.js';
 export { allowlistEntry } from './allow-entry.js';
+export { banWithoutEvidence } from './ban-without-evidence.js';

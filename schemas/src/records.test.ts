@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { banWithoutEvidence } from './ban-without-evidence.js';
 import { loadSchemaCatalog } from './catalog-files.js';
 import { parsingCanonicalForm } from './fingerprint.js';
+import { encodeSingleObject } from './single-object.js';
 import { SCHEMA_NAMES, type RequestEvent, type SchemaName, type SchemaTypes } from './types.js';
 
 const catalog = loadSchemaCatalog();
@@ -44,6 +46,44 @@ const samples: { [N in SchemaName]: SchemaTypes[N] } = {
     origin: 'aggregator',
     httpStatus: 429,
     createdBy: null,
+    evidence: {
+      firstEventAt: T0 - 59_000,
+      lastEventAt: T0,
+      sampledEvents: 1187,
+      paths: [
+        { value: '/login', count: 1100 },
+        { value: '/', count: 87 },
+      ],
+      methods: [{ value: 'POST', count: 1187 }],
+      statuses: [
+        { value: '401', count: 1150 },
+        { value: '200', count: 37 },
+      ],
+      userAgents: [{ value: 'python-requests/2.31', count: 1187 }],
+      edges: [{ value: 'edge-eu-west-1a-7', count: 1187 }],
+    },
+  },
+  'ban-history': {
+    subject: 'ip:203.0.113.7',
+    action: 'lift',
+    at: T0 + 60_000,
+    actor: 'alice',
+    ban: {
+      banId: 'ban-manual-1',
+      subject: 'ip:203.0.113.7',
+      policyId: 'manual',
+      reason: 'credential stuffing',
+      evidenceCount: 0,
+      windowSeconds: 0,
+      startedAt: T0,
+      expiresAt: T0 + 3_600_000,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'manual',
+      httpStatus: 403,
+      createdBy: 'alice',
+      evidence: null,
+    },
   },
   'window-count': {
     policyId: 'signups-per-country',
@@ -177,6 +217,22 @@ describe('the schemas/avro catalog', () => {
     const batch = catalog.latest(SCHEMA_NAMES.requestEventBatch).schema as { fields: { type: { items: unknown } }[] };
     const inlined = batch.fields[0]?.type.items;
     expect(inlined).toEqual(catalog.latest(SCHEMA_NAMES.requestEvent).schema);
+  });
+
+  it('reads bans without their evidence for enforcers, from v1 and v2 writers alike', () => {
+    const read = banWithoutEvidence(catalog);
+    const { evidence, ...rest } = samples.ban;
+    expect(evidence).not.toBeNull();
+    const fromV2 = read.decode(catalog.codec(SCHEMA_NAMES.ban).encode(samples.ban));
+    expect(fromV2).toEqual(rest);
+    expect('evidence' in fromV2).toBe(false);
+    const v1 = catalog.versions(SCHEMA_NAMES.ban)[0]!;
+    expect(read.decode(encodeSingleObject(v1.type, v1.fingerprint, rest, 'ban'))).toEqual(rest);
+  });
+
+  it('ban-history inlines the same Ban as ban (a new Ban version needs a new ban-history version)', () => {
+    const entry = catalog.latest(SCHEMA_NAMES.banHistory).schema as { fields: { name: string; type: unknown }[] };
+    expect(entry.fields.find((f) => f.name === 'ban')?.type).toEqual(catalog.latest(SCHEMA_NAMES.ban).schema);
   });
 });
 

@@ -29,6 +29,7 @@ export const SCHEMA_NAMES = {
   dlqRecord: 'dlq-record',
   subjectCountBatch: 'subject-count-batch',
   feed: 'feed',
+  banHistory: 'ban-history',
 } as const;
 
 export type SchemaName = (typeof SCHEMA_NAMES)[keyof typeof SCHEMA_NAMES];
@@ -77,6 +78,42 @@ export interface Ban {
   /** 429 or 403. */
   httpStatus: number;
   createdBy: string | null;
+  /**
+   * v2: what the subject sent, on aggregator bans. Decoded records always have it
+   * (null for manual bans and older writers); writers may leave it out for null.
+   */
+  evidence?: BanEvidence | null;
+}
+
+/** One value of a request attribute and the events estimated to have it. */
+export interface ValueCount {
+  value: string;
+  count: number;
+}
+
+export interface BanEvidence {
+  /** ms since epoch: the first event in the ban window (the window's start when its oldest bucket straddles it). */
+  firstEventAt: number;
+  lastEventAt: number;
+  /** Events the sample was drawn from; 0 without a sample. */
+  sampledEvents: number;
+  paths: ValueCount[];
+  methods: ValueCount[];
+  statuses: ValueCount[];
+  userAgents: ValueCount[];
+  edges: ValueCount[];
+}
+
+export const BAN_HISTORY_ACTIONS = ['ban', 'lift', 'expire'] as const;
+
+/** One ban, lift or expiry on the ban-history topic, keyed by subject. */
+export interface BanHistoryEntry {
+  subject: string;
+  /** One of BAN_HISTORY_ACTIONS today. */
+  action: string;
+  at: number;
+  actor: string | null;
+  ban: Ban;
 }
 
 export const WINDOW_COUNT_KINDS = ['subject', 'country', 'region', 'hour-of-day'] as const;
@@ -216,4 +253,5 @@ export interface SchemaTypes {
   'dlq-record': DlqRecord;
   'subject-count-batch': SubjectCountBatch;
   feed: FeedRecord;
+  'ban-history': BanHistoryEntry;
 }

@@ -247,13 +247,13 @@ export const ROLE_ACLS: Record<string, { read: string[]; write: string[]; groups
   ingest: { read: [], write: ['events'], groups: [] },
   enforcer: { read: ['bans', 'counts', 'policies', 'allowlist'], write: [], groups: ['banstream-enforcer.'] },
   control: {
-    read: ['policies', 'bans', 'allowlist', 'alerts', 'events', 'aggregator-subjects', 'feeds'],
-    write: ['policies', 'allowlist', 'bans', 'audit', 'dlq', 'feeds'],
+    read: ['policies', 'bans', 'allowlist', 'alerts', 'events', 'aggregator-subjects', 'feeds', 'audit', 'ban-history'],
+    write: ['policies', 'allowlist', 'bans', 'audit', 'dlq', 'feeds', 'ban-history'],
     groups: ['banstream-control.'],
   },
   aggregator: {
     read: ['events', 'aggregator-subjects', 'aggregator-baselines', 'policies', 'allowlist', 'bans', 'alerts'],
-    write: ['counts', 'bans', 'alerts', 'aggregator-subjects', 'aggregator-baselines', 'dlq'],
+    write: ['counts', 'bans', 'alerts', 'aggregator-subjects', 'aggregator-baselines', 'dlq', 'ban-history'],
     groups: ['banstream-aggregator'],
   },
 };

@@ -3,6 +3,7 @@ import { ApiClient, connection } from './client.js';
 import type { Command, Io } from './command.js';
 import { alertCommands } from './commands/alerts.js';
 import { allowCommands } from './commands/allow.js';
+import { auditCommand } from './commands/audit.js';
 import { backtestCommand } from './commands/backtest.js';
 import { banCommands } from './commands/bans.js';
 import { feedCommands } from './commands/feeds.js';
@@ -10,7 +11,7 @@ import { policyCommands } from './commands/policies.js';
 import { tokenCommand } from './commands/token.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
 
-export const COMMANDS: readonly Command[] = [...policyCommands, ...banCommands, ...allowCommands, ...feedCommands, ...alertCommands, backtestCommand, tokenCommand];
+export const COMMANDS: readonly Command[] = [...policyCommands, ...banCommands, ...allowCommands, ...feedCommands, ...alertCommands, auditCommand, backtestCommand, tokenCommand];
 
 const GLOBAL = {
   url: { type: 'string' },

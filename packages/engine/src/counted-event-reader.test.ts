@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadSchemaCatalog, requestEvent, SCHEMA_NAMES, SINGLE_OBJECT_HEADER_LENGTH, type RequestEvent } from '@banstream/schemas';
 import { countedEventsDecoder, type CountedEvent } from './counted-event.js';
-import { countedEventsReader, fieldList } from './counted-event-reader.js';
+import { countedEventsReader, fieldList, readTail } from './counted-event-reader.js';
 
 const catalog = loadSchemaCatalog();
 const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
@@ -63,6 +63,21 @@ describe('countedEventsReader', () => {
         { numRuns: 300 },
       );
     }
+  });
+
+  it("notes where each event's headers start, and readTail finds its user agent (the last one given) and its edge there", () => {
+    const read = countedEventsReader(catalog, { headers: false });
+    fc.assert(
+      fc.property(fc.array(event, { minLength: 1, maxLength: 5 }), fc.array(text, { maxLength: 2 }), (events, agents) => {
+        const headers = (e: RequestEvent) => Object.assign(Object.create(null) as Record<string, string>, e.headers, ...agents.map((a) => ({ 'user-agent': a })));
+        const record = codec.encode({ events: events.map((e) => ({ ...e, headers: headers(e) })) });
+        const tails: number[] = [];
+        const read1 = read(record, tails);
+        expect(read1).toHaveLength(events.length);
+        expect(tails.map((at) => readTail(record, at))).toEqual(events.map((e) => ({ userAgent: headers(e)['user-agent'], edge: e.edgeId })));
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('never answers what avsc refuses or reads otherwise: cut, altered or extended records', () => {

@@ -9,8 +9,12 @@ const FIELDS =
   'eventId:string timestamp:long ip:string country:?string region:?string asn:?long method:string host:string ' +
   'path:string route:?string status:int userId:?string apiKeyHash:?string headers:map<string> edgeId:string latencyMs:?double';
 
-/** Reads one events record; undefined leaves it to avsc, which decides (and words the error). */
-export type CountedEventsReader = (record: Buffer) => CountedEvent[] | undefined;
+/**
+ * Reads one events record; undefined leaves it to avsc, which decides (and words the
+ * error). With `tails`, tails[i] is where event i's headers start in the record (its
+ * edgeId follows them), for readTail(): the evidence of a sampled event, read only then.
+ */
+export type CountedEventsReader = (record: Buffer, tails?: number[]) => CountedEvent[] | undefined;
 
 /**
  * A hand-written reader of events records written with the latest RequestEventBatch
@@ -28,7 +32,8 @@ export function countedEventsReader(catalog: SchemaCatalog, options: CountedEven
   const low = Number(writer.fingerprint & 0xffffffffn);
   const high = Number(writer.fingerprint >> 32n);
   const texts = new RepeatedTexts();
-  return (record) => {
+  return (record, tails) => {
+    if (tails !== undefined) tails.length = 0;
     if (record.length < SINGLE_OBJECT_HEADER_LENGTH || record[0] !== 0xc3 || record[1] !== 0x01) return undefined;
     if (record.readUInt32LE(2) !== low || record.readUInt32LE(6) !== high) return undefined;
     const c = new AvroCursor(record, SINGLE_OBJECT_HEADER_LENGTH);
@@ -36,7 +41,7 @@ export function countedEventsReader(catalog: SchemaCatalog, options: CountedEven
     const events: CountedEvent[] = [];
     try {
       for (let n = c.blockCount(); n > 0; n = c.blockCount()) {
-        for (let i = 0; i < n; i++) events.push(readEvent(c, texts, options.headers));
+        for (let i = 0; i < n; i++) events.push(readEvent(c, texts, options.headers, tails));
       }
     } catch (error) {
       if (error === OFF_FAST_PATH) return undefined;
@@ -46,7 +51,7 @@ export function countedEventsReader(catalog: SchemaCatalog, options: CountedEven
   };
 }
 
-function readEvent(c: AvroCursor, t: RepeatedTexts, withHeaders: boolean): CountedEvent {
+function readEvent(c: AvroCursor, t: RepeatedTexts, withHeaders: boolean, tails: number[] | undefined): CountedEvent {
   c.string(); // eventId
   const timestamp = c.long();
   const ip = t.ip.read(c);
@@ -61,12 +66,35 @@ function readEvent(c: AvroCursor, t: RepeatedTexts, withHeaders: boolean): Count
   const userId = c.union() ? t.userId.read(c) : null;
   const apiKeyHash = c.union() ? t.apiKeyHash.read(c) : null;
   const event: CountedEvent = { timestamp, ip, country, region, asn, method, host, path, route, status, userId, apiKeyHash };
+  if (tails !== undefined) tails.push(c.pos);
   if (withHeaders) event.headers = readMap(c);
   else skipMap(c);
   c.string(); // edgeId
   if (c.union()) c.double(); // latencyMs
   return event;
 }
+
+/**
+ * The user-agent header and the edgeId of the event whose headers start at `at` in a
+ * record this reader accepted (tails). Case-sensitive on the name: the edge writes names
+ * in lower case.
+ */
+export function readTail(record: Buffer, at: number): { userAgent: string | undefined; edge: string } {
+  const c = new AvroCursor(record, at);
+  let userAgent: string | undefined;
+  for (let n = c.blockCount(); n > 0; n = c.blockCount()) {
+    for (let i = 0; i < n; i++) {
+      const name = c.string();
+      const isAgent = c.pos - name === USER_AGENT.length && sameBytes(record, name, c.pos, USER_AGENT, 0, USER_AGENT.length);
+      const value = c.string();
+      if (isAgent) userAgent = utf8(c, value);
+    }
+  }
+  const edge = c.string();
+  return { userAgent, edge: utf8(c, edge) };
+}
+
+const USER_AGENT = Buffer.from('user-agent');
 
 /** As the guarded avsc reads a map of strings: into a MapObject, a later key replacing an earlier one. */
 function readMap(c: AvroCursor): Record<string, string> {

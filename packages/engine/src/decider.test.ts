@@ -52,6 +52,40 @@ describe('observe', () => {
     expect(env.out.counts.map((c) => [c.key, c.value?.subject, c.value?.count])).toEqual([['flood|ip:192.0.2.1', 'ip:192.0.2.1', 6]]);
   });
 
+  it("gives a ban its evidence: the window's first and last events and a sample of what the subject sent once hot", () => {
+    const env = setup();
+    const route = { policy: banPolicy, keyPrefix: 'flood|ip:' };
+    const paths = ['/login', '/login', '/login', '/', '/login', '/login'];
+    paths.forEach((path, i) => {
+      const t = T0 + 1000 * i;
+      const event = { path, method: 'POST', status: 401, userAgent: () => 'curl/8', edge: () => 'edge-1' };
+      observeKeyed(env.ctx, env.state, route, { rest: '192.0.2.1', timeMs: t, count: 1, watermark: env.state.advance(t), event }, env.out);
+    });
+    expect(env.out.bans).toHaveLength(1);
+    const ban = env.out.bans[0]!.value!;
+    expect(ban.evidenceCount).toBe(6);
+    // Hot from 3 of 5 (hotShare 0.5): the sample holds the 4 events from there.
+    expect(ban.evidence).toEqual({
+      firstEventAt: T0,
+      lastEventAt: T0 + 5000,
+      sampledEvents: 4,
+      paths: [
+        { value: '/login', count: 3 },
+        { value: '/', count: 1 },
+      ],
+      methods: [{ value: 'POST', count: 4 }],
+      statuses: [{ value: '401', count: 4 }],
+      userAgents: [{ value: 'curl/8', count: 4 }],
+      edges: [{ value: 'edge-1', count: 4 }],
+    });
+  });
+
+  it('gives a ban decided from counts alone (no event at hand) its window times and no sample', () => {
+    const env = setup();
+    send(env, 'ip:192.0.2.3', 6, T0 + 30_000);
+    expect(env.out.bans[0]!.value!.evidence).toEqual({ firstEventAt: T0 + 30_000, lastEventAt: T0 + 30_005, sampledEvents: 0, paths: [], methods: [], statuses: [], userAgents: [], edges: [] });
+  });
+
   it('publishes nothing for an allowlisted subject, nor a ban already over by the clock', () => {
     const allowed = setup();
     allowed.ctx.allowlist.add({ entry: '192.0.2.0/24' });

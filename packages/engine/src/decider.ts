@@ -1,7 +1,8 @@
 import { evaluateBan, type Allowlist, type BanDecision, type CompiledPolicy } from '@banstream/core';
-import type { Ban } from '@banstream/schemas';
+import type { Ban, BanEvidence } from '@banstream/schemas';
 import { subjectAllowlisted } from './allowlisted.js';
 import type { BanLedger } from './ban-ledger.js';
+import { EvidenceSample, type EventAtHand } from './evidence.js';
 import { toWindowCount, type HotEntry } from './hot-subjects.js';
 import type { Outbox } from './outbox.js';
 import type { PartitionState } from './partition-state.js';
@@ -35,9 +36,16 @@ export interface Sighting {
   timeMs: number;
   count: number;
   watermark: number;
+  /**
+   * The event itself, when the caller has it (stage one): sampled for the evidence of a
+   * ban policy's hot subjects. Undefined for summed counts (stage two, backtests).
+   */
+  event?: EventAtHand | undefined;
 }
 
-const sighting: Sighting = { rest: '', timeMs: 0, count: 0, watermark: 0 };
+const sighting: Sighting = { rest: '', timeMs: 0, count: 0, watermark: 0, event: undefined };
+/** The first and last event times of a ban's window: read at the crossing only. */
+const span = new Float64Array(2);
 
 /**
  * Counts `count` events of `subject` at `timeMs` under `policy` in `state`, judging
@@ -82,9 +90,12 @@ export function observeKeyed(ctx: DeciderContext, state: PartitionState, route: 
   if (counted.late) return 'late';
   const at = Math.max(timeMs, watermark);
   let key: string | undefined;
+  const banning = policy.action.type === 'ban';
   if (state.hot.isHot(counted.count, policy.threshold.count)) {
     key = keyPrefix + rest;
-    state.hot.update(key, policy.id, subjectOfKey(key, policy), interval, policy.threshold.count, counted.count, at);
+    const entry = state.hot.update(key, policy.id, subjectOfKey(key, policy), interval, policy.threshold.count, counted.count, at);
+    // Only hot subjects of ban policies are sampled: the evidence costs cold traffic nothing.
+    if (banning && entry !== undefined && seen.event !== undefined) (entry.sample ??= new EvidenceSample()).add(seen.event);
   }
   if (policy.action.type !== 'ban') return 'counted';
   const banInterval = policy.action.banThreshold.intervalMs;
@@ -103,8 +114,17 @@ export function observeKeyed(ctx: DeciderContext, state: PartitionState, route: 
   });
   if (!decision || decision.expiresAt <= ctx.nowMs() || subjectAllowlisted(ctx.allowlist, subject, at)) return 'counted';
   const ban = toBanRecord(decision);
-  if (ctx.ledger.admit(ban)) out.bans.push({ key: subject, value: ban });
+  if (!ctx.ledger.admit(ban)) return 'counted';
+  ban.evidence = evidenceOf(state, route, rest, banInterval, banLimit, at, key ?? keyPrefix + rest);
+  out.bans.push({ key: subject, value: ban });
+  out.history.push({ key: subject, value: { subject, action: 'ban', at: ban.startedAt, actor: null, ban } });
   return 'counted';
+}
+
+/** The crossing's evidence: the ban window's first and last events, and the hot subject's sample if it has one. */
+function evidenceOf(state: PartitionState, route: CountingRoute, rest: string, windowMs: number, limit: number, at: number, key: string): BanEvidence {
+  const found = state.counter.eventSpan(route.keyPrefix, rest, windowMs, at, limit, span);
+  return EvidenceSample.evidence(state.hot.get(key)?.sample, found ? span[0]! : at, found ? span[1]! : at);
 }
 
 function subjectOfKey(key: string, policy: CompiledPolicy): string {
@@ -143,5 +163,6 @@ export function toBanRecord(d: BanDecision): Ban {
     origin: 'aggregator',
     httpStatus: d.status,
     createdBy: null,
+    evidence: null,
   };
 }

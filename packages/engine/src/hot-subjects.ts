@@ -1,4 +1,5 @@
 import type { WindowCount } from '@banstream/schemas';
+import type { EvidenceSample } from './evidence.js';
 
 export interface HotEntry {
   /** The counts topic key: `policyId|subject`. */
@@ -12,6 +13,8 @@ export interface HotEntry {
   sentCount: number;
   /** Processing time of the last publication; -Infinity before the first. */
   sentAt: number;
+  /** What the subject sent since it turned hot: kept for ban policies only (decider.ts). */
+  sample: EvidenceSample | undefined;
 }
 
 /**
@@ -45,15 +48,22 @@ export class HotSubjects {
     return count !== 0 && count >= this.share * threshold;
   }
 
-  update(key: string, policyId: string, subject: string, windowMs: number, threshold: number, count: number, atMs: number): void {
-    if (!this.isHot(count, threshold)) return;
-    const entry = this.entries.get(key);
+  /** Records a hot count; returns the subject's entry (undefined when the count is not hot). */
+  update(key: string, policyId: string, subject: string, windowMs: number, threshold: number, count: number, atMs: number): HotEntry | undefined {
+    if (!this.isHot(count, threshold)) return undefined;
+    let entry = this.entries.get(key);
     if (entry) {
       entry.count = count;
       entry.observedAt = Math.max(entry.observedAt, atMs);
-      return;
+      return entry;
     }
-    this.entries.set(key, { key, policyId, subject, windowMs, threshold, count, observedAt: atMs, sentCount: -1, sentAt: -Infinity });
+    entry = { key, policyId, subject, windowMs, threshold, count, observedAt: atMs, sentCount: -1, sentAt: -Infinity, sample: undefined };
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  get(key: string): HotEntry | undefined {
+    return this.entries.get(key);
   }
 
   /** Entries to publish now; marks them sent. */

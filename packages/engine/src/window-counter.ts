@@ -65,6 +65,17 @@ export class WindowCounter {
     return this.stores.get(storeKey(windowMs, exactFromFor(limit)))?.estimate(key, atMs) ?? 0;
   }
 
+  /**
+   * First and last event times of `prefix + rest` in the window ending at `atMs` into
+   * out[0], out[1] (WindowStore.eventSpanHashed); false for a key with none. Makes no store.
+   */
+  eventSpan(prefix: string, rest: string, windowMs: number, atMs: number, limit: number | undefined, out: Float64Array): boolean {
+    const store = this.stores.get(storeKey(windowMs, exactFromFor(limit)));
+    if (store === undefined) return false;
+    store.fingerprintJoinedInto(prefix, rest, this.pair);
+    return store.eventSpanHashed(this.pair[0]!, this.pair[1]!, atMs, out);
+  }
+
   /** Forgets keys idle for longer than their window and the grace period. */
   evictIdle(nowMs: number, maxSlots: number): number {
     let evicted = 0;

@@ -14,6 +14,7 @@ export const kafkaEnv = {
   TOPIC_PREFIX: env.TOPIC_PREFIX,
   TOPIC_PARTITIONS: env.TOPIC_PARTITIONS,
   TOPIC_REPLICATION_FACTOR: env.TOPIC_REPLICATION_FACTOR,
+  TOPIC_BAN_HISTORY_RETENTION_DAYS: env.TOPIC_BAN_HISTORY_RETENTION_DAYS,
   TOPIC_AUTO_CREATE: env.TOPIC_AUTO_CREATE,
 };
 
@@ -42,6 +43,8 @@ export interface KafkaConfig extends KafkaSecurityConfig {
   TOPIC_PREFIX: string;
   TOPIC_PARTITIONS: number;
   TOPIC_REPLICATION_FACTOR: number;
+  /** Optional for embedders that build a config by hand: 180 days. */
+  TOPIC_BAN_HISTORY_RETENTION_DAYS?: number;
   TOPIC_AUTO_CREATE: boolean;
 }
 
@@ -66,7 +69,7 @@ export function kafkaFromConfig(config: KafkaConfig, logger: Logger, defaultClie
 /** Creates or aligns every topic when TOPIC_AUTO_CREATE is on; otherwise does nothing. */
 export async function ensureTopicsFromConfig(admin: Admin, config: KafkaConfig): Promise<EnsureTopicsResult | undefined> {
   if (!config.TOPIC_AUTO_CREATE) return undefined;
-  return ensureTopics(admin, topicSpecs({ prefix: config.TOPIC_PREFIX, partitions: config.TOPIC_PARTITIONS, replicationFactor: config.TOPIC_REPLICATION_FACTOR }));
+  return ensureTopics(admin, topicSpecs({ prefix: config.TOPIC_PREFIX, partitions: config.TOPIC_PARTITIONS, replicationFactor: config.TOPIC_REPLICATION_FACTOR, ...banHistoryRetention(config) }));
 }
 
 /**
@@ -84,4 +87,10 @@ export function kafkaReachable(admin: Admin, timeoutMs: number): () => Promise<b
     await withDeadline(admin.describeCluster(), timeoutMs, 'kafka describeCluster');
     return true;
   };
+}
+
+/** The ban history's retention from TOPIC_BAN_HISTORY_RETENTION_DAYS, when set. */
+export function banHistoryRetention(config: { TOPIC_BAN_HISTORY_RETENTION_DAYS?: number | undefined }): { banHistoryRetentionMs?: number } {
+  const days = config.TOPIC_BAN_HISTORY_RETENTION_DAYS;
+  return days === undefined ? {} : { banHistoryRetentionMs: days * 86_400_000 };
 }

@@ -18,13 +18,20 @@ describe('topicSpecs', () => {
       'banstream.aggregator-subjects.v1',
       'banstream.aggregator-baselines.v1',
       'banstream.feeds.v1',
+      'banstream.ban-history.v1',
     ]);
   });
 
   it('compacts the state topics and deletes the streams after their retention', () => {
     for (const t of ['bans', 'counts', 'policies', 'allowlist', 'aggregator-baselines', 'feeds']) expect(byName[`banstream.${t}.v1`]?.configs['cleanup.policy']).toBe('compact');
-    for (const t of ['events', 'alerts', 'audit', 'dlq']) expect(byName[`banstream.${t}.v1`]?.configs['cleanup.policy']).toBe('delete');
+    for (const t of ['events', 'alerts', 'audit', 'dlq', 'ban-history']) expect(byName[`banstream.${t}.v1`]?.configs['cleanup.policy']).toBe('delete');
     expect(Number(byName['banstream.audit.v1']?.configs['retention.ms'])).toBeGreaterThan(Number(byName['banstream.alerts.v1']?.configs['retention.ms']));
+  });
+
+  it('keeps the ban history TOPIC_BAN_HISTORY_RETENTION_DAYS, 180 days unless set', () => {
+    expect(byName['banstream.ban-history.v1']?.configs['retention.ms']).toBe(String(180 * 24 * 3_600_000));
+    const year = topicSpecs({ prefix: '', partitions: 1, replicationFactor: 1, banHistoryRetentionMs: 365 * 24 * 3_600_000 });
+    expect(year.find((s) => s.name === 'ban-history.v1')?.configs['retention.ms']).toBe(String(365 * 24 * 3_600_000));
   });
 
   it('keeps events at least a day and at least twice the longest window', () => {

@@ -7,7 +7,7 @@
  * local to an events partition); `aggregator-baselines` its compacted changelog of
  * what geographic alerting learned per country and region.
  */
-export const TOPIC_NAMES = ['events', 'bans', 'counts', 'policies', 'allowlist', 'alerts', 'audit', 'dlq', 'aggregator-subjects', 'aggregator-baselines', 'feeds'] as const;
+export const TOPIC_NAMES = ['events', 'bans', 'counts', 'policies', 'allowlist', 'alerts', 'audit', 'dlq', 'aggregator-subjects', 'aggregator-baselines', 'feeds', 'ban-history'] as const;
 export type TopicName = (typeof TOPIC_NAMES)[number];
 
 export interface TopicSpec {
@@ -23,6 +23,8 @@ export interface TopicLayoutOptions {
   replicationFactor: number;
   /** Longest asynchronous window any policy uses; events keep at least twice that. */
   longestWindowMs?: number;
+  /** How long the ban history keeps every ban, lift and expiry (TOPIC_BAN_HISTORY_RETENTION_DAYS); 180 days by default. */
+  banHistoryRetentionMs?: number;
 }
 
 const HOUR = 3_600_000;
@@ -57,11 +59,13 @@ export function topicSpecs(options: TopicLayoutOptions): TopicSpec[] {
     'aggregator-baselines': compact,
     // The control plane's blocklist feeds (their bans are on the bans topic).
     feeds: compactWithTombstones,
+    // Every ban, lift and expiry, keyed by subject: what the compacted bans topic forgets.
+    'ban-history': deleteAfter(options.banHistoryRetentionMs ?? 180 * DAY),
   };
   return TOPIC_NAMES.map((topic) => ({
     name: topicFullName(options.prefix, topic),
     // Control topics are small; one partition keeps their order total and cheap to rebuild.
-    numPartitions: topic === 'events' || topic === 'counts' || topic === 'bans' || topic.startsWith('aggregator-') ? options.partitions : 1,
+    numPartitions: topic === 'events' || topic === 'counts' || topic === 'bans' || topic === 'ban-history' || topic.startsWith('aggregator-') ? options.partitions : 1,
     replicationFactor: options.replicationFactor,
     configs: { ...configs[topic], 'min.insync.replicas': minIsr },
   }));

@@ -63,6 +63,7 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
     allowlist: topic('allowlist'),
     alerts: topic('alerts'),
     baselines: topic('aggregator-baselines'),
+    history: topic('ban-history'),
   };
   // Hard policies are the enforcer's, checked in Redis.
   const book = new PolicyBook((p) => p.enforcement.type === 'async');

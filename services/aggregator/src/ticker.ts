@@ -60,6 +60,7 @@ export class Ticker {
     if (ctx.geo) this.geo(now);
     for (const ban of this.ledger.takeExpired(now, (b) => this.owns(b))) {
       ctx.outbox.bans.push({ key: ban.subject, value: null });
+      ctx.outbox.history.push({ key: ban.subject, value: { subject: ban.subject, action: 'expire', at: now, actor: null, ban } });
       ctx.metrics.unbans.inc();
     }
     if (now - this.lastSweep >= 1000) this.sweep(now);

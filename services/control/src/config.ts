@@ -113,6 +113,20 @@ export const controlEnv = {
       description: 'the directory blocklist feeds may name files in; unset, feeds are read over http(s) only',
     }),
   ),
+  CONTROL_QUERY_MAX_SCANNED: Type.Integer({
+    minimum: 100,
+    maximum: 10_000_000,
+    default: 100_000,
+    expected: 'how many records one history or audit query reads at most',
+    description: 'records one `GET /v1/bans/{subject}/history` or `GET /v1/audit` page reads at most before it answers with a `next` cursor',
+  }),
+  CONTROL_QUERY_BUDGET_MS: Type.Integer({
+    minimum: 1_000,
+    maximum: 120_000,
+    default: 10_000,
+    expected: 'the longest a history or audit query reads, in ms',
+    description: 'time one history or audit page may read before it answers with what it found and a `next` cursor; two queries read at once, the others wait',
+  }),
   /** A backtest counts as the aggregator does: same grace and future bound. */
   ...countingEnv,
 };

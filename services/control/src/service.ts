@@ -12,6 +12,7 @@ import type { GuardRails } from './guards/index.js';
 import { adminApi } from './http/admin-api.js';
 import { expiredManualBans } from './routes/bans.js';
 import { ChangeWriter, type ControlTopics } from './state/change-writer.js';
+import { PartitionScanner } from './state/partition-scan.js';
 import { ProducerSlot } from './state/producer-slot.js';
 import { ControlState } from './state/control-state.js';
 import { controlMetrics } from './metrics.js';
@@ -42,6 +43,7 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
     events: topic('events'),
     feeds: topic('feeds'),
     subjects: topic('aggregator-subjects'),
+    history: topic('ban-history'),
   };
   const clock = Date.now;
   const state = new ControlState(config.CONTROL_ALERTS_KEPT);
@@ -95,6 +97,11 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
   readiness.add('topics read', () => started);
   readiness.add('kafka', kafkaReachable(admin, config.KAFKA_REQUEST_TIMEOUT_MS));
   void http.register(adminApi, {
+    scanner: new PartitionScanner(kafka, admin, `banstream-control.query.${instance}.`, 2),
+    topics,
+    historyCodec: catalog.codec(SCHEMA_NAMES.banHistory),
+    auditCodec: catalog.codec(SCHEMA_NAMES.auditRecord),
+    bounds: { maxScanned: config.CONTROL_QUERY_MAX_SCANNED, budgetMs: config.CONTROL_QUERY_BUDGET_MS },
     tokens,
     state,
     writer,
@@ -112,7 +119,7 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
 
   async function liftExpiredManualBans(): Promise<void> {
     for (const ban of expiredManualBans(state, clock())) {
-      await writer.serial(() => writer.write({ kind: 'ban', key: ban.subject, value: null, before: ban }, { actor: SYSTEM_ACTOR, requestId: null }));
+      await writer.serial(() => writer.write({ kind: 'ban', key: ban.subject, value: null, before: ban }, { actor: SYSTEM_ACTOR, requestId: null, expiry: true }));
     }
   }
 

@@ -1,7 +1,7 @@
 import { CompactedFeed, topicFullName, type Admin, type Kafka } from '@banstream/kafka';
 import { Allowlist, attributesFromRequest, PolicyBook, resolveVerdict, type Candidate, type RequestInput } from '@banstream/core';
 import { Occasional, type Logger, type Registry } from '@banstream/platform';
-import { allowlistEntry, loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
+import { allowlistEntry, banWithoutEvidence, loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { BanCache } from './cache/ban-cache.js';
 import { CountCache } from './cache/count-cache.js';
 import { decideLocally, type Decision, type HardCheck, type LocalDecision, type LocalState, type Quota } from './decide.js';
@@ -101,7 +101,8 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
   const state: LocalState = { bans, counts: new CountCache(), allowlist: new Allowlist(), policies: new PolicyBook() };
   const topic = (name: 'bans' | 'counts' | 'policies' | 'allowlist') => topicFullName(options.topicPrefix, name);
   const codecs = {
-    ban: catalog.codec(SCHEMA_NAMES.ban),
+    // Every enforcer holds every ban: not its evidence, which only the control API shows.
+    ban: banWithoutEvidence(catalog),
     count: catalog.codec(SCHEMA_NAMES.windowCount),
     policy: catalog.codec(SCHEMA_NAMES.policy),
     allow: catalog.codec(SCHEMA_NAMES.allowEntry),

@@ -256,3 +256,28 @@ describe('fingerprintJoinedInto', () => {
     }
   });
 });
+
+describe('eventSpanHashed', () => {
+  const span = (s: WindowStore, key: string, at: number): number[] | undefined => {
+    const h = new Uint32Array(2);
+    const out = new Float64Array(2);
+    s.fingerprintInto(key, h);
+    return s.eventSpanHashed(h[0]!, h[1]!, at, out) ? [...out] : undefined;
+  };
+
+  it('gives the first and last events in the window, skipping a bucket whose events all left it', () => {
+    const s = store();
+    for (const t of [T0 + 1_000, T0 + 20_000, T0 + 50_000, T0 + 52_345]) s.add('k', t, 1, t);
+    // Window (T0 + 10 s, T0 + 70 s]: the event at T0 + 1 s has left it.
+    expect(span(s, 'k', T0 + 70_000)).toEqual([T0 + 20_000, T0 + 52_345]);
+    expect(span(s, 'k', T0 + 52_345)).toEqual([T0 + 1_000, T0 + 52_345]);
+  });
+
+  it("gives the window's start when the oldest bucket's events straddle it, and nothing for a key without events there", () => {
+    const s = store();
+    for (const t of [T0 + 5_000, T0 + 12_000, T0 + 40_000]) s.add('k', t, 1, t);
+    expect(span(s, 'k', T0 + 70_000)).toEqual([T0 + 10_001, T0 + 40_000]);
+    expect(span(s, 'k', T0 + 200_000)).toBeUndefined();
+    expect(span(s, 'other', T0 + 70_000)).toBeUndefined();
+  });
+});

@@ -3,10 +3,10 @@
  * layout and why are at the top of index.ts.
  */
 import { BanstreamError } from '../errors.js';
-import { EPOCH_LIMIT, EPOCH_MASK, NARROW_MAX, W_EPOCH, windowLayout, type WindowLayout, type WindowConfig } from './config.js';
+import { EPOCH_LIMIT, EPOCH_MASK, NARROW_MAX, SPAN_BITS, SPAN_MASK, W_EPOCH, W_SPAN, windowLayout, type WindowLayout, type WindowConfig } from './config.js';
 import { continuedFingerprintInto, keyFingerprintInto, fingerprintSeeds, prefixHash, type PrefixHash } from './hash.js';
 import { removeSlot, rebased, sweepIdle, type SweepCursor } from './maintenance.js';
-import { advance, exactEvent, promote, recordSpan, windowSum } from './slot.js';
+import { advance, countAt, exactEvent, promote, recordSpan, windowSum } from './slot.js';
 import { SlotTable } from './table.js';
 import { WidePool } from './wide.js';
 
@@ -259,6 +259,41 @@ export class WindowStore {
    */
   upperBoundHashed(h1: number, h2: number, atMs: number): number {
     return this.sum(h1, h2, atMs, true);
+  }
+
+  /**
+   * The times of the key's first and last events in the window (atMs - W, atMs], into
+   * out[0] and out[1]; false when it has none there. Exact to the store's unit (1 ms
+   * whenever G ≤ 16 384 ms), except that the oldest bucket, partly expired, keeps only
+   * the span of its events: when that span straddles the window's start, the start is
+   * given as the first (the first event is at or after it). For a ban's evidence, read
+   * once at the crossing: nothing per event.
+   */
+  eventSpanHashed(h1: number, h2: number, atMs: number, out: Float64Array): boolean {
+    const slot = this.table.find(h1 | 0, h2 | 0);
+    if (slot < 0) return false;
+    const words = this.table.words;
+    const base = slot * this.stride;
+    const at = Math.floor(atMs);
+    const windowStart = at - this.layout.windowMs + 1;
+    const c = Math.floor(at / this.g) - this.origin;
+    const ep = words[base + W_EPOCH]! & EPOCH_MASK;
+    let first = NaN;
+    let last = NaN;
+    for (let e = Math.max(c - this.layout.buckets, ep - this.r + 1, 1); e <= Math.min(c, ep); e++) {
+      const k = e % this.r;
+      if (countAt(words, base, this.layout, this.wide, k) === 0) continue;
+      const span = words[base + W_SPAN + k]!;
+      const start = (e + this.origin) * this.g;
+      const to = Math.min(at, start + ((span >>> SPAN_BITS) & SPAN_MASK) * this.unit);
+      if (to < windowStart) continue;
+      if (Number.isNaN(first)) first = Math.max(windowStart, start + (span & SPAN_MASK) * this.unit);
+      last = to;
+    }
+    if (Number.isNaN(first)) return false;
+    out[0] = first;
+    out[1] = last;
+    return true;
   }
 
   has(key: string): boolean {

@@ -5,6 +5,7 @@ import { createLogger, loadConfig } from '@banstream/platform';
 import { createKafka, parseBrokers } from '../client.js';
 import { kafkaSecurityFromConfig, type KafkaSecurity } from '../security.js';
 import { installKafkaPatches } from '../patches/install.js';
+import { banHistoryRetention } from '../from-config.js';
 import { ensureTopics } from '../topic-admin.js';
 import { topicSpecs } from '../topics.js';
 import { createTopicsEnv } from './create-topics-env.js';
@@ -24,7 +25,10 @@ async function main(): Promise<void> {
   const admin = createKafka({ brokers: parseBrokers(config.KAFKA_BROKERS), clientId: 'banstream-create-topics', logger, requestTimeoutMs: config.KAFKA_REQUEST_TIMEOUT_MS, security }).admin();
   try {
     await admin.connect();
-    const result = await ensureTopics(admin, topicSpecs({ prefix: config.TOPIC_PREFIX, partitions: config.TOPIC_PARTITIONS, replicationFactor: config.TOPIC_REPLICATION_FACTOR }));
+    const result = await ensureTopics(
+      admin,
+      topicSpecs({ prefix: config.TOPIC_PREFIX, partitions: config.TOPIC_PARTITIONS, replicationFactor: config.TOPIC_REPLICATION_FACTOR, ...banHistoryRetention(config) }),
+    );
     logger.info(result, 'topics ready');
   } catch (error) {
     logger.fatal({ err: error }, 'could not create topics');

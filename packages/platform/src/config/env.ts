@@ -102,6 +102,13 @@ export const env = {
   }),
   TOPIC_PARTITIONS: Type.Integer({ minimum: 1, maximum: 10_000, default: 6, expected: 'a partition count from 1 to 10000', description: 'partitions of the topics created by code' }),
   TOPIC_REPLICATION_FACTOR: Type.Integer({ minimum: 1, maximum: 16, default: 1, expected: 'a replication factor from 1 to 16', description: 'replication factor of the topics created by code' }),
+  TOPIC_BAN_HISTORY_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 3650,
+    default: 180,
+    expected: 'a number of days from 1 to 3650',
+    description: 'how long the ban-history topic keeps every ban, lift and expiry (bans history, GET /v1/bans/{subject}/history)',
+  }),
   TOPIC_AUTO_CREATE: Type.Boolean({ default: true, expected: 'true or false', description: 'services create or align the topics at start' }),
 
   /** Read by runService in a worker process: which worker it is. */

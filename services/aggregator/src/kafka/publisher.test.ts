@@ -29,7 +29,7 @@ describe('Publisher and a topic Kafka refuses its principal', () => {
   it('names the one topic refused, not every topic of the send, by sending each alone', async () => {
     const { renewable, sends } = producerWithoutBans();
     const publisher = new Publisher(renewable, renewable, topics, loadSchemaCatalog());
-    const publication = publisher.decisions({ bans: [{ key: 'ip:192.0.2.1', value: null }], counts: [{ key: 'p|ip:192.0.2.1', value: null }], alerts: [], baselines: [] });
+    const publication = publisher.decisions({ bans: [{ key: 'ip:192.0.2.1', value: null }], counts: [{ key: 'p|ip:192.0.2.1', value: null }], alerts: [], baselines: [], history: [] });
     const error = (await publication().catch((e: unknown) => e)) as Error & { code?: string };
     expect(error.code).toBe('KAFKA_ACCESS_DENIED');
     expect(error.message).toBe('Kafka refused WRITE on topic b.bans.v1 for principal User:aggregator (TOPIC_AUTHORIZATION_FAILED)');
@@ -40,7 +40,7 @@ describe('Publisher and a topic Kafka refuses its principal', () => {
     const { renewable, sends } = producerWithoutBans();
     const publisher = new Publisher(renewable, renewable, topics, loadSchemaCatalog());
     const error = (await publisher
-      .decisions({ bans: [{ key: 'ip:192.0.2.1', value: null }], counts: [], alerts: [], baselines: [] })()
+      .decisions({ bans: [{ key: 'ip:192.0.2.1', value: null }], counts: [], alerts: [], baselines: [], history: [] })()
       .catch((e: unknown) => e)) as Error;
     expect(error.message).toBe('Kafka refused WRITE on topic b.bans.v1 for principal User:aggregator (TOPIC_AUTHORIZATION_FAILED)');
     expect(sends).toEqual([[topics.bans]]);

@@ -12,10 +12,11 @@ export interface AggregatorTopics {
   allowlist: string;
   alerts: string;
   baselines: string;
+  history: string;
 }
 
 /** The topics the aggregator writes, by name (a bounded label). */
-export type Output = 'subjects' | 'counts' | 'bans' | 'alerts' | 'baselines' | 'dlq';
+export type Output = 'subjects' | 'counts' | 'bans' | 'alerts' | 'baselines' | 'history' | 'dlq';
 
 /** A record Kafka refused for what it is: dead-lettered, or, refused by the DLQ itself, dropped. */
 export interface Refused {
@@ -59,8 +60,9 @@ export class Publisher {
       subjects: catalog.codec(SCHEMA_NAMES.subjectCountBatch),
       alert: catalog.codec(SCHEMA_NAMES.geoAlert),
       baseline: catalog.codec(SCHEMA_NAMES.geoBaseline),
+      history: catalog.codec(SCHEMA_NAMES.banHistory),
     };
-    const outputs: Output[] = ['subjects', 'counts', 'bans', 'alerts', 'baselines', 'dlq'];
+    const outputs: Output[] = ['subjects', 'counts', 'bans', 'alerts', 'baselines', 'history', 'dlq'];
     this.outputs = new Map(outputs.map((o) => [topics[o], o]));
   }
 
@@ -68,9 +70,10 @@ export class Publisher {
    * Counts, bans, alerts and baselines, each topic's records in their order. Bans go
    * first: when a tick's counts take several sends, its bans do not wait behind them.
    */
-  decisions({ counts, bans, alerts, baselines }: Drained): Publication {
+  decisions({ counts, bans, alerts, baselines, history }: Drained): Publication {
     const messages: Outgoing[] = [];
     for (const b of bans) messages.push(keyed(this.topics.bans, b, (v) => this.codecs.ban.encode(v)));
+    for (const h of history) messages.push(keyed(this.topics.history, h, (v) => this.codecs.history.encode(v)));
     for (const c of counts) messages.push(keyed(this.topics.counts, c, (v) => this.codecs.count.encode(v)));
     for (const a of alerts) messages.push(keyed(this.topics.alerts, a, (v) => this.codecs.alert.encode(v)));
     for (const b of baselines) messages.push(keyed(this.topics.baselines, b, (v) => this.codecs.baseline.encode(v)));

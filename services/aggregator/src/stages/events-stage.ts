@@ -24,6 +24,7 @@ import {
 import type { CompiledPolicy } from '@banstream/core';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
 import { bansWaiting, commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
+import { EventInRecord } from './event-at-hand.js';
 import { RecordGuard } from './record-guard.js';
 
 const PARTITIONS_AT_ONCE = 4;
@@ -53,8 +54,10 @@ export class EventsStage {
   readonly consumer: Consumer;
   readonly assigned: AssignedPartitions<EventsPartition>;
   private readonly routes = new WeakMap<CompiledPolicy, Route>();
+  /** The event being counted, for the evidence of hot subjects (sampled there, read further only then). */
+  private readonly atHand = new EventInRecord();
   /** The sighting each partition-local count fills in: one object, not one per event. */
-  private readonly sighting: Sighting = { rest: '', timeMs: 0, count: 1, watermark: 0 };
+  private readonly sighting: Sighting = { rest: '', timeMs: 0, count: 1, watermark: 0, event: this.atHand };
   private readonly country = new ScopedText('country');
   private readonly region = new ScopedText('region');
   private readonly decoders;
@@ -174,6 +177,7 @@ export class EventsStage {
     } catch (error) {
       this.guard.failed(error, p, m, m.value, undefined, dead);
     }
+    this.atHand.release();
     this.guard.end(p, m.offset);
     return n;
   }
@@ -190,7 +194,10 @@ export class EventsStage {
     try {
       if (m.value === null) throw new Error('empty value: expected a RequestEventBatch');
       const decoder = this.decoder();
-      events = decoder.read(m.value) ?? decoder.decode(m.value).events;
+      const tails = this.atHand.tails;
+      const read = decoder.read(m.value, tails);
+      if (read === undefined) tails.length = 0;
+      events = read ?? decoder.decode(m.value).events;
     } catch (error) {
       dead.push(deadLetter(ctx.topics.events, p, m.offset, m.key, m.value, reasonOf(error), now));
       return 0;
@@ -217,6 +224,7 @@ export class EventsStage {
             ctx.metrics.late.inc();
             continue;
           }
+          this.atHand.at(m.value!, i, checked.attrs);
           this.count(owner, live, checked.attrs, t, state.watermark);
           counted++;
         }

@@ -1,19 +1,21 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer, createLogger } from '@banstream/platform';
-import type { AllowEntry, AuditRecord, Ban } from '@banstream/schemas';
+import { loadSchemaCatalog, SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban } from '@banstream/schemas';
 import { tokenEntryLine } from '@banstream/api';
 import { TokenBook } from '../auth/tokens.js';
 import type { BacktestJobs } from '../backtest/jobs.js';
 import { DEFAULT_MIN_PREFIX } from '../guards/index.js';
 import type { ChangeWriter } from '../state/change-writer.js';
 import type { FeedRefresher } from '../feeds/refresher.js';
+import type { PartitionScanner } from '../state/partition-scan.js';
 import { ControlState } from '../state/control-state.js';
 import { adminApi } from './admin-api.js';
 
 const ALICE = 'bst_alice-operator-token-for-tests';
 const BOB = 'bst_bob-viewer-token-for-tests';
 const ROOT = 'bst_root-admin-token-for-tests';
+const catalog = loadSchemaCatalog();
 const logger = createLogger({ service: 'control-test', level: 'silent' });
 
 /** What the routes asked to write, with the audit fields the writer would record (the Kafka writer is tested elsewhere). */
@@ -44,6 +46,12 @@ async function api(rateLimit = 1000) {
     state: new ControlState(10),
     writer,
     jobs: {} as BacktestJobs,
+    // History and audit queries read Kafka: test/control-history.test.ts runs them against the broker.
+    scanner: {} as PartitionScanner,
+    topics: { history: 'h', audit: 'a' },
+    historyCodec: catalog.codec(SCHEMA_NAMES.banHistory),
+    auditCodec: catalog.codec(SCHEMA_NAMES.auditRecord),
+    bounds: { maxScanned: 1000, budgetMs: 1000 },
     logger,
     clock: () => Date.UTC(2025, 5, 1),
     rateLimit,

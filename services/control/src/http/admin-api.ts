@@ -9,6 +9,8 @@ import type { FeedRefresher } from '../feeds/refresher.js';
 import type { GuardRails } from '../guards/index.js';
 import { allowRoutes } from '../routes/allowlist.js';
 import { alertRoutes } from '../routes/alerts.js';
+import { auditRoutes, type AuditRoutesOptions } from '../routes/audit.js';
+import { historyRoutes, type HistoryRoutesOptions } from '../routes/history.js';
 import { backtestRoutes } from '../routes/backtests.js';
 import { banRoutes } from '../routes/bans.js';
 import { feedRoutes } from '../routes/feeds.js';
@@ -18,7 +20,9 @@ import type { ControlState } from '../state/control-state.js';
 import { errorHandler } from './problem.js';
 import { Problem } from './schemas.js';
 
-export interface AdminApiOptions {
+export interface AdminApiOptions extends Omit<HistoryRoutesOptions, 'topics'>, Omit<AuditRoutesOptions, 'topics'> {
+  /** The topics history and audit queries read. */
+  topics: HistoryRoutesOptions['topics'] & AuditRoutesOptions['topics'];
   tokens: TokenBook;
   state: ControlState;
   writer: ChangeWriter;
@@ -74,6 +78,8 @@ export async function adminApi(app: FastifyInstance, options: AdminApiOptions): 
   await app.register(allowRoutes, options);
   await app.register(alertRoutes, options);
   await app.register(feedRoutes, options);
+  await app.register(historyRoutes, options);
+  await app.register(auditRoutes, options);
   await app.register(backtestRoutes, options);
   app.addHook('onResponse', async (_request, reply) => {
     if (reply.statusCode === 401 || reply.statusCode === 403 || reply.statusCode === 429) options.onDenied?.(reply.statusCode);

@@ -34,6 +34,20 @@ export const PolicyView = Type.Object(
   { description: 'A policy version as stored on the policies topic' },
 );
 
+const ValueCountView = Type.Object({ value: Type.String(), count: Type.Number() });
+
+/** Ban v2's evidence (schemas/avro/ban/v2.avsc): null on manual bans and older records. */
+export const BanEvidenceView = Type.Object({
+  firstEventAt: Type.Integer(),
+  lastEventAt: Type.Integer(),
+  sampledEvents: Type.Integer(),
+  paths: Type.Array(ValueCountView),
+  methods: Type.Array(ValueCountView),
+  statuses: Type.Array(ValueCountView),
+  userAgents: Type.Array(ValueCountView),
+  edges: Type.Array(ValueCountView),
+});
+
 export const BanView = Type.Object({
   banId: Type.String(),
   subject: Type.String(),
@@ -48,7 +62,11 @@ export const BanView = Type.Object({
   origin: Type.String(),
   httpStatus: Type.Integer(),
   createdBy: Type.Union([Type.String(), Type.Null()]),
+  evidence: Type.Optional(Type.Union([BanEvidenceView, Type.Null()], { description: 'what the subject sent, on aggregator bans (docs/bans.md)' })),
 });
+
+/** A ban in a search result: without its evidence (GET /v1/bans/{subject} has it), so a page of 1,000 stays small. */
+export const BanSummaryView = Type.Omit(BanView, ['evidence']);
 
 export const AllowView = Type.Object({
   entry: Type.String(),

@@ -5,7 +5,7 @@ import type { Ban } from '@banstream/schemas';
 import { ProblemError } from '@banstream/platform';
 import { actorOf } from '../auth/guard.js';
 import { banDurationProblem, type GuardRails } from '../guards/index.js';
-import { BanView, DurationText, errorResponses, ForceFlag } from '../http/schemas.js';
+import { BanSummaryView, BanView, DurationText, errorResponses, ForceFlag } from '../http/schemas.js';
 import { searchBans } from '../state/ban-search.js';
 import type { ChangeWriter } from '../state/change-writer.js';
 import type { ControlState } from '../state/control-state.js';
@@ -57,7 +57,7 @@ export async function banRoutes(app: FastifyInstance, options: BanRoutesOptions)
         tags,
         summary: 'Search bans by scope, subject, policy and origin',
         querystring: Query,
-        response: { 200: Type.Object({ bans: Type.Array(BanView), total: Type.Integer(), next: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses },
+        response: { 200: Type.Object({ bans: Type.Array(BanSummaryView), total: Type.Integer(), next: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses },
       },
     },
     async (request) => searchBans(state.bans.values(), { ...request.query, limit: request.query.limit ?? 100 }, clock()),

@@ -5,7 +5,7 @@ import { ChangeWriter, type ControlTopics } from './change-writer.js';
 import { ControlState } from './control-state.js';
 import { ProducerSlot } from './producer-slot.js';
 
-const topics: ControlTopics = { policies: 'p', bans: 'b', allowlist: 'a', alerts: 'al', audit: 'au', events: 'e', feeds: 'f' };
+const topics: ControlTopics = { policies: 'p', bans: 'b', allowlist: 'a', alerts: 'al', audit: 'au', events: 'e', feeds: 'f', history: 'h' };
 const catalog = loadSchemaCatalog();
 const ban = (subject: string): Ban => ({
   banId: `b-${subject}`,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Producer } from '@banstream/kafka';
-import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type FeedRecord, type PolicyRecord, type SchemaCatalog } from '@banstream/schemas';
+import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type BanHistoryEntry, type FeedRecord, type PolicyRecord, type SchemaCatalog } from '@banstream/schemas';
 import { withDeadline } from '@banstream/platform';
 import type { ControlState } from './control-state.js';
 import type { ProducerSlot } from './producer-slot.js';
@@ -13,6 +13,7 @@ export interface ControlTopics {
   audit: string;
   events: string;
   feeds: string;
+  history: string;
 }
 
 /** Who changed what, for the audit record. */
@@ -21,6 +22,8 @@ export interface ChangeContext {
   requestId: string | null;
   /** The guard rail the actor's force flag overrode (a network wider than the limit), recorded in the audit. */
   forced?: string | null;
+  /** A lift because the ban's end passed (the control plane's sweep of manual bans): `expire` in the ban history. */
+  expiry?: boolean;
 }
 
 type Change =
@@ -78,6 +81,7 @@ export class ChangeWriter {
       allow: catalog.codec(SCHEMA_NAMES.allowEntry),
       audit: catalog.codec(SCHEMA_NAMES.auditRecord),
       feed: catalog.codec(SCHEMA_NAMES.feed),
+      history: catalog.codec(SCHEMA_NAMES.banHistory),
     };
   }
 
@@ -110,7 +114,7 @@ export class ChangeWriter {
       { action, target: change.key, before: change.before === undefined ? null : JSON.stringify(change.before), after: change.value === null ? null : JSON.stringify(change.value) },
       ctx,
     );
-    await this.send(audit, [change]);
+    await this.send(audit, [change], ctx);
     return audit;
   }
 
@@ -121,7 +125,7 @@ export class ChangeWriter {
    */
   async writeBatch(changes: readonly BatchChange[], summary: BatchAudit, ctx: ChangeContext): Promise<AuditRecord> {
     const audit = this.auditRecord(summary, ctx);
-    await this.send(audit, changes);
+    await this.send(audit, changes, ctx);
     return audit;
   }
 
@@ -129,13 +133,21 @@ export class ChangeWriter {
     return { auditId: randomUUID(), actor: ctx.actor, ...summary, at: this.clock(), requestId: ctx.requestId, forced: ctx.forced ?? null };
   }
 
-  private async send(audit: AuditRecord, changes: readonly (Change | BatchChange)[]): Promise<void> {
+  private async send(audit: AuditRecord, changes: readonly (Change | BatchChange)[], ctx: ChangeContext): Promise<void> {
     const byTopic = new Map<string, { key: string; value: Buffer | null }[]>();
-    for (const change of changes) {
-      const [topic, value] = this.encode(change);
+    const add = (topic: string, key: string, value: Buffer | null) => {
       let messages = byTopic.get(topic);
       if (!messages) byTopic.set(topic, (messages = []));
-      messages.push({ key: change.key, value });
+      messages.push({ key, value });
+    };
+    for (const change of changes) {
+      const [topic, value] = this.encode(change);
+      add(topic, change.key, value);
+      if (change.kind !== 'ban') continue;
+      // Every ban and lift (feeds' too) is kept in the ban history, in the same request.
+      const before = 'before' in change ? change.before : this.state.bans.get(change.key);
+      const entry = historyEntry(change.key, change.value, before, ctx, audit.at);
+      if (entry) add(this.topics.history, change.key, this.codecs.history.encode(entry));
     }
     const producer = await withDeadline(this.producers.current(), this.timeoutMs, 'connecting to Kafka');
     const sent = producer.sendBatch({
@@ -165,4 +177,11 @@ export class ChangeWriter {
     if (change.kind === 'feed') return [this.topics.feeds, change.value && this.codecs.feed.encode(change.value)];
     return [this.topics.allowlist, change.value && this.codecs.allow.encode(change.value)];
   }
+}
+
+/** The ban-history entry of a ban change: the ban placed, or the one lifted (or expired). */
+function historyEntry(subject: string, value: Ban | null, before: Ban | undefined, ctx: ChangeContext, at: number): BanHistoryEntry | undefined {
+  if (value !== null) return { subject, action: 'ban', at: value.startedAt, actor: ctx.actor, ban: value };
+  if (before === undefined) return undefined;
+  return ctx.expiry ? { subject, action: 'expire', at, actor: null, ban: before } : { subject, action: 'lift', at, actor: ctx.actor, ban: before };
 }
