@@ -1,11 +1,25 @@
 #!/usr/bin/env node
-// npm run stack:up | stack:down | stack:status | stack:fetch
-// Real Apache Kafka (KRaft) and Redis for development and tests, without Docker.
+// npm run stack:up [-- --brokers N] | stack:down | stack:status | stack:fetch
+// Real Apache Kafka (KRaft, one node or a cluster) and Redis for development and tests, without Docker.
 import { fetchKafka, stackDown, stackSettings, stackStatus, stackUp, StackError } from './stack/index.mjs';
 
-const command = process.argv[2];
+const [command, ...options] = process.argv.slice(2);
+
+/** `--brokers N` (or `--brokers=N`) wins over BANSTREAM_KAFKA_BROKERS. */
+function environment() {
+  const env = { ...process.env };
+  for (let i = 0; i < options.length; i++) {
+    const [flag, inline] = options[i].split('=', 2);
+    if (flag !== '--brokers') throw new StackError(`unknown option ${options[i]} (usage: stack:up -- --brokers N)`);
+    const value = inline ?? options[++i];
+    if (value === undefined) throw new StackError('--brokers needs a number of Kafka nodes (1 to 5)');
+    env.BANSTREAM_KAFKA_BROKERS = value;
+  }
+  return env;
+}
+
 try {
-  const settings = stackSettings();
+  const settings = stackSettings(environment());
   if (command === 'up') {
     const connection = await stackUp(settings);
     console.log('\nstack is up:');
@@ -21,7 +35,7 @@ try {
     fetchKafka(settings);
     console.log(`kafka jars in ${settings.kafkaLibs}`);
   } else {
-    console.error('usage: node scripts/stack.mjs up|down|status|fetch');
+    console.error('usage: node scripts/stack.mjs up [--brokers N]|down|status|fetch');
     process.exit(64);
   }
 } catch (error) {

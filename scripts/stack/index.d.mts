@@ -6,13 +6,41 @@ export interface StackSettings {
   controllerPort: number;
   redisPort: number;
   logs: string;
+  /** One entry per KRaft node (broker+controller), ids from 1. */
+  kafkaNodes: KafkaNode[];
+  /** Replication factor for topics on this stack: min(3, nodes). */
+  replicationFactor: number;
+  /** Every node's address, comma-separated. */
   kafkaBrokers: string;
   redisUrl: string;
 }
+export interface KafkaNode {
+  id: number;
+  port: number;
+  controllerPort: number;
+  dataDir: string;
+  logs: string;
+  pidFile: string;
+  configFile: string;
+}
+export interface StackConnection {
+  KAFKA_BROKERS: string;
+  REDIS_URL: string;
+  TOPIC_REPLICATION_FACTOR: string;
+}
 export declare class StackError extends Error {}
 export declare function stackSettings(env?: Record<string, string | undefined>): StackSettings;
-export declare function stackUp(settings?: StackSettings, log?: (line: string) => void): Promise<{ KAFKA_BROKERS: string; REDIS_URL: string }>;
+export declare function stackUp(settings?: StackSettings, log?: (line: string) => void): Promise<StackConnection>;
 export declare function stackDown(settings?: StackSettings): Promise<{ kafka: string; redis: string }>;
 export declare function stackStatus(settings?: StackSettings): { kafka: string; redis: string };
 export declare function fetchKafka(settings: StackSettings, log?: (line: string) => void): void;
 export declare function ensureDebianPackage(binary: string, pkg: string, log?: (line: string) => void): void;
+/** Stops one node: SIGTERM is a clean shutdown, SIGKILL a crash; resolves once it is gone. */
+export declare function stopKafkaNode(settings: StackSettings, id: number, signal?: 'SIGTERM' | 'SIGKILL'): Promise<string>;
+/** Starts one node again and waits until it answers. */
+export declare function startKafkaNode(settings: StackSettings, id: number, log?: (line: string) => void): Promise<void>;
+export declare function kafkaNodePid(settings: StackSettings, id: number): number | undefined;
+export declare function kafkaNodeProperties(
+  template: string,
+  node: { nodeId: number; kafkaPort: number; controllerPort: number; dataDir: string; voters: { id: number; controllerPort: number }[]; extra?: Record<string, string> },
+): string;

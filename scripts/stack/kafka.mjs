@@ -2,11 +2,10 @@
 // on the machine's Java, with its own ports, data folder and logs.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { StackError, isOurProcess, ownedProcessStatus, portAnswers, readPid, stopOwnedProcess, tail, waitFor, which, writePid } from './processes.mjs';
-
-const pidFile = (s) => join(s.dir, 'kafka.pid');
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { kafkaNodeProperties } from './kafka-config.mjs';
+import { StackError, isAlive, isOurProcess, ownedProcessStatus, portAnswers, readPid, stopOwnedProcess, stopProcess, tail, waitFor, which, writePid } from './processes.mjs';
 
 function requireJava() {
   if (!which('java')) throw new StackError('Java not found: install a JDK 17 or newer (Debian: apt-get install openjdk-17-jre-headless).');
@@ -33,25 +32,25 @@ export function fetchKafka(s, log = console.log) {
   writeFileSync(marker, new Date().toISOString());
 }
 
-function writeServerProperties(s) {
-  // biome-ignore-start lint/suspicious/noTemplateCurlyInString: the template's own ${NAME} placeholders
-  const text = readFileSync(s.kafkaTemplate, 'utf8').replaceAll('${KAFKA_PORT}', String(s.kafkaPort)).replaceAll('${CONTROLLER_PORT}', String(s.controllerPort)).replaceAll('${DATA_DIR}', s.kafkaData);
-  // biome-ignore-end lint/suspicious/noTemplateCurlyInString: placeholders end
-  const file = join(s.dir, 'kafka-server.properties');
-  writeFileSync(file, text);
-  return file;
+function writeServerProperties(s, node) {
+  const voters = s.kafkaNodes.map((n) => ({ id: n.id, controllerPort: n.controllerPort }));
+  const text = kafkaNodeProperties(readFileSync(s.kafkaTemplate, 'utf8'), { nodeId: node.id, kafkaPort: node.port, controllerPort: node.controllerPort, dataDir: node.dataDir, voters });
+  mkdirSync(dirname(node.configFile), { recursive: true });
+  writeFileSync(node.configFile, text);
+  return node.configFile;
 }
 
-function javaArgs(s, mainClass, args) {
+function javaArgs(s, node, mainClass, args) {
   return [
     `-Xmx${s.kafkaHeap}`,
     '-Xms256m',
     '-XX:+UseG1GC',
     '-Djava.awt.headless=true',
     `-Dlog4j2.configurationFile=${s.kafkaLog4j}`,
-    `-Dkafka.logs.dir=${s.logs}`,
+    `-Dkafka.logs.dir=${node.logs}`,
     // The stack folder on the command line lets `down` recognise its own process.
     `-Dbanstream.stack=${s.dir}`,
+    `-Dbanstream.kafka.node=${node.id}`,
     '-cp',
     `${s.kafkaLibs}/*`,
     mainClass,
@@ -59,65 +58,197 @@ function javaArgs(s, mainClass, args) {
   ];
 }
 
-function formatStorage(s, config) {
-  if (existsSync(join(s.kafkaData, 'meta.properties'))) return;
-  mkdirSync(s.kafkaData, { recursive: true });
-  // A base64url id may start with '-', which the tool would read as an option
-  // (Kafka's own Uuid.randomUuid redraws those too).
-  let clusterId;
-  do clusterId = Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
-  while (clusterId.startsWith('-'));
-  execFileSync('java', javaArgs(s, 'kafka.tools.StorageTool', ['format', '--ignore-formatted', '-t', clusterId, '-c', config]), { stdio: ['ignore', 'ignore', 'inherit'] });
+/** Every node of a cluster is formatted with the same cluster id, kept next to their folders. */
+function clusterId(s, node) {
+  const fresh = () => {
+    // A base64url id may start with '-', which the tool would read as an option
+    // (Kafka's own Uuid.randomUuid redraws those too).
+    let id;
+    do id = Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+    while (id.startsWith('-'));
+    return id;
+  };
+  if (s.kafkaNodes.length === 1) return fresh();
+  const file = join(dirname(node.dataDir), 'cluster-id');
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, `${fresh()}\n`);
+  }
+  return readFileSync(file, 'utf8').trim();
 }
 
+function formatStorage(s, node, config) {
+  if (existsSync(join(node.dataDir, 'meta.properties'))) return;
+  mkdirSync(node.dataDir, { recursive: true });
+  execFileSync('java', javaArgs(s, node, 'kafka.tools.StorageTool', ['format', '--ignore-formatted', '-t', clusterId(s, node), '-c', config]), { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+function nodeById(s, id) {
+  const node = s.kafkaNodes.find((n) => n.id === id);
+  if (!node) throw new StackError(`no Kafka node ${id} in this stack (nodes ${s.kafkaNodes.map((n) => n.id).join(', ')})`);
+  return node;
+}
+
+const nodeRuns = (s, node) => isOurProcess(readPid(node.pidFile), s.dir);
+
+/** Pid files of this stack folder's Kafka nodes, whatever layout started them. */
+function kafkaPidFiles(s) {
+  if (!existsSync(s.dir)) return [];
+  return readdirSync(s.dir)
+    .filter((f) => /^kafka(-\d+)?\.pid$/.test(f))
+    .map((f) => join(s.dir, f));
+}
+
+/** Refuses to start one node where a cluster runs (or the reverse): they would share ports. */
+function refuseOtherLayout(s) {
+  const ours = new Set(s.kafkaNodes.map((n) => n.pidFile));
+  const other = kafkaPidFiles(s).filter((f) => !ours.has(f) && isOurProcess(readPid(f), s.dir));
+  if (other.length > 0) {
+    throw new StackError(
+      `${s.dir} already runs Kafka with another number of nodes (${other.map((f) => basename(f)).join(', ')}): run npm run stack:down first, then stack:up with the number you want`,
+    );
+  }
+}
+
+async function spawnNode(s, node, log) {
+  for (const port of [node.port, node.controllerPort]) {
+    if (await portAnswers(port)) throw new StackError(`port ${port} is in use by another process: stop it or choose other ports with BANSTREAM_KAFKA_PORT / BANSTREAM_KAFKA_CONTROLLER_PORT.`);
+  }
+  mkdirSync(node.logs, { recursive: true });
+  const config = writeServerProperties(s, node);
+  formatStorage(s, node, config);
+  const out = openSync(join(node.logs, 'kafka.out'), 'a');
+  const child = spawn('java', javaArgs(s, node, 'kafka.Kafka', [config]), { detached: true, stdio: ['ignore', out, out] });
+  child.unref();
+  writePid(node.pidFile, child.pid);
+  log(`kafka${s.kafkaNodes.length > 1 ? ` node ${node.id}` : ''}: started (pid ${child.pid}) on 127.0.0.1:${node.port}, logs in ${node.logs}`);
+}
+
+function nodeExited(node) {
+  return new StackError(`kafka node ${node.id} exited during start-up:\n${tail(join(node.logs, 'kafka.out'))}\n${tail(join(node.logs, 'server.log'))}`);
+}
+
+/** Starts every node that is not running and waits until the whole cluster answers. */
 export async function startKafka(s, log = console.log) {
-  if (isOurProcess(readPid(pidFile(s)), s.dir)) {
-    log(`kafka: already running (pid ${readPid(pidFile(s))})`);
-  } else {
-    for (const port of [s.kafkaPort, s.controllerPort]) {
-      if (await portAnswers(port)) throw new StackError(`port ${port} is in use by another process: stop it or choose other ports with BANSTREAM_KAFKA_PORT / BANSTREAM_KAFKA_CONTROLLER_PORT.`);
-    }
+  refuseOtherLayout(s);
+  const toStart = s.kafkaNodes.filter((n) => {
+    if (!nodeRuns(s, n)) return true;
+    log(`kafka${s.kafkaNodes.length > 1 ? ` node ${n.id}` : ''}: already running (pid ${readPid(n.pidFile)})`);
+    return false;
+  });
+  if (toStart.length > 0) {
     requireJava();
     fetchKafka(s, log);
-    mkdirSync(s.logs, { recursive: true });
-    const config = writeServerProperties(s);
-    formatStorage(s, config);
-    const out = openSync(join(s.logs, 'kafka.out'), 'a');
-    const child = spawn('java', javaArgs(s, 'kafka.Kafka', [config]), { detached: true, stdio: ['ignore', out, out] });
-    child.unref();
-    writePid(pidFile(s), child.pid);
-    log(`kafka: started (pid ${child.pid}), logs in ${s.logs}`);
+    // All at once: a cluster's brokers register only once a quorum of controllers runs.
+    for (const node of toStart) await spawnNode(s, node, log);
   }
   await waitFor(
     async () => {
-      if (!isOurProcess(readPid(pidFile(s)), s.dir)) throw new StackError(`kafka exited during start-up:\n${tail(join(s.logs, 'kafka.out'))}\n${tail(join(s.logs, 'server.log'))}`);
-      return kafkaAnswers(s);
+      for (const node of s.kafkaNodes) if (!nodeRuns(s, node)) throw nodeExited(node);
+      const counts = await Promise.all(s.kafkaNodes.map((n) => registeredBrokers(`127.0.0.1:${n.port}`)));
+      return counts.every((c) => c === s.kafkaNodes.length);
     },
-    { timeoutMs: 90_000, intervalMs: 300, message: () => `kafka did not answer on ${s.kafkaBrokers} within 90 s:\n${tail(join(s.logs, 'server.log'))}` },
+    {
+      timeoutMs: 90_000,
+      intervalMs: 300,
+      message: () => `kafka did not answer on ${s.kafkaBrokers} with ${s.kafkaNodes.length} broker(s) within 90 s:\n${tail(join(s.kafkaNodes[0].logs, 'server.log'))}`,
+    },
   );
 }
 
-/** Answers when a metadata request succeeds, not merely when the port is open. */
-async function kafkaAnswers(s) {
-  if (!(await portAnswers(s.kafkaPort))) return false;
+/** Starts one node of the stack again (after stopKafkaNode) and waits until it answers. */
+export async function startKafkaNode(s, id, log = console.log) {
+  const node = nodeById(s, id);
+  if (!nodeRuns(s, node)) {
+    requireJava();
+    await spawnNode(s, node, log);
+  }
+  await waitFor(
+    async () => {
+      if (!nodeRuns(s, node)) throw nodeExited(node);
+      return (await registeredBrokers(`127.0.0.1:${node.port}`)) > 0;
+    },
+    { timeoutMs: 90_000, intervalMs: 200, message: () => `kafka node ${id} did not answer on 127.0.0.1:${node.port} within 90 s:\n${tail(join(node.logs, 'server.log'))}` },
+  );
+}
+
+/**
+ * Stops one node: 'SIGTERM' is a clean shutdown (killed past 20 s), 'SIGKILL' a crash.
+ * Resolves once the process is gone.
+ */
+export async function stopKafkaNode(s, id, signal = 'SIGTERM') {
+  const node = nodeById(s, id);
+  const pid = readPid(node.pidFile);
+  if (!isOurProcess(pid, s.dir)) return 'not running';
+  if (signal === 'SIGKILL') {
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => !isAlive(pid), { timeoutMs: 10_000, intervalMs: 20, message: `kafka node ${id} (pid ${pid}) outlived SIGKILL by 10 s` });
+    return 'killed';
+  }
+  return stopProcess(pid, { graceMs: 20_000 });
+}
+
+/** The pid of a running node, or undefined. */
+export function kafkaNodePid(s, id) {
+  const node = nodeById(s, id);
+  return nodeRuns(s, node) ? readPid(node.pidFile) : undefined;
+}
+
+/** How many brokers the cluster's metadata lists, asked of one address; 0 when it does not answer. */
+async function registeredBrokers(address) {
+  const port = Number(address.slice(address.lastIndexOf(':') + 1));
+  if (!(await portAnswers(port))) return 0;
   const { Kafka, logLevel } = await import('kafkajs');
-  const admin = new Kafka({ clientId: 'banstream-stack', brokers: [s.kafkaBrokers], logLevel: logLevel.NOTHING, retry: { retries: 0 }, connectionTimeout: 1000, requestTimeout: 2000 }).admin();
+  const admin = new Kafka({ clientId: 'banstream-stack', brokers: [address], logLevel: logLevel.NOTHING, retry: { retries: 0 }, connectionTimeout: 1000, requestTimeout: 2000 }).admin();
   try {
     await admin.connect();
-    await admin.describeCluster();
-    return true;
+    return (await admin.describeCluster()).brokers.length;
   } catch {
-    return false;
+    return 0;
   } finally {
     await admin.disconnect().catch(() => undefined);
   }
 }
 
-export function stopKafka(s) {
+/** Stops every Kafka node of the stack folder, whatever layout started them. */
+export async function stopKafka(s) {
+  const files = [...new Set([...s.kafkaNodes.map((n) => n.pidFile), ...kafkaPidFiles(s)])];
   // A clean broker shutdown takes a few seconds; past 20 s it is killed.
-  return stopOwnedProcess(pidFile(s), s.dir, 20_000);
+  const results = await Promise.all(files.map((f) => stopOwnedProcess(f, s.dir, 20_000)));
+  const acted = results.filter((r) => r !== 'not running');
+  if (acted.length === 0) return 'not running';
+  return acted.length === 1 ? acted[0] : `${acted.length} nodes ${[...new Set(acted)].join('/')}`;
 }
 
+/** The address a running node advertises, read from the properties file on its command line. */
+function advertised(pid) {
+  try {
+    const config = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).at(-1);
+    return /^advertised\.listeners=PLAINTEXT:\/\/(.+)$/m.exec(readFileSync(config, 'utf8'))?.[1] ?? 'an unknown address';
+  } catch {
+    return 'an unknown address';
+  }
+}
+
+/**
+ * What runs: `running (pid N) at ADDRESS` for one node; for a cluster `running 3 nodes: ...`,
+ * `partly running (2 of 3 nodes): ...` or `stopped`. A node of another layout in this
+ * folder (a `status` without --brokers while a cluster runs) is shown too.
+ */
 export function kafkaStatus(s) {
-  return ownedProcessStatus(pidFile(s), s.dir, s.kafkaBrokers);
+  const configured = s.kafkaNodes.map((n) => n.pidFile);
+  const runs = (f) => isOurProcess(readPid(f), s.dir);
+  const others = kafkaPidFiles(s).filter((f) => !configured.includes(f) && runs(f));
+  const files = others.length > 0 && !configured.some(runs) ? others : configured;
+  if (files.length === 1) return ownedProcessStatus(files[0], s.dir, basename(files[0]) === 'kafka.pid' ? `127.0.0.1:${s.kafkaPort}` : basename(files[0]));
+  const up = files.filter(runs).length;
+  if (up === 0) return 'stopped';
+  const nodes = files
+    .map((f) => {
+      const node = s.kafkaNodes.find((n) => n.pidFile === f);
+      const name = `node ${/kafka-(\d+)\.pid$/.exec(f)?.[1]}`;
+      return runs(f) ? `${name} (pid ${readPid(f)}) at ${node ? `127.0.0.1:${node.port}` : advertised(readPid(f))}` : `${name} stopped`;
+    })
+    .join('; ');
+  return up === files.length ? `running ${up} nodes: ${nodes}` : `partly running (${up} of ${files.length} nodes): ${nodes}`;
 }

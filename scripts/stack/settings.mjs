@@ -2,6 +2,7 @@
 // broker data, Redis data, logs, pid files) stays under one gitignored folder.
 import { fileURLToPath } from 'node:url';
 import { join, resolve } from 'node:path';
+import { StackError } from './processes.mjs';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -17,6 +18,11 @@ export function stackSettings(env = process.env) {
   };
   const kafkaPort = port('BANSTREAM_KAFKA_PORT', 19092);
   const redisPort = port('BANSTREAM_REDIS_PORT', 16379);
+  const count = nodeCount(env.BANSTREAM_KAFKA_BROKERS);
+  // Broker ports kafkaPort.., then controller ports: one node keeps :19092 and :19093.
+  const controllerPort = port('BANSTREAM_KAFKA_CONTROLLER_PORT', kafkaPort + count);
+  const logs = join(dir, 'logs');
+  const kafkaNodes = layoutNodes({ dir, logs, count, kafkaPort, controllerPort });
   return {
     dir,
     // Jars are shared by every stack folder of this checkout: fetched once.
@@ -25,13 +31,59 @@ export function stackSettings(env = process.env) {
     kafkaLog4j: join(REPO_ROOT, 'infra', 'kafka', 'log4j2.properties'),
     kafkaTemplate: join(REPO_ROOT, 'infra', 'kafka', 'server.properties.template'),
     kafkaPort,
-    controllerPort: port('BANSTREAM_KAFKA_CONTROLLER_PORT', kafkaPort + 1),
+    controllerPort,
     redisPort,
     kafkaHeap: env.BANSTREAM_KAFKA_HEAP ?? '768m',
-    logs: join(dir, 'logs'),
-    kafkaData: join(dir, 'kafka-data'),
+    logs,
+    kafkaData: kafkaNodes[0].dataDir,
     redisData: join(dir, 'redis-data'),
-    kafkaBrokers: `127.0.0.1:${kafkaPort}`,
+    kafkaNodes,
+    // Replication of banstream's topics (TOPIC_REPLICATION_FACTOR) and of Kafka's internal ones.
+    replicationFactor: Math.min(3, count),
+    kafkaBrokers: kafkaNodes.map((n) => `127.0.0.1:${n.port}`).join(','),
     redisUrl: `redis://127.0.0.1:${redisPort}`,
   };
+}
+
+export const MAX_KAFKA_NODES = 5;
+
+/** BANSTREAM_KAFKA_BROKERS (or `stack:up -- --brokers N`): how many KRaft nodes, 1 by default. */
+export function nodeCount(raw) {
+  if (raw === undefined || raw === '') return 1;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_KAFKA_NODES) {
+    throw new StackError(`BANSTREAM_KAFKA_BROKERS / --brokers: expected a number of Kafka nodes from 1 to ${MAX_KAFKA_NODES} (3 for a replicated cluster; got ${JSON.stringify(raw)})`);
+  }
+  return n;
+}
+
+/**
+ * Each node's id, ports, data folder, logs and pid file. One node keeps the layout the
+ * stack always had; a cluster's nodes live under kafka-cluster-N/, so switching between
+ * one node and a cluster never mixes data formatted for another quorum.
+ */
+export function layoutNodes({ dir, logs, count, kafkaPort, controllerPort }) {
+  const brokerPorts = Array.from({ length: count }, (_, i) => kafkaPort + i);
+  const controllerPorts = Array.from({ length: count }, (_, i) => controllerPort + i);
+  const last = Math.max(...brokerPorts, ...controllerPorts);
+  if (last > 65535) throw new StackError(`Kafka ports run past 65535 (${count} node(s) from ${kafkaPort} and controllers from ${controllerPort}): choose a lower BANSTREAM_KAFKA_PORT`);
+  const clash = brokerPorts.find((p) => controllerPorts.includes(p));
+  if (clash !== undefined) {
+    throw new StackError(
+      `Kafka port ${clash} would serve both a broker and a controller: with ${count} node(s), broker ports are ${kafkaPort}-${kafkaPort + count - 1}, so BANSTREAM_KAFKA_CONTROLLER_PORT must not fall in that range`,
+    );
+  }
+  if (count === 1) {
+    return [{ id: 1, port: kafkaPort, controllerPort, dataDir: join(dir, 'kafka-data'), logs, pidFile: join(dir, 'kafka.pid'), configFile: join(dir, 'kafka-server.properties') }];
+  }
+  const home = join(dir, `kafka-cluster-${count}`);
+  return brokerPorts.map((port, i) => ({
+    id: i + 1,
+    port,
+    controllerPort: controllerPorts[i],
+    dataDir: join(home, `node-${i + 1}`),
+    logs: join(logs, `kafka-${i + 1}`),
+    pidFile: join(dir, `kafka-${i + 1}.pid`),
+    configFile: join(home, `node-${i + 1}.properties`),
+  }));
 }

@@ -8,9 +8,9 @@ import { describeProcess, exitWithin, freePort, spawnService, type RunningProces
 export const catalog = loadSchemaCatalog();
 
 /** A topic layout of its own for one test. */
-export async function testTopics(admin: Admin, partitions: number): Promise<{ prefix: string; name: (t: TopicName) => string }> {
+export async function testTopics(admin: Admin, partitions: number, replicationFactor = 1): Promise<{ prefix: string; name: (t: TopicName) => string }> {
   const prefix = `${uniqueName('agg')}.`;
-  await ensureTopics(admin, topicSpecs({ prefix, partitions, replicationFactor: 1 }));
+  await ensureTopics(admin, topicSpecs({ prefix, partitions, replicationFactor }));
   return { prefix, name: (t) => topicFullName(prefix, t) };
 }
 

@@ -10,23 +10,24 @@ export interface TestBroker {
   producer: Producer;
   topics: Awaited<ReturnType<typeof testTopics>>;
   /** The variables a service needs to use this layout. */
-  env: { KAFKA_BROKERS: string; TOPIC_PREFIX: string; TOPIC_PARTITIONS: string };
+  env: { KAFKA_BROKERS: string; TOPIC_PREFIX: string; TOPIC_PARTITIONS: string; TOPIC_REPLICATION_FACTOR: string };
   close(): Promise<void>;
 }
 
-export async function connectTestBroker(brokers: string, partitions = 3): Promise<TestBroker> {
+/** `replicationFactor` above 1 needs a cluster (npm run stack:up -- --brokers 3, or test/support/cluster.ts). */
+export async function connectTestBroker(brokers: string, partitions = 3, replicationFactor = 1): Promise<TestBroker> {
   const kafka = testKafka(brokers, captureLogger().logger);
   const admin = kafka.admin();
   await admin.connect();
   const producer = kafka.producer({ idempotent: true });
   await producer.connect();
-  const topics = await testTopics(admin, partitions);
+  const topics = await testTopics(admin, partitions, replicationFactor);
   return {
     kafka,
     admin,
     producer,
     topics,
-    env: { KAFKA_BROKERS: brokers, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: String(partitions) },
+    env: { KAFKA_BROKERS: brokers, TOPIC_PREFIX: topics.prefix, TOPIC_PARTITIONS: String(partitions), TOPIC_REPLICATION_FACTOR: String(replicationFactor) },
     async close() {
       await producer.disconnect();
       await admin.disconnect();

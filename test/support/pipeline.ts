@@ -50,8 +50,8 @@ export interface Pipeline {
   close(): Promise<void>;
 }
 
-export async function startPipeline(brokers: string, partitions = 3): Promise<Pipeline> {
-  const broker = await connectTestBroker(brokers, partitions);
+export async function startPipeline(brokers: string, partitions = 3, replicationFactor = 1): Promise<Pipeline> {
+  const broker = await connectTestBroker(brokers, partitions, replicationFactor);
   const { topics, producer } = broker;
   const host = `${uniqueName('fault')}.example`;
   const groupId = `${topics.prefix}aggregator`;

@@ -47,9 +47,17 @@ export function describeProcess(proc: RunningProcess): string {
 // outgoing connection (a Kafka client, say) before the service listens on it, which
 // then fails with EADDRINUSE: seen once in CI, in `npm start`'s test. Each process
 // walks its own stretch from a random start and never hands out a port twice.
-const PORT_LOW = 20_000;
-const PORT_HIGH = ephemeralLow() - 1;
+// BANSTREAM_TEST_PORTS=LOW-HIGH confines them to a range of the caller's (runs sharing a machine).
+const [PORT_LOW, PORT_HIGH] = portRange(process.env.BANSTREAM_TEST_PORTS);
 let nextPort = PORT_LOW + Math.floor(Math.random() * (PORT_HIGH - PORT_LOW));
+
+function portRange(raw: string | undefined): [number, number] {
+  if (raw === undefined || raw === '') return [20_000, ephemeralLow() - 1];
+  const m = /^(\d+)-(\d+)$/.exec(raw.trim());
+  const [low, high] = m ? [Number(m[1]), Number(m[2])] : [Number.NaN, Number.NaN];
+  if (!(low >= 1024 && high <= 65535 && low < high)) throw new Error(`BANSTREAM_TEST_PORTS: expected LOW-HIGH, ports from 1024 to 65535 (got ${JSON.stringify(raw)})`);
+  return [low, high];
+}
 
 function ephemeralLow(): number {
   try {
@@ -68,6 +76,22 @@ export async function freePort(): Promise<number> {
     if (await canListen(port)) return port;
   }
   throw new Error(`no free port from ${PORT_LOW} to ${PORT_HIGH}`);
+}
+
+/** `count` consecutive free ports (a Kafka cluster's brokers or controllers); the first is returned. */
+export async function freePortBlock(count: number): Promise<number> {
+  for (let tries = 0; tries < PORT_HIGH - PORT_LOW; tries++) {
+    const first = nextPort;
+    if (first + count - 1 > PORT_HIGH) {
+      nextPort = PORT_LOW;
+      continue;
+    }
+    nextPort = first + count > PORT_HIGH ? PORT_LOW : first + count;
+    let free = true;
+    for (let p = first; free && p < first + count; p++) free = await canListen(p);
+    if (free) return first;
+  }
+  throw new Error(`no ${count} consecutive free ports from ${PORT_LOW} to ${PORT_HIGH}`);
 }
 
 function canListen(port: number): Promise<boolean> {

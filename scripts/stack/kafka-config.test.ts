@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { kafkaNodeProperties, StackError, stackSettings } from './index.mjs';
+
+const TEMPLATE = readFileSync(join(import.meta.dirname, '../../infra/kafka/server.properties.template'), 'utf8');
+const THREE = [
+  { id: 1, controllerPort: 39003 },
+  { id: 2, controllerPort: 39004 },
+  { id: 3, controllerPort: 39005 },
+];
+
+/** The key=value lines of a properties text (comments and blanks left out). */
+function parse(text: string): Record<string, string> {
+  const entries = text
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.startsWith('#'))
+    .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const);
+  return Object.fromEntries(entries);
+}
+
+describe('kafkaNodeProperties', () => {
+  it('gives a node of three its own id, ports and folder, the whole quorum, and three replicas (two in sync) for internal topics', () => {
+    const p = parse(kafkaNodeProperties(TEMPLATE, { nodeId: 2, kafkaPort: 39001, controllerPort: 39004, dataDir: '/data/node-2', voters: THREE }));
+    expect(p['node.id']).toBe('2');
+    expect(p['process.roles']).toBe('broker,controller');
+    expect(p['controller.quorum.voters']).toBe('1@127.0.0.1:39003,2@127.0.0.1:39004,3@127.0.0.1:39005');
+    expect(p.listeners).toBe('PLAINTEXT://127.0.0.1:39001,CONTROLLER://127.0.0.1:39004');
+    expect(p['advertised.listeners']).toBe('PLAINTEXT://127.0.0.1:39001');
+    expect(p['log.dirs']).toBe('/data/node-2');
+    for (const key of ['offsets.topic.replication.factor', 'transaction.state.log.replication.factor', 'share.coordinator.state.topic.replication.factor', 'default.replication.factor']) {
+      expect(p[key], key).toBe('3');
+    }
+    expect(p['transaction.state.log.min.isr']).toBe('2');
+    expect(p['share.coordinator.state.topic.min.isr']).toBe('2');
+    // No placeholder is left for Kafka to choke on.
+    expect(Object.values(p).join('\n')).not.toContain('${');
+  });
+
+  it('keeps the single node as it always was: one voter, one replica', () => {
+    const p = parse(kafkaNodeProperties(TEMPLATE, { nodeId: 1, kafkaPort: 19092, controllerPort: 19093, dataDir: '/d', voters: [{ id: 1, controllerPort: 19093 }] }));
+    expect(p['controller.quorum.voters']).toBe('1@127.0.0.1:19093');
+    expect(p['offsets.topic.replication.factor']).toBe('1');
+    expect(p['transaction.state.log.min.isr']).toBe('1');
+  });
+
+  it('caps internal replicas at three on five nodes and appends extra settings', () => {
+    const five = [1, 2, 3, 4, 5].map((id) => ({ id, controllerPort: 40_000 + id }));
+    const text = kafkaNodeProperties(TEMPLATE, { nodeId: 5, kafkaPort: 39999, controllerPort: 40_005, dataDir: '/d', voters: five, extra: { 'broker.session.timeout.ms': '3000' } });
+    const p = parse(text);
+    expect(p['offsets.topic.replication.factor']).toBe('3');
+    expect(p['broker.session.timeout.ms']).toBe('3000');
+  });
+
+  it('refuses a node outside the quorum, a controller port its voter entry does not have, repeated ids and unknown placeholders', () => {
+    expect(() => kafkaNodeProperties(TEMPLATE, { nodeId: 4, kafkaPort: 1, controllerPort: 2, dataDir: '/d', voters: THREE })).toThrow(/node 4 is not one of the quorum's voters \(1, 2, 3\)/);
+    expect(() => kafkaNodeProperties(TEMPLATE, { nodeId: 1, kafkaPort: 1, controllerPort: 2, dataDir: '/d', voters: THREE })).toThrow(/controller port 2 differs from its voter entry's 39003/);
+    expect(() => kafkaNodeProperties(TEMPLATE, { nodeId: 1, kafkaPort: 1, controllerPort: 39003, dataDir: '/d', voters: [...THREE, THREE[0]!] })).toThrow(/voter ids repeat/);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a template placeholder
+    expect(() => kafkaNodeProperties('x=${NOPE}', { nodeId: 1, kafkaPort: 1, controllerPort: 39003, dataDir: '/d', voters: THREE })).toThrow(/unknown placeholder \$\{NOPE\}/);
+  });
+});
+
+describe('the stack layout for N Kafka nodes', () => {
+  it('puts three nodes on consecutive broker ports, then consecutive controller ports, each with its own folder, logs and pid file', () => {
+    const s = stackSettings({ BANSTREAM_STACK_DIR: '/tmp/s', BANSTREAM_KAFKA_PORT: '39000', BANSTREAM_KAFKA_BROKERS: '3' });
+    expect(s.kafkaNodes.map((n) => [n.id, n.port, n.controllerPort])).toEqual([
+      [1, 39000, 39003],
+      [2, 39001, 39004],
+      [3, 39002, 39005],
+    ]);
+    expect(s.kafkaBrokers).toBe('127.0.0.1:39000,127.0.0.1:39001,127.0.0.1:39002');
+    expect(s.replicationFactor).toBe(3);
+    for (const key of ['dataDir', 'logs', 'pidFile', 'configFile'] as const) expect(new Set(s.kafkaNodes.map((n) => n[key])).size, key).toBe(3);
+    expect(s.kafkaNodes[0]!.dataDir).toBe('/tmp/s/kafka-cluster-3/node-1');
+  });
+
+  it('keeps the one-node layout of before: :19092, controller :19093, kafka-data, kafka.pid', () => {
+    const s = stackSettings({ BANSTREAM_STACK_DIR: '/tmp/s' });
+    expect(s.kafkaNodes).toEqual([
+      { id: 1, port: 19092, controllerPort: 19093, dataDir: '/tmp/s/kafka-data', logs: '/tmp/s/logs', pidFile: '/tmp/s/kafka.pid', configFile: '/tmp/s/kafka-server.properties' },
+    ]);
+    expect(s.kafkaBrokers).toBe('127.0.0.1:19092');
+    expect(s.replicationFactor).toBe(1);
+  });
+
+  it('refuses a node count outside 1..5 and controller ports that overlap the brokers, naming the setting', () => {
+    for (const bad of ['0', '6', 'three', '2.5']) {
+      expect(() => stackSettings({ BANSTREAM_KAFKA_BROKERS: bad })).toThrow(StackError);
+      expect(() => stackSettings({ BANSTREAM_KAFKA_BROKERS: bad })).toThrow(/BANSTREAM_KAFKA_BROKERS \/ --brokers: expected a number of Kafka nodes from 1 to 5/);
+    }
+    expect(() => stackSettings({ BANSTREAM_KAFKA_BROKERS: '3', BANSTREAM_KAFKA_PORT: '39000', BANSTREAM_KAFKA_CONTROLLER_PORT: '39002' })).toThrow(
+      /port 39002 would serve both a broker and a controller/,
+    );
+    expect(() => stackSettings({ BANSTREAM_KAFKA_BROKERS: '3', BANSTREAM_KAFKA_PORT: '65534' })).toThrow(/run past 65535/);
+  });
+});
