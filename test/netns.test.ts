@@ -47,11 +47,13 @@ describe('netns lab', () => {
   it('joins namespaces on a bridge, and a cut silences one of them until it is restored', async () => {
     lab = await createNetnsLab(['alpha', 'beta']);
     const l = lab;
-    const server = l.spawn('alpha', process.execPath, [
-      '-e',
-      `require('node:net').createServer((s) => s.pipe(s)).listen(${PORT}, '${l.address('alpha')}', () => console.log('listening'))`,
-    ]);
-    await waitUntil(() => server.output().includes('listening'), () => `the echo server in alpha: ${server.output()}`, 10_000, 20);
+    const server = l.spawn('alpha', process.execPath, ['-e', `require('node:net').createServer((s) => s.pipe(s)).listen(${PORT}, '${l.address('alpha')}', () => console.log('listening'))`]);
+    await waitUntil(
+      () => server.output().includes('listening'),
+      () => `the echo server in alpha: ${server.output()}`,
+      10_000,
+      20,
+    );
     // From beta (another namespace) and from the test's own namespace.
     const fromBeta = () => probe(l, 'beta', l.address('alpha'));
     expect(await fromBeta()).toBe('connected');
@@ -78,7 +80,12 @@ describe('netns lab', () => {
     await l.restore('alpha');
     expect(l.isCut('alpha')).toBe(false);
     // TCP retransmits what the cut swallowed: the connection survived.
-    await waitUntil(() => received.join('') === 'before;during;', () => `the echo written during the cut (got ${JSON.stringify(received.join(''))})`, 30_000, 50);
+    await waitUntil(
+      () => received.join('') === 'before;during;',
+      () => `the echo written during the cut (got ${JSON.stringify(received.join(''))})`,
+      30_000,
+      50,
+    );
     expect(await fromBeta()).toBe('connected');
     expect(await connectFromHere(l.address('alpha'))).toBe('connected');
     open.destroy();

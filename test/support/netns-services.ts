@@ -23,11 +23,16 @@ export async function startServiceIn(lab: NetnsLab, name: string, service: 'inge
   const proc = lab.spawn(name, process.execPath, serviceNodeArgs(service), { env: { LOG_LEVEL: 'warn', ...env, HTTP_HOST: host, HTTP_PORT: String(SERVICE_PORT) } });
   const url = `http://${host}:${SERVICE_PORT}`;
   await waitUntil(
-    async () => (await fetch(`${url}/readyz`)).status === 200,
+    async () => {
+      if (proc.child.exitCode !== null || proc.child.signalCode !== null) return 'exited';
+      return (await fetch(`${url}/readyz`)).status === 200;
+    },
     () => `${service} in ${name} to be ready (${describeProcess(proc)})`,
     120_000,
     100,
-  );
+  ).then((state) => {
+    if (state === 'exited') throw new Error(`${service} in ${name} exited before it was ready (${describeProcess(proc)})`);
+  });
   return {
     proc,
     url,
@@ -46,7 +51,12 @@ export async function startRedisIn(lab: NetnsLab, name: string, dir: string): Pr
   mkdirSync(dir, { recursive: true });
   const host = lab.address(name);
   const proc = lab.spawn(name, 'redis-server', ['--port', String(REDIS_PORT), '--bind', host, '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--protected-mode', 'no']);
-  await waitUntil(() => answersPing(host, REDIS_PORT), () => `redis-server in ${name} (${describeProcess(proc)})`, 10_000, 20);
+  await waitUntil(
+    () => answersPing(host, REDIS_PORT),
+    () => `redis-server in ${name} (${describeProcess(proc)})`,
+    10_000,
+    20,
+  );
   return { url: `redis://${host}:${REDIS_PORT}`, proc };
 }
 
