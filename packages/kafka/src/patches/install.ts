@@ -2,8 +2,9 @@ import { fixKafkajsEncoder } from './encoder-fix.js';
 import { fixKafkajsGrouping } from './grouping-fix.js';
 import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
 import { fixKafkajsProduceRequest } from './produce-request-fix.js';
+import { fixKafkajsRequestTimeout } from './request-timeout-fix.js';
 
-/** Which of the four patches are in place after installKafkaPatches(). */
+/** Which of the five patches are in place after installKafkaPatches(). */
 export interface KafkaPatches {
   /** One-pass grouping of a send's records by partition (needs kafkajs not yet loaded). */
   grouping: boolean;
@@ -13,6 +14,8 @@ export interface KafkaPatches {
   encoder: boolean;
   /** Produce requests written in one pass (needs no producer to have sent yet). */
   produceRequest: boolean;
+  /** A connection whose request timed out is closed, not reused (a broker cut off the network). */
+  requestTimeout: boolean;
 }
 
 /**
@@ -27,5 +30,11 @@ export interface KafkaPatches {
 export function installKafkaPatches(): KafkaPatches {
   // Grouping first: the others load parts of kafkajs, never its producer.
   const grouping = fixKafkajsGrouping();
-  return { grouping, idleTimer: fixKafkajsIdleTimerLoop(), encoder: fixKafkajsEncoder(), produceRequest: fixKafkajsProduceRequest() };
+  return {
+    grouping,
+    idleTimer: fixKafkajsIdleTimerLoop(),
+    encoder: fixKafkajsEncoder(),
+    produceRequest: fixKafkajsProduceRequest(),
+    requestTimeout: fixKafkajsRequestTimeout(),
+  };
 }
