@@ -30,8 +30,9 @@ export async function startServiceIn(lab: NetnsLab, name: string, service: 'inge
     () => `${service} in ${name} to be ready (${describeProcess(proc)})`,
     120_000,
     100,
-  ).then((state) => {
-    if (state === 'exited') throw new Error(`${service} in ${name} exited before it was ready (${describeProcess(proc)})`);
+  ).then(async (state) => {
+    // 'exit' comes before the pipes are drained: read what it printed (its "start failed" line) first.
+    if (state === 'exited') throw new Error(`${service} in ${name} exited before it was ready (${describeProcess(await drained(proc))})`);
   });
   return {
     proc,
@@ -44,6 +45,18 @@ export async function startServiceIn(lab: NetnsLab, name: string, service: 'inge
       await exitWithin(proc, 15_000).catch(() => proc.child.kill('SIGKILL'));
     },
   };
+}
+
+/** The process once its output pipes have closed (2 s at most: a child it left may hold them). */
+function drained(proc: RunningProcess): Promise<RunningProcess> {
+  if (proc.child.stdout?.closed !== false && proc.child.stderr?.closed !== false) return Promise.resolve(proc);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(proc), 2_000);
+    proc.child.once('close', () => {
+      clearTimeout(timer);
+      resolve(proc);
+    });
+  });
 }
 
 /** A redis-server without persistence inside node `name`'s namespace; resolves with its URL once it answers. */
