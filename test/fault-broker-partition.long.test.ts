@@ -134,6 +134,7 @@ describe('fault: a broker cut off the network for 30 s', () => {
     }, 1_000);
     const traffic = background(books, host, 4, 10, 80);
     const results: FloodResult[] = [];
+    const posted: [string, string][] = [];
     let cutAt = 0;
     let restoredAt = 0;
     const diagnose = async () => {
@@ -145,13 +146,26 @@ describe('fault: a broker cut off the network for 30 s', () => {
       return [
         `202 answers: ${books.accepted.size}, others: ${JSON.stringify(Object.fromEntries(books.refused))}`,
         `bans on the topic: ${bans.records.length}; counts: ${counts.records.length}`,
+        // Where each flood stopped: its highest published count, and its ban records.
+        `floods (phase, address, highest count, bans): ${JSON.stringify(
+          posted.map(([phase, ip]) => [
+            phase,
+            ip,
+            Math.max(0, ...counts.records.filter((r) => r.key === `${FLOOD_POLICY.id}|ip:${ip}` && r.value).map((r) => r.value!.count)),
+            bans.records.filter((r) => r.key === `ip:${ip}` && r.value !== null).length,
+          ]),
+        )}`,
         `cut at ${cutAt}, restored at ${restoredAt}; timeline:\n${timeline.map((e) => JSON.stringify(e)).join('\n')}`,
         `gateway:\n${await metrics(gateway, /publish|deliver|buffer|kafka/).catch((e: Error) => e.message)}\n${gateway.proc.output().slice(-1500)}`,
         `aggregator:\n${await metrics(aggregator, /consumed_total|bans_emitted|counts_emitted|consumer_lag|replaying|late/).catch((e: Error) => e.message)}\n${aggregator.proc.output().slice(-3000)}`,
         ...enforcers.map((e, i) => `enforcer ${i + 1}:\n${e.proc.output().slice(-1500)}`),
       ].join('\n');
     };
-    const runFlood = (phase: string) => flood(books, enforcers, floodIps.shift()!, host, FLOOD_EVENTS, phase, diagnose).then((r) => void results.push(r));
+    const runFlood = (phase: string) => {
+      const ip = floodIps.shift()!;
+      posted.push([phase, ip]);
+      return flood(books, enforcers, ip, host, FLOOD_EVENTS, phase, diagnose).then((r) => void results.push(r));
+    };
     for (let i = 0; i < 3; i++) await runFlood('before');
 
     // The cut: floods start every 2 s while the leader is unreachable, being replaced, and replaced.
