@@ -38,7 +38,13 @@ export async function startServiceIn(lab: NetnsLab, name: string, service: 'inge
     proc,
     url,
     async metric(metric, having) {
-      return sumMetric(await (await fetch(`${url}/metrics`)).text(), metric, having);
+      // Once more on a network error: a kept-alive connection the server closed just then (EPIPE).
+      const scrape = async () => (await fetch(`${url}/metrics`)).text();
+      const text = await scrape().catch(async (error: Error) => {
+        if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`${service} in ${name} has exited (${describeProcess(proc)})`, { cause: error });
+        return scrape();
+      });
+      return sumMetric(text, metric, having);
     },
     async stop() {
       proc.child.kill('SIGTERM');
