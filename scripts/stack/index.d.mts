@@ -2,6 +2,9 @@
 export interface StackSettings {
   dir: string;
   kafkaLibs: string;
+  /** infra/kafka/server.properties.template and the brokers' log4j2 configuration. */
+  kafkaTemplate: string;
+  kafkaLog4j: string;
   kafkaPort: number;
   controllerPort: number;
   redisPort: number;
