@@ -84,8 +84,12 @@ export const FALLBACK_FIGURES = Object.freeze({
  * ceiling, below V8's 16,777,216 entries per Map (exact subjects are kept in one).
  */
 export const ENFORCER_MAX_BANS = Object.freeze({ default: 10_000_000, ceiling: 16_000_000 });
-/** The topics with TOPIC_PARTITIONS partitions (events, aggregator-subjects, counts, bans, aggregator-baselines) and those with one. */
-export const TOPICS = Object.freeze({ partitioned: 5, single: 6 });
+/**
+ * The topics with TOPIC_PARTITIONS partitions (events, aggregator-subjects, counts, bans,
+ * ban-history, aggregator-baselines) and those with one (policies, allowlist, alerts,
+ * audit, dlq, feeds): packages/kafka's topicSpecs, which a test holds this to.
+ */
+export const TOPICS = Object.freeze({ partitioned: 6, single: 6 });
 
 /** Reads a markdown number: `512,314`, `0.0003`, `1.2e6`; undefined for `–` and text. */
 export function parseNumber(text) {

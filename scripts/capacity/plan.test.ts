@@ -17,7 +17,9 @@ import {
   parseNumber,
   renderMarkdown,
   replaceSection,
+  TOPICS,
 } from './plan.mjs';
+import { topicSpecs } from '@banstream/kafka';
 
 // The capacity plan's arithmetic (npm run capacity, docs/operations/capacity.md), on
 // figures chosen so that each number can be worked out by hand.
@@ -66,8 +68,8 @@ describe('computePlan', () => {
     // 400,000 × 200 bytes = 80 MB/s; × 3 replicas = 240 MB/s ÷ 50 MB/s usable per broker = 4.8 → 5.
     expect(value(plan, 'events topic bytes in')).toBe(80);
     expect(value(plan, 'brokers')).toBe(5);
-    // (5 × 12 + 5) × 3 = 195 replicas over 5 brokers.
-    expect(value(plan, 'partition replicas per broker')).toBe(39);
+    // (6 × 12 + 6) × 3 = 234 replicas over 5 brokers: 46.8 → 47.
+    expect(value(plan, 'partition replicas per broker')).toBe(47);
     // 10,000,000 bans × 400 bytes = 4,000 MB; at 50% use 8,000 → 8,192 (256 MB steps).
     expect(value(plan, 'enforcer ban cache per instance')).toBe(4000);
     expect(value(plan, 'enforcer heap per instance')).toBe(8192);
@@ -235,5 +237,13 @@ describe('npm run capacity', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('--headroom must be a number');
     expect(run('--bogus').stderr).toContain('unknown argument --bogus');
+  });
+});
+
+describe('TOPICS', () => {
+  it('counts the topics packages/kafka makes, by partition count', () => {
+    const specs = topicSpecs({ prefix: '', partitions: 12, replicationFactor: 3 });
+    expect({ partitioned: specs.filter((s) => s.numPartitions === 12).length, single: specs.filter((s) => s.numPartitions === 1).length }).toEqual(TOPICS);
+    expect(specs).toHaveLength(TOPICS.partitioned + TOPICS.single);
   });
 });
