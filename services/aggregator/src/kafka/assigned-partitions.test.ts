@@ -98,17 +98,3 @@ describe('AssignedPartitions after a rebalance the member survives', () => {
     expect(assigned.has(1)).toBe(false);
   });
 });
-
-describe('AssignedPartitions after a commit that failed', () => {
-  it('replays, rather than counts live again, the records it had published but not committed when it crashed', async () => {
-    const { assigned, join, crash } = setup();
-    await join([0]);
-    for (let o = 0; o < 9; o++) assigned.accept(0, String(o));
-    // Published through offset 8; its commit never reached the coordinator (the group's offset stays 5).
-    assigned.published(0, '8');
-    crash();
-    await join([0]);
-    for (let o = 0; o < 9; o++) expect(assigned.accept(0, String(o))).toMatchObject({ live: false });
-    expect(assigned.accept(0, '9')).toMatchObject({ live: true });
-  });
-});

@@ -39,13 +39,6 @@ export interface AssignedPartitionsOptions<S> {
  */
 export class AssignedPartitions<S> {
   private readonly held = new Map<number, Held<S>>();
-  /**
-   * Per partition, the offset after the last record whose output this member published.
-   * Kept through release(): a commit that failed (its coordinator unreachable, say) leaves
-   * the group's offset behind what was published, and without this the records between
-   * would be live again after the rebuild, their counts and bans published twice.
-   */
-  private readonly publishedUpTo = new Map<number, bigint>();
   private generation = 0;
 
   constructor(private readonly options: AssignedPartitionsOptions<S>) {
@@ -159,12 +152,6 @@ export class AssignedPartitions<S> {
     return h !== undefined && h.synced && h.next !== undefined && BigInt(offset) < h.next;
   }
 
-  /** The output of every record of the partition up to `offset` is published (before its offset is committed). */
-  published(partition: number, offset: string): void {
-    const after = BigInt(offset) + 1n;
-    if (after > (this.publishedUpTo.get(partition) ?? 0n)) this.publishedUpTo.set(partition, after);
-  }
-
   /** Is everything of this partition up to `offset` beyond the replay? */
   isLive(partition: number, offset: string): boolean {
     const h = this.held.get(partition);
@@ -190,9 +177,7 @@ export class AssignedPartitions<S> {
       const start = starts.find((s) => s.partition === p);
       if (!h || !start) continue;
       const startAt = BigInt(start.offset);
-      const committedAt = committedOf.get(p) ?? -1n;
-      const publishedAt = this.publishedUpTo.get(p) ?? -1n;
-      const done = committedAt > publishedAt ? committedAt : publishedAt;
+      const done = committedOf.get(p) ?? -1n;
       h.resumeAt = done > startAt ? done : startAt;
       h.next = startAt;
       this.options.consumer.seek({ topic, partition: p, offset: start.offset });

@@ -121,7 +121,6 @@ export class SubjectsStage {
     // fetch must resolve to move on; only live offsets are committed on purpose (the
     // seek that started the replay has already committed its start).
     resolveOffset(last);
-    if (this.assigned.isLive(p, last)) this.assigned.published(p, last);
     // Evicted, this member's uncommitted records come back after it rejoins: its state goes, rebuilt by replay.
     if (this.assigned.isLive(p, last)) await commitLive(this.consumer, batch.topic, p, last, this.assigned.releaser());
     ctx.metrics.lag.set({ stage: 'subjects', partition: String(p) }, Number(batch.offsetLag()));
