@@ -11,18 +11,17 @@ import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
 
 const require = createRequire(import.meta.url);
 const REQUEST_QUEUE_MODULE = 'kafkajs/src/network/requestQueue/index.js';
-const CONNECTION_MODULE = 'kafkajs/src/network/connection.js';
 const kafkajsModulesLoaded = () => Object.keys(require.cache).filter((path) => path.includes('/node_modules/kafkajs/'));
 const prototypeOf = (module: unknown) => (module as { prototype: Record<string, unknown> }).prototype;
 
 describe('installKafkaPatches', () => {
   // One test, in order: a test file runs in a process of its own, so kafkajs starts unloaded.
-  it('is not done by importing the port (kafkajs not even loaded), and patches all six when called before the first client', () => {
+  it('is not done by importing the port (kafkajs not even loaded), and patches all five when called before the first client', () => {
     expect(kafkajsLoaded()).toBe(false);
     expect(kafkajsModulesLoaded()).toEqual([]);
     expect(kafkajsGroupingFixed()).toBe(false);
 
-    expect(installKafkaPatches()).toEqual({ grouping: true, idleTimer: true, encoder: true, produceRequest: true, coordinatorRefusals: true, requestTimeout: true });
+    expect(installKafkaPatches()).toEqual({ grouping: true, idleTimer: true, encoder: true, produceRequest: true, coordinatorRefusals: true });
     expect(kafkajsLoaded()).toBe(false); // the patches load kafkajs's parts they replace, not kafkajs
     createKafka({ brokers: ['127.0.0.1:9'], clientId: 'unit', logger: createLogger({ service: 'unit', level: 'silent' }) });
     expect(kafkajsLoaded()).toBe(true);
@@ -36,7 +35,6 @@ describe('installKafkaPatches', () => {
     expect((require(PRODUCE_V3_MODULE) as () => unknown).name).toBe('produceRequest');
     expect(prototypeOf(require(BROKER_MODULE)).findGroupCoordinator).not.toBe(prototypeOf(freshKafkajsModule(BROKER_MODULE)).findGroupCoordinator);
     expect(prototypeOf(require(CLUSTER_MODULE)).findGroupCoordinatorMetadata).not.toBe(prototypeOf(freshKafkajsModule(CLUSTER_MODULE)).findGroupCoordinatorMetadata);
-    expect((prototypeOf(require(CONNECTION_MODULE)).send as () => unknown).name).toBe('sendClosingOnTimeout');
-    expect(installKafkaPatches()).toEqual({ grouping: true, idleTimer: true, encoder: true, produceRequest: true, coordinatorRefusals: true, requestTimeout: true });
+    expect(installKafkaPatches()).toEqual({ grouping: true, idleTimer: true, encoder: true, produceRequest: true, coordinatorRefusals: true });
   });
 });

@@ -3,9 +3,8 @@ import { fixKafkajsEncoder } from './encoder-fix.js';
 import { fixKafkajsGrouping } from './grouping-fix.js';
 import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
 import { fixKafkajsProduceRequest } from './produce-request-fix.js';
-import { fixKafkajsRequestTimeout } from './request-timeout-fix.js';
 
-/** Which of the six patches are in place after installKafkaPatches(). */
+/** Which of the five patches are in place after installKafkaPatches(). */
 export interface KafkaPatches {
   /** One-pass grouping of a send's records by partition (needs kafkajs not yet loaded). */
   grouping: boolean;
@@ -17,8 +16,6 @@ export interface KafkaPatches {
   produceRequest: boolean;
   /** A group's refusal (GROUP_AUTHORIZATION_FAILED) kept as the cause of "Failed to find group coordinator", so the port can name it. */
   coordinatorRefusals: boolean;
-  /** A connection whose request timed out is closed, not reused (a broker cut off the network). */
-  requestTimeout: boolean;
 }
 
 /**
@@ -39,6 +36,5 @@ export function installKafkaPatches(): KafkaPatches {
     encoder: fixKafkajsEncoder(),
     produceRequest: fixKafkajsProduceRequest(),
     coordinatorRefusals: keepKafkajsCoordinatorRefusals(),
-    requestTimeout: fixKafkajsRequestTimeout(),
   };
 }
