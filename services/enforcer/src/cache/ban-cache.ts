@@ -1,9 +1,10 @@
-import { addressSubject, canonicalIpv4, networkPrefix, parseCidr, tryParseIp, type Candidate, type IpAddress } from '@banstream/core';
+import { addressSubject, canonicalIpv4, parseCidr, tryParseIp, type Candidate, type IpAddress } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { CONTEXT_SCOPES, scopesOfSubject, type ContextScope, type ScopeSet } from '../context-scopes.js';
 import { BanPage, type BanPageQuery } from './ban-page.js';
 import { Int32Table } from './int32-table.js';
 import { ManualShapes } from './manual-shapes.js';
+import { addressKey, live, NetworkBans } from './network-bans.js';
 
 /**
  * The bans topic as a lookup table. Exact subjects (`ip:…`, `user:…`, composites)
@@ -28,20 +29,8 @@ export class BanCache {
   private readonly v4 = new Int32Table<Ban>(1024, V4_FIELDS);
   /** Denial texts of the other bans (exact subjects, networks, IPv6), built once per ban. */
   private readonly otherTexts = new WeakMap<Ban, string>();
-  /**
-   * Prefix bans by family, then prefix length: IPv4 networks keyed by their masked
-   * ipv4Key, so a check makes one integer mask and one probe per length present, no
-   * text (a feed such as FireHOL level1 holds twenty lengths); IPv6 ones by their text.
-   */
-  private readonly networks = { 4: new Map<number, Map<number | string, Ban>>(), 6: new Map<number, Map<number | string, Ban>>() };
-  /**
-   * Per /16 of the IPv4 space, how many IPv4 prefix bans cover any of it: a check of
-   * an address in none (nearly every check, even with a feed of 100,000 entries) is
-   * one array read, not one probe per prefix length held.
-   */
-  private readonly v4Cover = new Uint32Array(65_536);
-  /** Prefix bans held, over both families and every length. */
-  private networkCount = 0;
+  /** Prefix bans (`cidr:…`), by family and length (network-bans.ts). */
+  private readonly networks = new NetworkBans();
   private refusedCount = 0;
   /** The shapes of the manual bans on subjects a check does not look up otherwise (manual-shapes.ts). */
   private readonly shapes = new ManualShapes();
@@ -73,7 +62,7 @@ export class BanCache {
   }
 
   get size(): number {
-    return this.exact.size + this.v4.size + this.networkCount;
+    return this.exact.size + this.v4.size + this.networks.size;
   }
 
   /** Bans refused since the start because the cache was full (maxBans). */
@@ -102,24 +91,8 @@ export class BanCache {
       if (ban || before) this.countContext(subject, before === undefined ? 1 : ban ? 0 : -1, ban);
       return;
     }
-    const byLength = this.networks[network.family];
-    let bans = byLength.get(network.bits);
-    const networkKey = network.family === 4 ? ipv4Key(network.bytes) & prefixMask(network.bits) : network.text;
-    const held = bans?.has(networkKey) === true;
-    if (ban) {
-      if (!held && this.refuses(key, ban)) return;
-      if (!bans) byLength.set(network.bits, (bans = new Map()));
-      bans.set(networkKey, ban);
-      if (!held) {
-        this.networkCount++;
-        if (typeof networkKey === 'number') this.coverV4(networkKey, network.bits, 1);
-      }
-    } else if (bans && held) {
-      bans.delete(networkKey);
-      if (typeof networkKey === 'number') this.coverV4(networkKey, network.bits, -1);
-      this.networkCount--;
-      if (bans.size === 0) byLength.delete(network.bits);
-    }
+    if (!ban) this.networks.delete(network);
+    else if (this.networks.has(network) || !this.refuses(key, ban)) this.networks.set(network, ban);
   }
 
   /** True, and counted, if `ban` on a subject not held must be refused: the cache is full and the ban is not manual. */
@@ -179,22 +152,7 @@ export class BanCache {
 
   /** Every live prefix ban whose network contains the address, appended to `out` (made when the first is found); returns `out`. */
   networksOf(address: IpAddress, nowMs: number, out?: Ban[]): Ban[] | undefined {
-    const byLength = this.networks[address.family];
-    if (byLength.size === 0) return out;
-    if (address.family === 4) {
-      const key = addressKey(address);
-      if (this.v4Cover[key >>> 16] === 0) return out;
-      for (const [bits, bans] of byLength) {
-        const ban = live(bans.get(key & prefixMask(bits)), nowMs);
-        if (ban) (out ??= []).push(ban);
-      }
-      return out;
-    }
-    for (const [bits, bans] of byLength) {
-      const ban = live(bans.get(networkPrefix(address, bits)), nowMs);
-      if (ban) (out ??= []).push(ban);
-    }
-    return out;
+    return this.networks.containing(address, nowMs, out);
   }
 
   /** Drops expired bans; returns how many. */
@@ -212,39 +170,13 @@ export class BanCache {
     }
     purged += sweep(this.exact);
     purged += this.v4.deleteWhere((b) => b.expiresAt <= nowMs);
-    for (const [bits, m] of this.networks[4]) {
-      let n = 0;
-      for (const [k, b] of m) {
-        if (b.expiresAt > nowMs || !m.delete(k)) continue;
-        this.coverV4(k as number, bits, -1);
-        n++;
-      }
-      this.networkCount -= n;
-      purged += n;
-      if (m.size === 0) this.networks[4].delete(bits);
-    }
-    {
-      const family = this.networks[6];
-      for (const [bits, m] of family) {
-        const n = sweep(m);
-        this.networkCount -= n;
-        purged += n;
-        if (m.size === 0) family.delete(bits);
-      }
-    }
+    purged += this.networks.purgeExpired(nowMs);
     return purged;
   }
 
   /** Bans held that name `scope` (a context scope: country, region, asn, route), expired ones until purged. */
   bansNaming(scope: ContextScope): number {
     return this.contextCounts[CONTEXT_SCOPES.indexOf(scope)]!;
-  }
-
-  /** Counts an IPv4 network (its masked key and length) in or out of every /16 it covers. */
-  private coverV4(key: number, bits: number, change: 1 | -1): void {
-    const first = key >>> 16;
-    const count = bits >= 16 ? 1 : 1 << (16 - bits);
-    for (let i = first; i < first + count; i++) this.v4Cover[i]! += change;
   }
 
   /** An exact ban on `subject` came (`change` 1), was replaced (0) or went (-1): counted per context scope it names. */
@@ -279,7 +211,7 @@ export class BanCache {
     const offer = (ban: Ban) => page.offer(ban);
     let budget = this.listSlice;
     // Map iterators stay valid across pauses: an entry deleted meanwhile is skipped, one added may be seen.
-    const maps: Iterable<Map<unknown, Ban>> = [this.exact, ...this.networks[4].values(), ...this.networks[6].values()];
+    const maps: Iterable<Map<unknown, Ban>> = [this.exact, ...this.networks.maps()];
     for (const map of maps) {
       for (const ban of map.values()) {
         offer(ban);
@@ -343,21 +275,6 @@ const MANUAL = 'manual';
 // biome-ignore lint/correctness/noUnusedVariables: written, never read, on purpose (see above)
 let touched = 0;
 
-/** The four bytes as one int32: a small integer key, hashed without touching text. */
-function ipv4Key(bytes: Uint8Array): number {
-  return (bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!;
-}
-
-/** The int32 mask of an IPv4 prefix length: the network of key k is k & prefixMask(bits). */
-function prefixMask(bits: number): number {
-  return bits === 0 ? 0 : -1 << (32 - bits);
-}
-
-/** ipv4Key of an IPv4 address: its int32 when the parse kept one, so its bytes need not be made. */
-function addressKey(address: IpAddress): number {
-  return address.int32 ?? ipv4Key(address.bytes);
-}
-
 /**
  * An `ip:` key as a check looks it up (addressSubject): canonical IPv4 is the common
  * case and returned as is; other address text (`ip:2001:DB8::1`, `ip:::ffff:192.0.2.1`)
@@ -412,8 +329,4 @@ function banDenial(policyId: string, tooMany: boolean, preview: boolean, reason:
     reason,
     retryAfterSeconds: Math.max(1, Math.ceil((expiresAt - nowMs) / 1000)),
   };
-}
-
-function live(ban: Ban | undefined, nowMs: number): Ban | undefined {
-  return ban && ban.expiresAt > nowMs ? ban : undefined;
 }
