@@ -32,7 +32,8 @@ afterEach(async () => {
 });
 
 /** The admin API and the console on one server, as service.ts wires them, with a writer that records who wrote what. */
-async function server(assets: ConsoleAssets | undefined = ASSETS) {
+async function server(built = true) {
+  const assets = built ? ASSETS : undefined;
   const written: { key: string; actor: string }[] = [];
   const writer = {
     serial: <T>(work: () => Promise<T>) => work(),
@@ -188,7 +189,7 @@ describe('console answers', () => {
   });
 
   it('say how to build the console when it is not built', async () => {
-    const { app } = await server(undefined);
+    const { app } = await server(false);
     const page = await app.inject({ method: 'GET', url: '/console/' });
     expect(page.statusCode).toBe(503);
     expect(page.json().code).toBe('CONSOLE_NOT_BUILT');
