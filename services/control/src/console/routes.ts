@@ -99,7 +99,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
     if (session === undefined || id === undefined) throw new ProblemError('UNAUTHENTICATED', 'no console session: sign in with an API token');
     // One stream per session, keyed by the session (its CSRF token is as unique and is not the cookie).
     const key = session.csrf;
-    if (!hub.hasRoom(key)) throw new ProblemError('CONSOLE_BUSY', 'too many live overview streams are open; retry in a moment');
+    if (!hub.hasRoom(key, session.principal.name)) throw new ProblemError('CONSOLE_BUSY', 'too many live overview streams are open; retry in a moment');
     reply.hijack();
     reply.raw.writeHead(200, {
       ...CONSOLE_HEADERS,
@@ -109,6 +109,6 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
       // nginx and the like would hold the events back in their buffer.
       'x-accel-buffering': 'no',
     });
-    hub.open(key, reply.raw, () => sessions.get(id) !== undefined);
+    hub.open(key, reply.raw, () => sessions.get(id) !== undefined, session.principal.name);
   });
 }
