@@ -81,6 +81,7 @@ const tricky: { [K in keyof RequestEvent]: RequestEvent[K][] } = {
   ],
   edgeId: ['e', '', 'e'.repeat(129)],
   latencyMs: [null, 0, 12.5, -0.5, Number.NaN, Number.POSITIVE_INFINITY],
+  cost: [1, 5, 1_000_000, 0, -1, 1_000_001],
 };
 const FIELDS = Object.keys(tricky) as (keyof RequestEvent)[];
 
