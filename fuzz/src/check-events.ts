@@ -74,8 +74,8 @@ type RefAnswer = { ok: true; value: Record<string, unknown>[] } | { ok: false; e
 /** Counts the accepted inputs that carry a cost other than 1, or come from a writer without the field (read as 1 by all). */
 function costRows(sut: Sut, bytes: Buffer, probe: Probe, events: Record<string, unknown>[]): void {
   const batch = sut.writers.get(bytes.readBigUInt64LE(2))?.node;
-  const events = batch?.kind === 'record' ? batch.fields[0]?.type : undefined;
-  const event = events?.kind === 'array' ? events.items : undefined;
+  const array = batch?.kind === 'record' ? batch.fields[0]?.type : undefined;
+  const event = array?.kind === 'array' ? array.items : undefined;
   const hasCost = event?.kind === 'record' && event.fields.some((f) => f.name === 'cost');
   if (!hasCost) countsOf(probe.tally, COSTLESS_EVENTS).tried++;
   if (events.some((e) => e.cost !== 1)) countsOf(probe.tally, COSTLY_EVENTS).tried++;
