@@ -116,7 +116,13 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
   it('costs: each algorithm admits a request whole for its cost or not at all, and a cost over the limit never', async () => {
     const sw = `${prefix}cost-sw:{ip:192.0.2.9}`;
     // Limit 10 per minute: 5 + 5 fill it, 1 more is refused; remaining counts cost units.
-    expect(await runAt('sliding-window', T0, [[sw, 10, 60_000, 5], [sw, 10, 60_000, 5], [sw, 10, 60_000, 1]])).toEqual([
+    expect(
+      await runAt('sliding-window', T0, [
+        [sw, 10, 60_000, 5],
+        [sw, 10, 60_000, 5],
+        [sw, 10, 60_000, 1],
+      ]),
+    ).toEqual([
       [1, 5, 0],
       [1, 0, 0],
       [0, 0, 60_000 + 6_000],
@@ -132,7 +138,13 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
     expect(await runAt('sliding-log', T0 + 20, [[sl, 5, 1_000, 6]])).toEqual([[0, 0, 1_000]]);
 
     const tb = `${prefix}cost-tb:{apikey:c}`;
-    expect(await runAt('token-bucket', T0, [[tb, 10, 100, 4], [tb, 10, 100, 6], [tb, 10, 100, 2]])).toEqual([
+    expect(
+      await runAt('token-bucket', T0, [
+        [tb, 10, 100, 4],
+        [tb, 10, 100, 6],
+        [tb, 10, 100, 2],
+      ]),
+    ).toEqual([
       [1, 6, 0],
       [1, 0, 0],
       [0, 0, 200],
@@ -142,7 +154,13 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
 
   it('refuses a cost that is not a whole number from 1 to 1000000, in its own check only', async () => {
     const key = `${prefix}badcost:{x}`;
-    const replies = await runAt('sliding-window', T0, [[key, 5, 1_000, 0], [key, 5, 1_000, 1.5], [key, 5, 1_000, 1_000_001], [key, 5, 1_000, 'x'], [key, 5, 1_000, 1]]);
+    const replies = await runAt('sliding-window', T0, [
+      [key, 5, 1_000, 0],
+      [key, 5, 1_000, 1.5],
+      [key, 5, 1_000, 1_000_001],
+      [key, 5, 1_000, 'x'],
+      [key, 5, 1_000, 1],
+    ]);
     for (const r of replies.slice(0, 4)) expect(r).toEqual([-1, expect.stringMatching(/cost must be a whole number from 1 to 1000000/), 0]);
     expect(replies[4]).toEqual([1, 4, 0]);
   });

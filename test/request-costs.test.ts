@@ -61,7 +61,11 @@ describe('request costs through the edge, the aggregator, an enforcer and Redis'
     const { topics } = broker;
     await publishPolicy(producer, topics.name('policies'), banPolicy('cost-edge', { paths: ['/edge'] }));
     await publishPolicy(producer, topics.name('policies'), banPolicy('cost-old', { paths: ['/old'] }));
-    await publishPolicy(producer, topics.name('policies'), banPolicy('cost-route', { pathPrefixes: ['/route/'] }, { threshold: { count: 30, interval: '1m' }, costs: [{ methods: ['POST'], paths: ['/route/login'], cost: 10 }] }));
+    await publishPolicy(
+      producer,
+      topics.name('policies'),
+      banPolicy('cost-route', { pathPrefixes: ['/route/'] }, { threshold: { count: 30, interval: '1m' }, costs: [{ methods: ['POST'], paths: ['/route/login'], cost: 10 }] }),
+    );
     await publishPolicy(producer, topics.name('policies'), hardPolicy('cost-hard', '/hard'));
     await publishPolicy(producer, topics.name('policies'), hardPolicy('cost-hard-route', '/hard-route', { costs: [{ methods: ['POST'], cost: 4 }] }));
     aggregator = await startAggregator({ ...broker.env, TOPIC_PARTITIONS: '3', AGGREGATOR_TICK_MS: '20', AGGREGATOR_COUNT_INTERVAL_MS: '10', AGGREGATOR_GROUP_ID: `${topics.prefix}aggregator` });
@@ -112,7 +116,11 @@ describe('request costs through the edge, the aggregator, an enforcer and Redis'
     const now = Date.now();
     await fromEdge(Array.from({ length: 10 }, (_, i) => event(ip, now - 100 + i, { path: '/edge', cost: 5 })));
     // The sum (10 × 5 = 50) reaches the threshold without crossing it: counted, published, no ban.
-    await waitUntil(() => countOf(`cost-edge|ip:${ip}`) === 50 || undefined, () => `the count 50 for ${ip} (last seen: ${countOf(`cost-edge|ip:${ip}`)})`, 20_000);
+    await waitUntil(
+      () => countOf(`cost-edge|ip:${ip}`) === 50 || undefined,
+      () => `the count 50 for ${ip} (last seen: ${countOf(`cost-edge|ip:${ip}`)})`,
+      20_000,
+    );
     expect(banOf(`ip:${ip}`)).toBeUndefined();
     expect((await check(ip, '/edge')).allowed).toBe(true);
     // The eleventh request crosses it: 55 > 50.
@@ -145,7 +153,11 @@ describe('request costs through the edge, the aggregator, an enforcer and Redis'
     const record = (events: Partial<RequestEvent>[]) => ({ key: eventPartitionKey(ip), value: encodeSingleObject(v1!.type, v1!.fingerprint, { events }, SCHEMA_NAMES.requestEventBatch) });
     const topic = broker!.topics.name('events');
     await produceOrFail(producer, topic, [record(old(50, 0))]);
-    await waitUntil(() => countOf(`cost-old|ip:${ip}`) === 50 || undefined, () => `the count 50 for ${ip} (last seen: ${countOf(`cost-old|ip:${ip}`)})`, 20_000);
+    await waitUntil(
+      () => countOf(`cost-old|ip:${ip}`) === 50 || undefined,
+      () => `the count 50 for ${ip} (last seen: ${countOf(`cost-old|ip:${ip}`)})`,
+      20_000,
+    );
     expect(banOf(`ip:${ip}`)).toBeUndefined();
     await produceOrFail(producer, topic, [record(old(1, 50))]);
     expect(await waitUntil(() => banOf(`ip:${ip}`), 'the ban at the 51st event', 20_000)).toMatchObject({ policyId: 'cost-old', evidenceCount: 51 });
@@ -182,7 +194,11 @@ describe('request costs through the edge, the aggregator, an enforcer and Redis'
       broker!.topics.name('events'),
       Array.from({ length: 3 }, (_, i) => event(ip, now - 100 + i, { method: 'POST', path: '/route/login', cost: 2 })),
     );
-    await waitUntil(() => countOf(`cost-route|ip:${ip}`) === 30 || undefined, () => `the count 30 for ${ip} (last seen: ${countOf(`cost-route|ip:${ip}`)})`, 20_000);
+    await waitUntil(
+      () => countOf(`cost-route|ip:${ip}`) === 30 || undefined,
+      () => `the count 30 for ${ip} (last seen: ${countOf(`cost-route|ip:${ip}`)})`,
+      20_000,
+    );
     expect(banOf(`ip:${ip}`)).toBeUndefined();
     // A GET under the same policy counts its own cost, 1: 31 > 30.
     await publishEvents(producer, broker!.topics.name('events'), [event(ip, now - 90, { path: '/route/home' })]);

@@ -8,7 +8,20 @@ import { stackSettings, stackStatus, stackUp } from '../../scripts/stack/index.m
 import { SCHEMA_NAMES, loadSchemaCatalog } from '@banstream/schemas';
 import { median, min, note, report, sig } from '../lib.js';
 import { DEFAULT_SHAPE, eventSpanMs, generateEvents } from './events.js';
-import { BENCH_COST_POLICIES, BENCH_POLICIES, CEILING_FETCH, LONGEST_WINDOW_MS, PARTITIONS, benchKafka, createTopics, deleteGroups, deleteTopics, freshOutputTopics, preload, publishPolicies } from './kafka.js';
+import {
+  BENCH_COST_POLICIES,
+  BENCH_POLICIES,
+  CEILING_FETCH,
+  LONGEST_WINDOW_MS,
+  PARTITIONS,
+  benchKafka,
+  createTopics,
+  deleteGroups,
+  deleteTopics,
+  freshOutputTopics,
+  preload,
+  publishPolicies,
+} from './kafka.js';
 import { runCeilingProcess, runParallelCeiling } from './ceiling-child.js';
 import { serviceNodeFlags } from '../../scripts/run/node-flags.mjs';
 import { CONSUMED_METRIC, freePort, serviceNodeArgs, timeService, type ServiceRun } from './service.js';

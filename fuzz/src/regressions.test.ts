@@ -121,7 +121,12 @@ describe('records that broke a reader', () => {
   }, 60_000);
 
   it('costs: a record with costs, out of range, overlong, and one written before costs: every reader alike', async () => {
-    const costly = codec.encode({ events: [{ ...event, cost: 5 }, { ...event, eventId: 'e2', cost: 1_000_000 }] });
+    const costly = codec.encode({
+      events: [
+        { ...event, cost: 5 },
+        { ...event, eventId: 'e2', cost: 1_000_000 },
+      ],
+    });
     const outOfRange = [0, -1, 1_000_001, 2 ** 31 - 1].map((cost) => codec.encode({ events: [{ ...event, cost }] }));
     // The cost is the event's last field: the record's last bytes are its varint, then the array's end (0).
     const five = codec.encode({ events: [{ ...event, cost: 5 }] });

@@ -7,8 +7,7 @@ import { compilePolicy } from './compile.js';
 const request = (over: { method?: string; path?: string; route?: string; cost?: number } = {}) =>
   attributesFromRequest({ ip: '203.0.113.7', method: 'GET', host: 'shop.example', path: '/', ...over }, 1_700_000_000_000);
 
-const policy = (costs?: unknown) =>
-  compilePolicy({ id: 'p', key: ['ip'], threshold: { count: 10, interval: '1m' }, action: { type: 'throttle' }, ...(costs === undefined ? {} : { costs }) } as never);
+const policy = (costs?: unknown) => compilePolicy({ id: 'p', key: ['ip'], threshold: { count: 10, interval: '1m' }, action: { type: 'throttle' }, ...(costs === undefined ? {} : { costs }) } as never);
 
 describe('a policy’s cost of a request', () => {
   it('is the request’s own cost without costs: 1 unless it names one', () => {

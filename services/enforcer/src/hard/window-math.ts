@@ -33,8 +33,6 @@ export function slidingWindowHit(counts: WindowCounts, limit: number, intervalMs
   // A cost over the limit is never admitted: a whole window is the honest wait.
   if (cost > limit) return { allowed: false, remaining: 0, retryAfterMs: intervalMs };
   const wait =
-    counts.current + cost > limit
-      ? (w + 1) * intervalMs - nowMs + intervalMs * (1 - (limit - cost) / counts.current)
-      : intervalMs * (1 - (limit - cost - counts.current) / counts.previous) - into;
+    counts.current + cost > limit ? (w + 1) * intervalMs - nowMs + intervalMs * (1 - (limit - cost) / counts.current) : intervalMs * (1 - (limit - cost - counts.current) / counts.previous) - into;
   return { allowed: false, remaining: 0, retryAfterMs: Math.max(1, Math.ceil(wait)) };
 }

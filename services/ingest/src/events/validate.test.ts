@@ -101,7 +101,10 @@ describe('EventValidator', () => {
   it('takes a cost from 1 to 1,000,000 (1 when left out) and refuses any other, naming /cost', () => {
     const ok = validator.validate([minimal, { ...minimal, cost: 5 }, { ...minimal, cost: 1_000_000 }], TIME);
     expect(ok.ok ? ok.events.map((e) => e.cost) : ok).toEqual([1, 5, 1_000_000]);
-    const bad = validator.validate([0, -1, 1_000_001, 2.5].map((cost) => ({ ...minimal, cost })), TIME);
+    const bad = validator.validate(
+      [0, -1, 1_000_001, 2.5].map((cost) => ({ ...minimal, cost })),
+      TIME,
+    );
     expect(bad.ok ? [] : bad.problems.map((p) => [p.index, p.path])).toEqual([
       [0, '/cost'],
       [1, '/cost'],
