@@ -53,6 +53,8 @@ export const ERRORS = {
   WINDOW_INVALID_ARGUMENT: entry(500),
   WINDOW_CAPACITY_EXCEEDED: entry(503),
   EVENT_TIME_OUT_OF_RANGE: entry(400),
+  /** A request cost (event, check, hard limit) that is not a whole number from 1 to MAX_COST. */
+  COST_OUT_OF_RANGE: entry(400),
   WEBHOOK_REFUSED: entry(502),
   WEBHOOK_UNAVAILABLE: entry(503),
 

@@ -1,7 +1,9 @@
 --[[
   hardLimit: a batch of hard-limit checks, atomically. Each check names its
-  algorithm; all three count only admitted requests and give their keys a TTL so
-  idle keys disappear. Checks run in order, so two checks of one key in one batch
+  algorithm; all three count only admitted requests, each for its cost (1 for an
+  ordinary request, up to 1000000), and give their keys a TTL so idle keys
+  disappear. A request is admitted whole or not at all: a cost over the limit (or
+  the bucket size) is never admitted. Checks run in order, so two checks of one key in one batch
   see each other. One bad key (wrong type, bad argument) fails its own check, not
   the batch.
 
@@ -22,14 +24,17 @@
   KEYS[i]     key of check i (<prefix>hl:<policy>:<algorithm>:{<subject>})
   ARGV[1]     now in ms, or 0 to read the Redis server clock (the limiter always
               sends 0: one clock per key keeps enforcers with skewed clocks exact)
-  ARGV[3i-1]  algorithm of check i: sw, sl or tb
-  ARGV[3i]    sw, sl: limit (requests per interval); tb: bucket size (the burst)
-  ARGV[3i+1]  sw, sl: interval, ms; tb: emission interval, ms (1000 / refill per second)
+  ARGV[4i-2]  algorithm of check i: sw, sl or tb
+  ARGV[4i-1]  sw, sl: limit (cost per interval); tb: bucket size (the burst)
+  ARGV[4i]    sw, sl: interval, ms; tb: emission interval, ms (1000 / refill per second)
+  ARGV[4i+1]  cost of check i: a whole number from 1 to 1000000 (else the check fails)
 
   Returns  three values per check, flat: allowed (1 or 0; -1 when the check
            failed, the error text follows), remaining, retry after in ms (0 if allowed)
 ]]
-local function slidingWindow(key, limit, interval, now)
+local MAX_COST = 1000000
+
+local function slidingWindow(key, limit, interval, now, cost)
   local w = math.floor(now / interval)
   local current, previous = 0, 0
   local held = redis.call('GET', key)
@@ -44,44 +49,52 @@ local function slidingWindow(key, limit, interval, now)
   end
   local into = now - w * interval
   local estimate = previous * (interval - into) / interval + current
-  if estimate + 1 <= limit then
+  if estimate + cost <= limit then
     -- Kept until the next window, which still reads this one, ends.
-    redis.call('SET', key, string.format('%d:%d:%d', w, current + 1, previous), 'PX', (w + 2) * interval - now)
-    return 1, math.floor(limit - estimate - 1), 0
+    redis.call('SET', key, string.format('%d:%d:%d', w, current + cost, previous), 'PX', (w + 2) * interval - now)
+    return 1, math.floor(limit - estimate - cost), 0
   end
+  -- Never admitted: a whole window is the honest wait to give.
+  if cost > limit then return 0, 0, interval end
   local wait
-  if current + 1 > limit then
-    -- Only the next window can admit, once this window's weight has fallen enough.
-    wait = (w + 1) * interval - now + interval * (1 - (limit - 1) / current)
+  if current + cost > limit then
+    -- Only the next window can admit, once this window's weight has fallen enough (current > 0 here).
+    wait = (w + 1) * interval - now + interval * (1 - (limit - cost) / current)
   else
-    wait = interval * (1 - (limit - 1 - current) / previous) - into
+    wait = interval * (1 - (limit - cost - current) / previous) - into
   end
   return 0, 0, math.max(1, math.ceil(wait))
 end
 
-local function slidingLog(key, limit, interval, now)
+local function slidingLog(key, limit, interval, now, cost)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - interval)
   local n = redis.call('ZCARD', key)
-  if n < limit then
-    -- Members must be unique: the time and the count so far, bumped if taken.
+  if n + cost <= limit then
+    -- One entry per unit of cost. Members must be unique: the time and the count so far, bumped if taken.
     local seq = n
-    while redis.call('ZADD', key, 'NX', now, now .. '-' .. seq) == 0 do seq = seq + 1 end
+    for _ = 1, cost do
+      while redis.call('ZADD', key, 'NX', now, now .. '-' .. seq) == 0 do seq = seq + 1 end
+      seq = seq + 1
+    end
     redis.call('PEXPIRE', key, interval)
-    return 1, limit - n - 1, 0
+    return 1, limit - n - cost, 0
   end
-  -- Admitting needs the log to shrink below the limit: wait for that entry to age out.
-  local blocking = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
+  if cost > limit then return 0, 0, interval end
+  -- Admitting needs the log to shrink to limit - cost: wait for the entry that gets it there to age out.
+  local k = n + cost - limit - 1
+  local blocking = redis.call('ZRANGE', key, k, k, 'WITHSCORES')
   return 0, 0, math.max(1, tonumber(blocking[2]) + interval - now)
 end
 
-local function tokenBucket(key, size, emission, now)
+local function tokenBucket(key, size, emission, now, cost)
+  if cost > size then return 0, 0, math.max(1, math.ceil(size * emission)) end
   local tat = tonumber(redis.call('GET', key)) or now
   if tat < now then tat = now end
-  local allowAt = tat + emission - size * emission
+  local allowAt = tat + cost * emission - size * emission
   if now < allowAt then
     return 0, 0, math.max(1, math.ceil(allowAt - now))
   end
-  local newTat = tat + emission
+  local newTat = tat + cost * emission
   -- %.17g keeps the TAT exact; the key goes once the bucket is full again.
   redis.call('SET', key, string.format('%.17g', newTat), 'PX', math.ceil(newTat - now))
   return 1, math.floor((now - allowAt) / emission + 1e-9), 0
@@ -89,10 +102,11 @@ end
 
 local algorithms = { sw = slidingWindow, sl = slidingLog, tb = tokenBucket }
 
-local function check(key, algorithm, a, b, now)
+local function check(key, algorithm, a, b, now, cost)
   local hit = algorithms[algorithm]
   if hit == nil then error('unknown algorithm ' .. tostring(algorithm)) end
-  return hit(key, a, b, now)
+  if cost == nil or cost < 1 or cost > MAX_COST or cost ~= math.floor(cost) then error('cost must be a whole number from 1 to ' .. MAX_COST) end
+  return hit(key, a, b, now, cost)
 end
 
 local now = tonumber(ARGV[1])
@@ -102,7 +116,7 @@ if now == 0 then
 end
 local out = {}
 for i = 1, #KEYS do
-  local ok, allowed, remaining, wait = pcall(check, KEYS[i], ARGV[3 * i - 1], tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1]), now)
+  local ok, allowed, remaining, wait = pcall(check, KEYS[i], ARGV[4 * i - 2], tonumber(ARGV[4 * i - 1]), tonumber(ARGV[4 * i]), now, tonumber(ARGV[4 * i + 1]))
   if not ok then allowed, remaining, wait = -1, type(allowed) == 'table' and allowed.err or tostring(allowed), 0 end
   out[3 * i - 2], out[3 * i - 1], out[3 * i] = allowed, remaining, wait
 end

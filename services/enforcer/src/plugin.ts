@@ -34,6 +34,11 @@ export interface BanstreamPluginOptions {
   apiKey?: (request: FastifyRequest) => string | undefined;
   /** Request headers copied into events, for policies keyed on them (lower case; never credentials). */
   eventHeaders?: readonly string[];
+  /**
+   * What the request counts for (1 to 1,000,000; default 1), checked and published: a
+   * bulk call of 50 items may cost 50. A policy's `costs` replace it for that policy.
+   */
+  cost?: (request: FastifyRequest) => number | undefined;
 }
 
 declare module 'fastify' {
@@ -59,6 +64,7 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
     const country = options.country?.(request);
     const region = options.region?.(request);
     const asn = options.asn?.(request);
+    const cost = options.cost?.(request);
     // The route template too: a policy keyed on `route` counts the published events'
     // route, so a check without it would never find that policy's bans or counts.
     const decision = await enforcer.check({
@@ -73,6 +79,7 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
       ...(country ? { country } : {}),
       ...(region ? { region } : {}),
       ...(asn !== undefined ? { asn } : {}),
+      ...(cost !== undefined ? { cost } : {}),
     });
     request.banstream = decision;
     reply.headers(decisionHeaders(decision));
@@ -108,6 +115,7 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
       headers,
       edgeId: options.edgeId,
       latencyMs: reply.elapsedTime,
+      cost: options.cost?.(request) ?? 1,
     });
   });
 };
