@@ -81,7 +81,9 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
     ] as const) {
       expect(await runAt('sliding-log', T0 + offset, [[key, 3, 1_000]])).toEqual([expected]);
     }
-    expect(await redis.zcard(key)).toBe(3);
+    // Three requests in the window, and the log's running total of their costs.
+    expect(await redis.zcard(key)).toBe(3 + 1);
+    expect(await redis.zscore(key, '#total')).toBe('-3');
     expect(await redis.pttl(key)).toBeGreaterThan(900);
   });
 
@@ -134,8 +136,21 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
     expect(await runAt('sliding-log', T0, [[sl, 5, 1_000, 3]])).toEqual([[1, 2, 0]]);
     expect(await runAt('sliding-log', T0 + 10, [[sl, 5, 1_000, 3]])).toEqual([[0, 0, 990]]);
     expect(await runAt('sliding-log', T0 + 10, [[sl, 5, 1_000, 2]])).toEqual([[1, 0, 0]]);
-    expect(await redis.zcard(sl)).toBe(5);
+    // One entry per request, whatever its cost, and the total of their costs.
+    expect(await redis.zcard(sl)).toBe(2 + 1);
+    expect(await redis.zscore(sl, '#total')).toBe('-5');
     expect(await runAt('sliding-log', T0 + 20, [[sl, 5, 1_000, 6]])).toEqual([[0, 0, 1_000]]);
+    // The first entry (cost 3) ages out: its cost leaves the total.
+    expect(await runAt('sliding-log', T0 + 1_000, [[sl, 5, 1_000, 3]])).toEqual([[1, 0, 0]]);
+    expect(await redis.zscore(sl, '#total')).toBe('-5');
+
+    // A costly request is one entry and a handful of commands, not one per unit of cost.
+    const big = `${prefix}cost-sl-big:{user:10}`;
+    const before = await zaddCalls();
+    expect(await runAt('sliding-log', T0, [[big, 1_000_000, 60_000, 1_000_000]])).toEqual([[1, 0, 0]]);
+    expect((await zaddCalls()) - before).toBeLessThanOrEqual(2);
+    expect(await redis.zcard(big)).toBe(2);
+    expect(await runAt('sliding-log', T0 + 1, [[big, 1_000_000, 60_000, 1]])).toEqual([[0, 0, 59_999]]);
 
     const tb = `${prefix}cost-tb:{apikey:c}`;
     expect(
@@ -182,10 +197,16 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
   it('reads the Redis server clock when given 0', async () => {
     const key = `${prefix}clock:{x}`;
     await runAt('sliding-log', 0, [[key, 5, 60_000]]);
-    const [, score] = await redis.zrange(key, 0, 0, 'WITHSCORES');
+    const [, score] = await redis.zrangebyscore(key, '(0', '+inf', 'WITHSCORES');
     expect(Math.abs(Number(score) - Date.now())).toBeLessThan(5_000);
   });
 });
+
+/** ZADD calls the Redis server has run (INFO commandstats counts the commands a script runs). */
+async function zaddCalls(): Promise<number> {
+  const info = await redis.info('commandstats');
+  return Number(/cmdstat_zadd:calls=(\d+)/.exec(info)?.[1] ?? 0);
+}
 
 const HOUR = 3_600_000;
 const N = 50;

@@ -13,9 +13,12 @@
       window's count plus the previous one's, weighted by how much of it the
       sliding window still covers (the two-window approximation Cloudflare
       measured at 0.003% wrong decisions). One read and one write per check.
-  sl  exact sliding log: a sorted set of admitted requests scored by time. Memory
-      grows with the limit: for small limits, such as 5 failed payments per
-      device per day.
+  sl  exact sliding log: a sorted set of admitted requests scored by time, one
+      entry per request whatever its cost (the cost in the entry's name), and the
+      running total of their costs in the set as the entry #total (score minus the
+      total). One request is a constant number of commands, whatever its cost; each
+      entry is read once more when it ages out. Memory grows with the requests in the
+      window: for small limits, such as 5 failed payments per device per day.
   tb  token bucket by GCRA (the generic cell rate algorithm): the key holds the
       theoretical arrival time (TAT), when the bucket would be full again; a
       request is admitted when it would not push the TAT more than `size`
@@ -66,24 +69,53 @@ local function slidingWindow(key, limit, interval, now, cost)
   return 0, 0, math.max(1, math.ceil(wait))
 end
 
+-- The log's running total of admitted cost, kept in the log itself as a member with
+-- score minus the total: below every request's time, so never aged out with them.
+local TOTAL = '#total'
+-- Oldest entries read to find when a refused request could be admitted: a bound on the
+-- work one refusal costs (the wait given is then the earliest possible, a lower bound).
+local WAIT_SCAN = 64
+
+local function costOf(member)
+  return tonumber(string.match(member, ':(%d+)$')) or 1
+end
+
 local function slidingLog(key, limit, interval, now, cost)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - interval)
-  local n = redis.call('ZCARD', key)
-  if n + cost <= limit then
-    -- One entry per unit of cost. Members must be unique: the time and the count so far, bumped if taken.
-    local seq = n
-    for _ = 1, cost do
-      while redis.call('ZADD', key, 'NX', now, now .. '-' .. seq) == 0 do seq = seq + 1 end
-      seq = seq + 1
-    end
+  local total = tonumber(redis.call('ZSCORE', key, TOTAL))
+  if total == nil then
+    -- A log without its total (new, or written before costs): every entry counted 1.
+    total = -redis.call('ZCARD', key)
+  end
+  total = -total
+  -- Entries aged out leave the total: each is read once, when it ages out.
+  local expired = redis.call('ZRANGEBYSCORE', key, '(0', now - interval)
+  if #expired > 0 then
+    for _, member in ipairs(expired) do total = total - costOf(member) end
+    if total < 0 then total = 0 end
+    redis.call('ZREMRANGEBYSCORE', key, '(0', now - interval)
+    -- The key exists (it held those entries): this keeps its expiry.
+    redis.call('ZADD', key, -total, TOTAL)
+  end
+  if total + cost <= limit then
+    -- One entry per request, its cost in its name. Unique: the time, a count, bumped if taken.
+    local seq = redis.call('ZCARD', key)
+    while redis.call('ZADD', key, 'NX', now, now .. '-' .. seq .. ':' .. cost) == 0 do seq = seq + 1 end
+    redis.call('ZADD', key, -(total + cost), TOTAL)
     redis.call('PEXPIRE', key, interval)
-    return 1, limit - n - cost, 0
+    return 1, limit - total - cost, 0
   end
   if cost > limit then return 0, 0, interval end
-  -- Admitting needs the log to shrink to limit - cost: wait for the entry that gets it there to age out.
-  local k = n + cost - limit - 1
-  local blocking = redis.call('ZRANGE', key, k, k, 'WITHSCORES')
-  return 0, 0, math.max(1, tonumber(blocking[2]) + interval - now)
+  -- Admitting needs the total to fall to limit - cost: wait for the entries that get it there to age out.
+  local oldest = redis.call('ZRANGEBYSCORE', key, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, WAIT_SCAN)
+  local over = total + cost - limit
+  local at = nil
+  for i = 1, #oldest, 2 do
+    at = tonumber(oldest[i + 1])
+    over = over - costOf(oldest[i])
+    if over <= 0 then break end
+  end
+  if at == nil then return 0, 0, interval end
+  return 0, 0, math.max(1, at + interval - now)
 end
 
 local function tokenBucket(key, size, emission, now, cost)
