@@ -5,3 +5,5 @@ import { checkPolicyText } from './text-check.js';
 parentPort?.on('message', (message: { id: number; text: string }) => {
   parentPort!.postMessage({ id: message.id, result: checkPolicyText(message.text) });
 });
+// Loaded: a text's deadline starts now, not while the parser's modules load.
+parentPort?.postMessage({ ready: true });

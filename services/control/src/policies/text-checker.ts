@@ -3,6 +3,9 @@ import { Worker } from 'node:worker_threads';
 import { ProblemError } from '@banstream/platform';
 import { checkPolicyText, type TextCheck } from './text-check.js';
 
+/** The longest a new worker may take to load the parser. */
+const STARTUP_MS = 10_000;
+
 export interface TextCheckerOptions {
   /** The longest one text may take to check before its worker is ended. */
   deadlineMs: number;
@@ -30,6 +33,10 @@ export class TextChecker {
   private running: Job | undefined;
   private timer: NodeJS.Timeout | undefined;
   private nextId = 1;
+  /** Workers that have loaded the parser. */
+  private readonly ready = new WeakSet<Worker>();
+  /** The job waiting for a new worker to load. */
+  private waiting: Job | undefined;
   private closed = false;
   private readonly workerFile = new URL('./text-check-worker.js', import.meta.url);
   private readonly inWorker = existsSync(this.workerFile);
@@ -62,23 +69,53 @@ export class TextChecker {
     if (this.running || this.queue.length === 0) return;
     const job = this.queue.shift()!;
     this.running = job;
-    this.started().postMessage({ id: job.id, text: job.text });
-    this.timer = setTimeout(() => {
-      this.finish(job.id, () => job.reject(new ProblemError('POLICY_CHECK_TIMEOUT', `the text took longer than ${this.options.deadlineMs} ms to check: split it, or check it with the CLI`)));
-      const stuck = this.worker;
-      this.worker = undefined;
-      void stuck?.terminate();
-    }, this.options.deadlineMs);
+    const worker = this.started();
+    if (this.ready.has(worker)) this.post(worker, job);
+    else {
+      // Loading the parser is not the text's time; a worker that never loads is.
+      this.timer = setTimeout(() => this.abandon(job, 'the policy checker did not start'), STARTUP_MS);
+      this.waiting = job;
+    }
+  }
+
+  private post(worker: Worker, job: Job): void {
+    worker.postMessage({ id: job.id, text: job.text });
+    this.timer = setTimeout(() => this.abandon(job, `the text took longer than ${this.options.deadlineMs} ms to check: split it, or check it with the CLI`), this.options.deadlineMs);
+  }
+
+  /** Ends the job with POLICY_CHECK_TIMEOUT and its worker (a new one starts for the next). */
+  private abandon(job: Job, why: string): void {
+    const stuck = this.worker;
+    this.worker = undefined;
+    this.waiting = undefined;
+    this.finish(job.id, () => job.reject(new ProblemError('POLICY_CHECK_TIMEOUT', why)));
+    void stuck?.terminate();
   }
 
   private started(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(this.workerFile);
     worker.unref();
-    worker.on('message', (message: { id: number; result: TextCheck }) => this.finish(message.id, () => this.running?.resolve(message.result)));
+    worker.on('message', (message: { id?: number; result?: TextCheck; ready?: true }) => {
+      if (message.ready) {
+        this.ready.add(worker);
+        const job = this.waiting;
+        if (job && this.worker === worker) {
+          this.waiting = undefined;
+          clearTimeout(this.timer);
+          this.post(worker, job);
+        }
+        return;
+      }
+      const { id, result } = message;
+      if (id !== undefined && result !== undefined) this.finish(id, () => this.running?.resolve(result));
+    });
     worker.on('error', (error) => {
-      if (this.worker === worker) this.worker = undefined;
+      // A worker already replaced (ended at its deadline) has no job any more.
+      if (this.worker !== worker) return;
+      this.worker = undefined;
       const job = this.running;
+      this.waiting = undefined;
       if (job) this.finish(job.id, () => job.reject(error));
     });
     worker.on('exit', () => {
