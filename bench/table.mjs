@@ -47,7 +47,7 @@ const ROWS = [
   { bench: 'ingest', figure: 'publish_ns_per_event', target: '≤ 1,000', anchor: 'EdgePublisher.publish() on the caller thread' },
   { bench: 'enforcer', figure: 'local_checks_per_s', ceiling: 'ceiling_lookups_per_s', ratio: 'local_ratio', target: '≥ 2,000,000', anchor: 'ceiling: a bare Map lookup loop, 1M bans' },
   { bench: 'enforcer', figure: 'local_checks_per_s_browser_headers', target: '–', anchor: "the same checks, each request with a browser's dozen headers (no policy reads them)" },
-  { bench: 'enforcer', figure: 'floor_lookups_per_s', target: '–', anchor: 'the ban lookup alone (address to number, Int32Table probe, expiry): an upper bound for local checks' },
+  { bench: 'enforcer', figure: 'floor_lookups_per_s', target: '–', anchor: 'the ban lookup alone (address to number, Int32Index probe, expiry from its row): an upper bound for local checks' },
   {
     bench: 'enforcer',
     figure: 'floor_with_attributes_checks_per_s',
