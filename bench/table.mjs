@@ -59,7 +59,7 @@ const ROWS = [
     bench: 'enforcer',
     figure: 'ban_bytes_per_entry',
     target: '≤ 64',
-    anchor: 'heap per blocklist-feed ban: 100,000 (80% addresses, 20% networks) Avro-decoded into an empty BanCache; an HAProxy stick-table entry is about 50 B',
+    anchor: 'heap per blocklist-feed ban: 100,000 (80% addresses, 20% networks) Avro-decoded into an empty BanCache after an untimed first fill; an HAProxy stick-table entry is about 50 B',
   },
   {
     bench: 'enforcer',
