@@ -57,7 +57,7 @@ async function main(): Promise<void> {
         http: "autocannon, 32 keep-alive connections, POST /v1/check with a JSON request; each server warmed up 2 s, then 9 rounds of 2 s taking turns (hello-world, sidecar, sidecar with ENFORCER_BATCH_ANSWERS=false, a hello-world batching as the sidecar does); a ratio is the median of the rounds' own ratios; latencies are autocannon's at that load, medians over the rounds",
         ban_bytes: '1,000,000 IPv4 address bans, each Avro-encoded and decoded as the bans feed does, into a BanCache; heap and array buffers after a full collection, before and after',
         with_feed:
-          "100,000 feed bans (80% addresses, 20% networks over 20 prefix lengths /12-/31, outside the requests' 10.0.0.0/8) beside the million, rounds taking turns without and with them; ban_bytes_per_entry: the feed bans alone, Avro-decoded into an empty BanCache",
+          "100,000 feed bans (80% addresses, 20% networks over 20 prefix lengths /12-/31, outside the requests' 10.0.0.0/8) beside the million, rounds taking turns without and with them; ban_bytes_per_entry: the feed bans alone, Avro-decoded into an empty BanCache after an untimed first fill",
         feed: 'library enforcer in the bench process; 100 bans 50 ms apart; check() polled every ms',
         grpc: GRPC_PARAMS,
       },

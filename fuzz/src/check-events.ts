@@ -4,6 +4,7 @@ import { SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { decodeAvroBody } from '../../services/ingest/dist/events/decode-body.js';
 import { scanBatch } from '../../services/ingest/dist/events/avro-scan.js';
 import { prepareDecoded, type Prepared } from '../../services/ingest/dist/events/prepare.js';
+import { checkTails } from './check-tails.js';
 import { difference, pick } from './equal.js';
 import type { Answer, Probe } from './probe.js';
 import { decodeBody, decodeSingleObject, Refused, resolve } from './reference.js';
@@ -16,6 +17,8 @@ import { COSTLESS_EVENTS, COSTLY_EVENTS, countsOf } from './tally.js';
  *   without headers): accept exactly what the reference accepts, with its values;
  * - aggregator.reader (hand-written): whatever it answers, the reference's values
  *   (it may leave an input to aggregator.avsc);
+ * - aggregator.readTail (the sampled events' evidence): each event's user agent and
+ *   edge at the offsets the reader noted, and no crash from any offset (check-tails.ts);
  * - gateway.slow (avsc, validate, normalise, re-encode): accepts exactly what the
  *   reference accepts and the validator finds valid; gateway.scan: whatever it takes,
  *   what gateway.slow gives;
@@ -66,6 +69,7 @@ export function checkEvents(sut: Sut, bytes: Buffer, probe: Probe): void {
       else same(probe, fast, read.value, counted(ref.value, a.headers));
     }
   }
+  checkTails(sut, bytes, probe, ref.ok ? ref.value : undefined);
   checkGateway(sut, bytes, probe, ref);
 }
 

@@ -57,7 +57,7 @@ export const FIGURES = Object.freeze({
   ingestJsonCpuUsPerEvent: { bench: 'ingest', figure: 'json_cpu_us_per_event', unit: 'µs gateway CPU per event, JSON batches of 500' },
   localChecksPerS: { bench: 'enforcer', figure: 'local_checks_per_s', unit: 'in-process checks/s on one core, 1M bans' },
   httpChecksPerS: { bench: 'enforcer', figure: 'http_checks_per_s', unit: 'sidecar checks/s (one process)' },
-  banBytes: { bench: 'enforcer', figure: 'ban_cache_bytes_per_ban', unit: 'heap bytes per ban held (BanCache and the ban objects, at 1M IPv4 bans)' },
+  banBytes: { bench: 'enforcer', figure: 'ban_cache_bytes_per_ban', unit: 'heap and array-buffer bytes per ban held (the BanCache, at 1M IPv4 bans)' },
   banFeedLagP99Ms: { bench: 'enforcer', figure: 'ban_feed_lag_p99_ms', unit: 'ms p99, ban record sent to applied by an enforcer' },
   windowBytesPerKey: { bench: 'window', figure: 'bytes_per_key', unit: 'bytes per tracked window key' },
   banDelayP99Ms: { bench: 'ban-latency', figure: 'ban_delay_p99_ms', unit: 'ms p99, crossing record in Kafka to its ban on the bans topic' },
@@ -73,9 +73,9 @@ export const FIGURES = Object.freeze({
 export const FALLBACK_FIGURES = Object.freeze({
   eventBytes: { value: 162, source: "the aggregator bench's seeded trace (seed 20250101: 2,000,000 events in 4,211 records of 77,173 bytes); docs/performance.md has no row for it" },
   banBytes: {
-    value: 447,
+    value: 49,
     source:
-      '`npm run bench -- enforcer` `ban_cache_bytes_per_ban`, 3 runs (447 each; 502 before the IPv4 table moved to typed arrays), Node v20.20.2: 1M bans decoded from Avro; docs/performance.md has no row for it yet',
+      '`npm run bench -- enforcer` `ban_cache_bytes_per_ban`, 2026-11-26 (49 with the compact ban cache; 439 with a Ban object per ban, 502 before the IPv4 table moved to typed arrays), Node v20.20.2: 1M bans decoded from Avro',
   },
 });
 

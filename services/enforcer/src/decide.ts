@@ -72,7 +72,8 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
   // Subject texts from the compiled keys every other reader uses (escaped, bounded, hashed alike).
   if (attrs.userId !== undefined) bans = found(bans, state.bans.subject(userSubjectOf(attrs)!, nowMs));
   if (attrs.apiKeyHash !== undefined) bans = found(bans, state.bans.subject(apiKeySubjectOf(attrs)!, nowMs));
-  if (attrs.ipAddress) bans = state.bans.networksOf(attrs.ipAddress, nowMs, bans);
+  // The network bans' denials come next, from the cache's rows (no Ban object is made).
+  const beforeNetworks = bans?.length ?? 0;
   // Manual bans on other subjects (a path, a header, a composite): none in most deployments.
   const manual = state.bans.manualSubjectFns;
   for (let i = 0; i < manual.length; i++) {
@@ -96,7 +97,12 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
   // The address ban comes first among the bans' denials, as the most common.
   const onAddress = attrs.ipAddress ? state.bans.addressDenial(attrs.ipAddress, nowMs, banReason) : state.bans.denial(state.bans.subject(ipSubjectOf(attrs)!, nowMs), nowMs, banReason);
   if (onAddress) addCandidate(decision, onAddress);
-  if (bans) for (const ban of bans) addCandidate(decision, state.bans.denial(ban, nowMs, banReason)!);
+  for (let i = 0; i < beforeNetworks; i++) addCandidate(decision, state.bans.denial(bans![i], nowMs, banReason)!);
+  if (attrs.ipAddress) {
+    const networks = state.bans.networkDenials(attrs.ipAddress, nowMs, banReason);
+    if (networks) for (const denial of networks) addCandidate(decision, denial);
+  }
+  if (bans) for (let i = beforeNetworks; i < bans.length; i++) addCandidate(decision, state.bans.denial(bans[i], nowMs, banReason)!);
   return decision;
 }
 

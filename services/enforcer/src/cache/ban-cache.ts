@@ -1,18 +1,23 @@
-import { addressSubject, canonicalIpv4, parseCidr, tryParseIp, type Candidate, type IpAddress } from '@banstream/core';
+import { addressSubject, canonicalIpv4, formatIpv4, parseCidr, tryParseIp, type Candidate, type Cidr, type IpAddress } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
 import { CONTEXT_SCOPES, scopesOfSubject, type ContextScope, type ScopeSet } from '../context-scopes.js';
 import { BanPage, type BanPageQuery } from './ban-page.js';
-import { Int32Table } from './int32-table.js';
+import { BanStore, withoutEvidence } from './ban-store.js';
+import { Int32Index } from './int32-index.js';
 import { ManualShapes } from './manual-shapes.js';
-import { addressKey, live, NetworkBans } from './network-bans.js';
+import { addressKey, containingSubject, NetworkBans, networkSubject, subjectOfNetwork } from './network-bans.js';
 
 /**
- * The bans topic as a lookup table. Exact subjects (`ip:…`, `user:…`, composites)
- * are one hash probe; IPv4 address bans are keyed by the address as a number, so the
- * per-request check builds no `ip:…` string and hashes no text; prefix bans (`cidr:…`) are kept per prefix length, so an
- * address is matched against every banned network containing it with one probe per
- * length present, not one per ban. A ban stops applying at its expiry even before
- * its tombstone arrives; purgeExpired drops it so memory follows live bans.
+ * The bans topic as a lookup table. Exact subjects (`user:…`, IPv6 addresses,
+ * composites) are one hash probe and keep their Ban object; IPv4 address bans are keyed
+ * by the address as a number, so the per-request check builds no `ip:…` string and
+ * hashes no text; prefix bans (`cidr:…`) are kept per prefix length, so an address is
+ * matched against every banned network containing it with one probe per length
+ * present, not one per ban. Those two kinds, the numerous ones (an attack's addresses,
+ * a blocklist feed), keep no Ban object: a row of numbers and a shared profile each
+ * (ban-store.ts), the ban made again when a listing or a lookup asks for it. A ban
+ * stops applying at its expiry even before its tombstone arrives; purgeExpired drops
+ * it so memory follows live bans. No ban keeps its evidence (the control API shows it).
  *
  * It holds at most `maxBans` bans (ENFORCER_MAX_BANS), so that a flood of bans
  * cannot exhaust an enforcer's memory: when full, a ban on a subject it does not hold
@@ -21,16 +26,18 @@ import { addressKey, live, NetworkBans } from './network-bans.js';
  */
 export class BanCache {
   private readonly exact = new Map<string, Ban>();
+  /** The bans on IPv4 addresses and networks, kept compactly (ban-store.ts): a row each, no Ban object. */
+  private readonly store = new BanStore();
   /**
-   * `ip:a.b.c.d` bans by ipv4Key: the most numerous kind, probed on every request. Each
-   * entry keeps beside the ban what a denial needs (see V4_FIELDS), so addressDenial
-   * never reads the ban object: that read would be a second cache miss.
+   * `ip:a.b.c.d` bans, the address as an int32 → its entry in the store: the most
+   * numerous kind, probed on every request. A check reads the entry's row and its
+   * profile, never a Ban object, and builds no `ip:…` string.
    */
-  private readonly v4 = new Int32Table<Ban>(1024, V4_FIELDS);
-  /** Denial texts of the other bans (exact subjects, networks, IPv6), built once per ban. */
+  private readonly v4 = new Int32Index(1024);
+  /** Denial texts of the bans kept whole (exact subjects, IPv6 addresses), built once per ban. */
   private readonly otherTexts = new WeakMap<Ban, string>();
-  /** Prefix bans (`cidr:…`), by family and length (network-bans.ts). */
-  private readonly networks = new NetworkBans();
+  /** Prefix bans (`cidr:…`), by family and length (network-bans.ts), their bans in the store. */
+  private readonly networks = new NetworkBans(this.store);
   private refusedCount = 0;
   /** The shapes of the manual bans on subjects a check does not look up otherwise (manual-shapes.ts). */
   private readonly shapes = new ManualShapes();
@@ -70,29 +77,45 @@ export class BanCache {
     return this.refusedCount;
   }
 
-  /** Applies a record of the bans topic; null is the tombstone that lifts the ban. */
+  /** Distinct profiles (policy, reason, status, origin…) the compact bans share: a figure for tests and benchmarks. */
+  get profileCount(): number {
+    return this.store.profileCount;
+  }
+
+  /** Applies a record of the bans topic; null is the tombstone that lifts the ban. Evidence is not kept (null). */
   observe(key: string, ban: Ban | null): void {
     // A composite that starts with a network (`cidr:…|path:…`) is an exact subject.
     const network = key.startsWith('cidr:') && !key.includes('|') ? parseCidr(key.slice(5)) : undefined;
-    if (!network) {
-      const subject = canonicalAddressSubject(key);
-      const v4 = ipv4SubjectKey(subject);
-      if (v4 !== undefined) {
-        if (!ban) this.v4.delete(v4);
-        else if (this.v4.slotOf(v4) >= 0 || !this.refuses(subject, ban)) writeDenialFields(this.v4, this.v4.set(v4, ban), ban);
-        return;
-      }
-      const before = this.exact.get(subject);
-      if (ban && before === undefined && this.refuses(subject, ban)) return;
-      if (before?.origin === MANUAL) this.shapes.remove(subject);
-      if (ban) this.exact.set(subject, ban);
-      else this.exact.delete(subject);
-      if (ban?.origin === MANUAL) this.shapes.add(subject);
-      if (ban || before) this.countContext(subject, before === undefined ? 1 : ban ? 0 : -1, ban);
+    if (network) {
+      this.observeNetwork(key, network, ban);
       return;
     }
-    if (!ban) this.networks.delete(network);
-    else if (this.networks.has(network) || !this.refuses(key, ban)) this.networks.set(network, ban);
+    const subject = canonicalAddressSubject(key);
+    const v4 = ipv4SubjectKey(subject);
+    if (v4 !== undefined) {
+      const entry = this.v4.get(v4);
+      if (!ban) {
+        if (entry >= 0) this.store.drop(this.v4.delete(v4));
+      } else if (entry >= 0) this.store.put(entry, v4Subject(v4), ban);
+      else if (!this.refuses(subject, ban)) this.v4.set(v4, this.store.put(-1, v4Subject(v4), ban));
+      return;
+    }
+    const before = this.exact.get(subject);
+    if (ban && before === undefined && this.refuses(subject, ban)) return;
+    if (before?.origin === MANUAL) this.shapes.remove(subject);
+    const held = ban && withoutEvidence(ban);
+    if (held) this.exact.set(subject, held);
+    else this.exact.delete(subject);
+    if (held?.origin === MANUAL) this.shapes.add(subject);
+    if (held || before) this.countContext(subject, before === undefined ? 1 : held ? 0 : -1, held);
+  }
+
+  private observeNetwork(key: string, network: Cidr, ban: Ban | null): void {
+    const entry = this.networks.entryOf(network);
+    if (!ban) {
+      if (entry >= 0) this.store.drop(this.networks.delete(network));
+    } else if (entry >= 0) this.store.put(entry, subjectOfNetwork(network), ban);
+    else if (!this.refuses(key, ban)) this.networks.add(network, this.store.put(-1, subjectOfNetwork(network), ban));
   }
 
   /** True, and counted, if `ban` on a subject not held must be refused: the cache is full and the ban is not manual. */
@@ -107,37 +130,34 @@ export class BanCache {
     return true;
   }
 
-  /** The live ban on this exact subject, if any. */
+  /** The live ban on this exact subject, if any (not a network's: networksOf finds those); an IPv4 address's is made again, a new object each call. */
   subject(subject: string, nowMs: number): Ban | undefined {
     const v4 = ipv4SubjectKey(subject);
-    return live(v4 === undefined ? this.exact.get(subject) : this.v4.get(v4), nowMs);
+    return v4 === undefined ? live(this.exact.get(subject), nowMs) : this.liveBan(this.v4.get(v4), v4Subject(v4), nowMs);
   }
 
   /** The live ban on this address itself (subject `ip:…`), if any. */
   address(address: IpAddress, nowMs: number): Ban | undefined {
     if (address.family !== 4) return live(this.exact.get(addressSubject(address)), nowMs);
-    return live(this.v4.get(addressKey(address)), nowMs);
+    const key = addressKey(address);
+    return this.liveBan(this.v4.get(key), v4Subject(key), nowMs);
+  }
+
+  private liveBan(entry: number, subject: string, nowMs: number): Ban | undefined {
+    return entry >= 0 && this.store.expiresAt(entry) > nowMs ? this.store.ban(entry, subject) : undefined;
   }
 
   /**
    * The denial by the live ban on this address itself, if any, for a check: for an
-   * IPv4 address from the table entry alone. `reason` builds a ban's text, once per ban.
+   * IPv4 address from its row and profile alone. `reason` builds a ban's text, once per ban.
    */
   addressDenial(address: IpAddress, nowMs: number, reason: (ban: Ban) => string): Candidate | undefined {
     if (address.family !== 4) return this.denial(this.exact.get(addressSubject(address)), nowMs, reason);
-    const table = this.v4;
-    const slot = table.slotOf(addressKey(address));
-    if (slot < 0) return undefined;
-    const facts = table.fieldAt(slot, FIELD_FACTS) as number;
-    if (facts < 0) return this.denial(table.valueAt(slot), nowMs, reason);
-    const expiresAt = Math.floor(facts / 4) * EXPIRY_SPLIT + (table.fieldAt(slot, FIELD_EXPIRY_LOW) as number);
-    if (!(expiresAt > nowMs)) return undefined;
-    let text = table.fieldAt(slot, FIELD_TEXT) as string | undefined;
-    if (text === undefined) table.setFieldAt(slot, FIELD_TEXT, (text = reason(table.valueAt(slot))));
-    return banDenial(table.fieldAt(slot, FIELD_POLICY) as string, (facts & 1) !== 0, (facts & 2) !== 0, text, expiresAt, nowMs);
+    const entry = this.v4.get(addressKey(address));
+    return entry < 0 ? undefined : this.entryDenial(entry, address, ADDRESS, nowMs, reason);
   }
 
-  /** Starts the read of an IPv4 address's table entry: addressDenial, later, finds it in cache. */
+  /** Starts the read of an IPv4 address's index slot: addressDenial, later, finds it in cache. */
   touchAddress(address: IpAddress): void {
     if (address.family === 4) touched ^= this.v4.touch(addressKey(address));
   }
@@ -150,27 +170,49 @@ export class BanCache {
     return banDenial(ban.policyId, ban.httpStatus === 429, ban.preview, text, ban.expiresAt, nowMs);
   }
 
-  /** Every live prefix ban whose network contains the address, appended to `out` (made when the first is found); returns `out`. */
+  /** Every live prefix ban whose network contains the address, made again, appended to `out` (made when the first is found); returns `out`. */
   networksOf(address: IpAddress, nowMs: number, out?: Ban[]): Ban[] | undefined {
-    return this.networks.containing(address, nowMs, out);
+    const hits = this.networks.containing(address, nowMs);
+    if (hits) for (let i = 0; i < hits.length; i += 2) (out ??= []).push(this.store.ban(hits[i]!, containingSubject(address, hits[i + 1]!)));
+    return out;
+  }
+
+  /** The denials of networksOf's bans, for a check: from their rows and profiles, texts built once per ban. */
+  networkDenials(address: IpAddress, nowMs: number, reason: (ban: Ban) => string, out?: Candidate[]): Candidate[] | undefined {
+    const hits = this.networks.containing(address, nowMs);
+    if (hits) for (let i = 0; i < hits.length; i += 2) (out ??= []).push(this.entryDenial(hits[i]!, address, hits[i + 1]!, nowMs, reason)!);
+    return out;
+  }
+
+  /** The denial by the store's `entry`, the ban on the address itself (bits ADDRESS) or on its network of `bits`, if live. */
+  private entryDenial(entry: number, address: IpAddress, bits: number, nowMs: number, reason: (ban: Ban) => string): Candidate | undefined {
+    const store = this.store;
+    const expiresAt = store.expiresAt(entry);
+    if (!(expiresAt > nowMs)) return undefined;
+    let text = store.text(entry);
+    if (text === undefined) {
+      const subject = bits === ADDRESS ? v4Subject(addressKey(address)) : containingSubject(address, bits);
+      store.setText(entry, (text = reason(store.ban(entry, subject))));
+    }
+    const facts = store.facts(entry);
+    return banDenial(facts.policyId, facts.httpStatus === 429, facts.preview, text, expiresAt, nowMs);
   }
 
   /** Drops expired bans; returns how many. */
   purgeExpired(nowMs: number): number {
     let purged = 0;
-    const sweep = <K>(m: Map<K, Ban>) => {
-      let n = 0;
-      for (const [k, b] of m) if (b.expiresAt <= nowMs && m.delete(k)) n++;
-      return n;
-    };
     for (const [subject, b] of this.exact) {
       if (b.expiresAt > nowMs) continue;
       if (b.origin === MANUAL) this.shapes.remove(subject);
       this.countContext(subject, -1, null);
     }
-    purged += sweep(this.exact);
-    purged += this.v4.deleteWhere((b) => b.expiresAt <= nowMs);
-    purged += this.networks.purgeExpired(nowMs);
+    for (const [k, b] of this.exact) if (b.expiresAt <= nowMs && this.exact.delete(k)) purged++;
+    // Keys collected first: deleting moves slots.
+    const doomed: number[] = [];
+    for (const [key, entry] of this.v4.entries()) if (this.store.expiresAt(entry) <= nowMs) doomed.push(key);
+    for (const key of doomed) this.store.drop(this.v4.delete(key));
+    purged += doomed.length;
+    purged += this.networks.purgeExpired(nowMs, (entry) => this.store.drop(entry));
     return purged;
   }
 
@@ -192,8 +234,8 @@ export class BanCache {
    * (ban-page.ts). A million bans take a few hundred ms to scan, so the scan pauses
    * every `LIST_SLICE` entries for the event loop (checks go on meanwhile), and
    * listings run one at a time: two would put two slices between checks. A ban
-   * present throughout the listing is in it (Int32Table.openScan); one set or lifted
-   * meanwhile may or may not be.
+   * present throughout the listing is in it (Int32Index.openScan); one set or lifted
+   * meanwhile may or may not be. Only the bans a page keeps are made again.
    */
   list(nowMs: number, query: BanPageQuery): Promise<Ban[]> {
     const turn = this.listings.then(() => this.collect(new BanPage(nowMs, query)));
@@ -208,13 +250,22 @@ export class BanCache {
   }
 
   private async collect(page: BanPage): Promise<Ban[]> {
-    const offer = (ban: Ban) => page.offer(ban);
+    const store = this.store;
+    const offerEntry = (entry: number, subject: string) => {
+      if (page.wants(store.subjectOf(entry, subject), store.expiresAt(entry))) page.take(store.ban(entry, subject));
+    };
     let budget = this.listSlice;
     // Map iterators stay valid across pauses: an entry deleted meanwhile is skipped, one added may be seen.
-    const maps: Iterable<Map<unknown, Ban>> = [this.exact, ...this.networks.maps()];
-    for (const map of maps) {
-      for (const ban of map.values()) {
-        offer(ban);
+    for (const ban of this.exact.values()) {
+      page.offer(ban);
+      if (--budget === 0) {
+        await nextTurn();
+        budget = this.listSlice;
+      }
+    }
+    for (const { bits, bans } of this.networks.lengths()) {
+      for (const [key, entry] of bans) {
+        offerEntry(entry, networkSubject(key, bits));
         if (--budget === 0) {
           await nextTurn();
           budget = this.listSlice;
@@ -222,9 +273,13 @@ export class BanCache {
       }
     }
     const scan = this.v4.openScan();
+    const visit = (key: number, entry: number) => {
+      // An address lifted during a pause (its entry perhaps reused) is skipped, as one lifted before the listing.
+      if (this.v4.get(key) === entry) offerEntry(entry, v4Subject(key));
+    };
     try {
       // A quarter to a half of the slots hold a ban.
-      while (!this.v4.scanStep(scan, this.listSlice, offer)) await nextTurn();
+      while (!this.v4.scanStep(scan, this.listSlice, visit)) await nextTurn();
     } finally {
       this.v4.closeScan(scan);
     }
@@ -293,29 +348,17 @@ function ipv4SubjectKey(subject: string): number | undefined {
   return address < 0 ? undefined : address | 0;
 }
 
-/**
- * The fields of an IPv4 entry: the denial text (built at the first denial), the policy
- * id, and the expiry in two small integers (V8 would box a double in a separate heap
- * object, a pointer to chase) with the 429 and preview flags in the low bits of the
- * first. A ban whose expiry does not fit (before 1970, after 2^50 ms) gets -1: read it.
- */
-const V4_FIELDS = 4;
-const FIELD_TEXT = 0;
-const FIELD_POLICY = 1;
-const FIELD_FACTS = 2;
-const FIELD_EXPIRY_LOW = 3;
-const EXPIRY_SPLIT = 2 ** 21;
+/** The subject of the IPv4 address ban whose key is `key`: `ip:203.0.113.7`. */
+function v4Subject(key: number): string {
+  return `ip:${formatIpv4(key)}`;
+}
 
-function writeDenialFields(table: Int32Table<Ban>, slot: number, ban: Ban): void {
-  table.setFieldAt(slot, FIELD_POLICY, ban.policyId);
-  const expiresAt = ban.expiresAt;
-  if (!(Number.isSafeInteger(expiresAt) && expiresAt >= 0 && expiresAt < 2 ** 50)) {
-    table.setFieldAt(slot, FIELD_FACTS, -1);
-    return;
-  }
-  const high = Math.floor(expiresAt / EXPIRY_SPLIT);
-  table.setFieldAt(slot, FIELD_FACTS, high * 4 + (ban.preview ? 2 : 0) + (ban.httpStatus === 429 ? 1 : 0));
-  table.setFieldAt(slot, FIELD_EXPIRY_LOW, expiresAt - high * EXPIRY_SPLIT);
+/** entryDenial's prefix length for the ban on the address itself. */
+const ADDRESS = -1;
+
+/** The ban while it applies. */
+function live(ban: Ban | undefined, nowMs: number): Ban | undefined {
+  return ban && ban.expiresAt > nowMs ? ban : undefined;
 }
 
 /** What a check gets from a live ban: 429 if the ban says so, else 403, and when to retry. */

@@ -32,11 +32,19 @@ export class BanPage {
   }
 
   offer(ban: Ban): void {
-    const subject = ban.subject;
-    if (this.bound !== undefined && !(subject < this.bound)) return;
-    if (this.after !== undefined && !(subject > this.after)) return;
-    if (!(ban.expiresAt > this.nowMs)) return;
-    if (this.prefix !== undefined && !subject.startsWith(this.prefix)) return;
+    if (this.wants(ban.subject, ban.expiresAt)) this.take(ban);
+  }
+
+  /** Whether a ban on `subject` ending at `expiresAt` may make the page: then take() it (so a ban is made only if wanted). */
+  wants(subject: string, expiresAt: number): boolean {
+    if (this.bound !== undefined && !(subject < this.bound)) return false;
+    if (this.after !== undefined && !(subject > this.after)) return false;
+    if (!(expiresAt > this.nowMs)) return false;
+    return this.prefix === undefined || subject.startsWith(this.prefix);
+  }
+
+  /** Keeps a ban wants() said yes to. */
+  take(ban: Ban): void {
     this.kept.push(ban);
     if (this.kept.length >= 2 * this.query.limit) this.cut();
   }
