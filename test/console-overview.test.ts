@@ -1,0 +1,104 @@
+import type { Browser, Page } from 'playwright-core';
+import type { RequestEvent } from '@banstream/schemas';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testInfra, waitUntil } from './support/infra.js';
+import { event, publishEvents, publishPolicy, startAggregator, type Aggregator } from './support/aggregator.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
+import { startControl, testTokens, type Control } from './support/control.js';
+import { startSidecar, type Sidecar } from './support/pipeline.js';
+import { launchBrowser, screenshot, watchedPage } from './support/browser.js';
+import { byTestId, closeBrowser, consoleEnv, expectAccessible, openPage, PAGES, signIn, stopProcess } from './support/console.js';
+
+const FLOOD_IP = '203.0.113.50';
+
+/**
+ * The live Overview in Debian's chromium against the real pipeline (aggregator, an
+ * enforcer whose metrics control reads), and an accessibility pass over every page as
+ * an admin, who is shown every control.
+ */
+describe('web console: live overview, and every page accessible', () => {
+  const { kafkaBrokers, redisUrl } = testInfra();
+  const tokens = testTokens();
+  let broker: TestBroker;
+  let aggregator: Aggregator;
+  let enforcer: Sidecar;
+  let control: Control;
+  let browser: Browser;
+  let traffic: NodeJS.Timeout | undefined;
+
+  beforeAll(async () => {
+    broker = await connectTestBroker(kafkaBrokers);
+    await publishPolicy(broker.producer, broker.topics.name('policies'), { id: 'overview-flood', key: ['ip'], threshold: { count: 40, interval: '10s' }, action: { type: 'ban', banDuration: '10m' } });
+    [aggregator, enforcer, browser] = await Promise.all([
+      startAggregator({ ...broker.env, AGGREGATOR_TICK_MS: '50', AGGREGATOR_GROUP_ID: `${broker.topics.prefix}aggregator` }),
+      startSidecar({ ...broker.env, REDIS_URL: redisUrl }),
+      launchBrowser(),
+    ]);
+    control = await startControl({ ...broker.env, ...consoleEnv(tokens.entries), CONTROL_CONSOLE_ENFORCER_URLS: enforcer.url, CONTROL_CONSOLE_TICK_MS: '500' });
+  }, 120_000);
+
+  afterAll(async () => {
+    clearInterval(traffic);
+    await closeBrowser(browser);
+    await control?.stop();
+    await stopProcess(enforcer?.proc);
+    if (aggregator) await stopProcess(aggregator.proc);
+    await broker?.close();
+  });
+
+  /** Quiet clients every 100 ms, and from `floodAfter` on a flood from one address. */
+  function startTraffic(floodAfter: number): void {
+    const started = Date.now();
+    let busy = false;
+    traffic = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      const now = Date.now();
+      const events: RequestEvent[] = [];
+      for (let h = 1; h <= 10; h++) events.push(event(`192.0.2.${h}`, now, { country: h % 2 === 0 ? 'DE' : 'FR' }));
+      if (now - started > floodAfter) for (let i = 0; i < 10; i++) events.push(event(FLOOD_IP, now, { country: 'NL' }));
+      void publishEvents(broker.producer, broker.topics.name('events'), events).finally(() => (busy = false));
+    }, 100);
+  }
+
+  const figure = async (page: Page, id: string) => Number(await page.locator(byTestId(id)).getAttribute('data-value'));
+  const updatedAt = async (page: Page) => Number(await page.locator(byTestId('overview-updated-at')).getAttribute('data-updated-at'));
+
+  it('updates the Overview live: events per second, then the ban of a flood and its denials at the enforcer', async () => {
+    const { page, problems } = await watchedPage(browser);
+    await signIn(page, control.url, tokens.admin);
+    await openPage(page, 'overview');
+    const first = await waitUntil(async () => (await updatedAt(page)) || undefined, 'a first overview snapshot');
+    await waitUntil(async () => (await updatedAt(page)) > first, 'a later snapshot, pushed without a reload');
+
+    startTraffic(3_000);
+    await waitUntil(async () => (await figure(page, 'overview-events-per-second')) > 0, 'events per second above 0', 20_000);
+    await waitUntil(() => aggregator.metric('banstream_aggregator_bans_emitted_total').then((n) => n > 0), 'the flood to be banned', 30_000, 200);
+    await waitUntil(async () => (await figure(page, 'overview-bans-per-minute')) >= 1, 'the ban in bans per minute', 10_000);
+    // Checks from the banned address: the enforcer counts denials by source, which control reads from its metrics.
+    await waitUntil(async () => (await enforcer.check({ ip: FLOOD_IP })).body.allowed === false, 'the enforcer to deny the flood', 10_000, 20);
+    for (let i = 0; i < 20; i++) await enforcer.check({ ip: FLOOD_IP });
+    await waitUntil(async () => /ban/i.test((await page.locator(byTestId('overview-denials')).textContent()) ?? ''), 'denials by source to show the ban', 10_000);
+    clearInterval(traffic);
+
+    await expectAccessible(page, 'the overview page');
+    await screenshot(page, 'console-overview');
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('has no serious or critical accessibility violation on any page as an admin', async () => {
+    await control.call('POST', '/v1/allowlist', { token: tokens.operator, body: { entry: '192.0.2.200', reason: 'monitoring', ttl: '1h' } });
+    const { page, problems } = await watchedPage(browser);
+    await signIn(page, control.url, tokens.admin);
+    for (const name of PAGES) {
+      await openPage(page, name);
+      if (name === 'bans') await page.locator(`${byTestId('ban-row')}[data-subject="ip:${FLOOD_IP}"]`).waitFor();
+      if (name === 'allowlist') await page.locator(`${byTestId('allow-row')}[data-entry="192.0.2.200"]`).waitFor();
+      if (name === 'audit') await page.locator(byTestId('audit-row')).first().waitFor();
+      await expectAccessible(page, `the ${name} page as an admin`);
+    }
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
