@@ -2,8 +2,8 @@
  * A million bans on the bans topic, as the aggregator and the control API write them
  * (Avro, keyed by subject), for the console benchmark to load into control. Subjects
  * mix scopes as a busy deployment holds them: 80% addresses, 10% /24 networks, 10%
- * users; five policies, a tenth by hand. They started an hour ago (so they do not count
- * as the last minute's bans on the Overview) and hold for a day.
+ * users; five policies, a tenth by hand. They started an hour ago, their records too (so
+ * they are not the last minute's bans on the Overview), and hold for a day.
  */
 import type { Kafka } from '@banstream/kafka';
 import { loadSchemaCatalog, SCHEMA_NAMES, type Ban } from '@banstream/schemas';
@@ -50,6 +50,8 @@ export async function produceBans(kafka: Kafka, topic: string, count: number): P
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
   const now = Date.now();
+  // The Overview counts bans per minute by record time: these are an hour old, so they are not the last minute's.
+  const recordTime = String(now - 3_600_000);
   const started = performance.now();
   let bytes = 0;
   let next = 0;
@@ -58,12 +60,12 @@ export async function produceBans(kafka: Kafka, topic: string, count: number): P
       while (next < count) {
         const from = next;
         next = Math.min(count, next + PER_SEND);
-        const messages: { key: string; value: Buffer }[] = [];
+        const messages: { key: string; value: Buffer; timestamp: string }[] = [];
         for (let i = from; i < next; i++) {
           const ban = benchBan(i, now);
           const value = codec.encode(ban);
           bytes += value.length;
-          messages.push({ key: ban.subject, value });
+          messages.push({ key: ban.subject, value, timestamp: recordTime });
         }
         await producer.send({ topic, acks: 1, messages });
         if (Math.floor(next / 100_000) > Math.floor(from / 100_000)) note(`bans produced: ${next}`);

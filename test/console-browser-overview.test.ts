@@ -34,7 +34,7 @@ describe('web console: live overview, and every page accessible', () => {
       startSidecar({ ...broker.env, REDIS_URL: redisUrl }),
       launchBrowser(),
     ]);
-    control = await startControl({ ...broker.env, ...consoleEnv(tokens.entries), CONTROL_CONSOLE_ENFORCER_URLS: enforcer.url, CONTROL_CONSOLE_TICK_MS: '500' });
+    control = await startControl({ ...broker.env, ...consoleEnv(tokens.entries), CONTROL_CONSOLE_METRICS_URLS: `${enforcer.url},http://127.0.0.1:${aggregator.port}`, CONTROL_CONSOLE_TICK_MS: '500' });
   }, 120_000);
 
   afterAll(async () => {
