@@ -42,6 +42,12 @@ async function main() {
   // events without an edge token unless the caller gives tokens. A deployment sets INGEST_EDGE_TOKENS.
   const anonymousEdges = env.INGEST_EDGE_TOKENS === undefined && env.INGEST_ALLOW_ANONYMOUS_EDGES === undefined;
   if (anonymousEdges) env.INGEST_ALLOW_ANONYMOUS_EDGES = 'true';
+  // The console's Overview reads the local aggregator's and enforcer's metrics (events/s, denials by source).
+  if (env.CONTROL_CONSOLE_METRICS_URLS === undefined) {
+    env.CONTROL_CONSOLE_METRICS_URLS = SERVICES.filter((s) => s.name === 'aggregator' || s.name === 'enforcer')
+      .map((s) => `http://127.0.0.1:${s.port}`)
+      .join(',');
+  }
 
   const topics = spawnSync(process.execPath, [join(REPO_ROOT, 'packages/kafka/dist/cli/create-topics.js')], { env, encoding: 'utf8' });
   for (const line of `${topics.stdout}${topics.stderr}`.split('\n').filter(Boolean)) console.log(formatLine('topics', line));
@@ -55,6 +61,7 @@ async function main() {
   say(`KAFKA_BROKERS=${connection.KAFKA_BROKERS} REDIS_URL=${connection.REDIS_URL}    Ctrl-C stops everything`);
   const controlPort = SERVICES.find((s) => s.name === 'control').port;
   if (anonymousEdges) say('the ingest gateway accepts events without an edge token (INGEST_ALLOW_ANONYMOUS_EDGES=true for this local run; set INGEST_EDGE_TOKENS to require them)');
+  if (control) say(`console: http://127.0.0.1:${controlPort}/console/ (sign in with the token in ${control.tokenFile})`);
   if (control) say(`CLI: export BANSTREAM_URL=http://127.0.0.1:${controlPort} BANSTREAM_TOKEN_FILE=${control.tokenFile}; npx banstream --help`);
 }
 

@@ -247,7 +247,7 @@ export const ROLE_ACLS: Record<string, { read: string[]; write: string[]; groups
   ingest: { read: [], write: ['events'], groups: [] },
   enforcer: { read: ['bans', 'counts', 'policies', 'allowlist'], write: [], groups: ['banstream-enforcer.'] },
   control: {
-    read: ['policies', 'bans', 'allowlist', 'alerts', 'events', 'aggregator-subjects', 'feeds', 'audit', 'ban-history'],
+    read: ['policies', 'bans', 'allowlist', 'alerts', 'events', 'aggregator-subjects', 'feeds', 'audit', 'ban-history', 'counts'],
     write: ['policies', 'allowlist', 'bans', 'audit', 'dlq', 'feeds', 'ban-history'],
     groups: ['banstream-control.'],
   },

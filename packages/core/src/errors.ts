@@ -73,6 +73,12 @@ export const ERRORS = {
   /** A manual ban longer than CONTROL_MAX_BAN_DURATION (force does not lift it). */
   BAN_TOO_LONG: entry(400),
   RATE_LIMITED: entry(429),
+  /** A write through the console's session cookie without the session's CSRF token in `x-csrf-token`. */
+  CSRF_INVALID: entry(403),
+  /** The console's page and scripts are not built (`npm run build` builds packages/console-ui). */
+  CONSOLE_NOT_BUILT: entry(503),
+  /** The console's live streams are all taken (CONTROL_CONSOLE_MAX_STREAMS). */
+  CONSOLE_BUSY: entry(429),
   BACKTEST_BUSY: entry(429),
   /** A blocklist feed's source that is not an http(s) URL or a file under CONTROL_FEED_FILE_DIR. */
   FEED_SOURCE_INVALID: entry(400),

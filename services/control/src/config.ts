@@ -127,6 +127,46 @@ export const controlEnv = {
     expected: 'the longest a history or audit query reads, in ms',
     description: 'time one history or audit page may read before it answers with what it found and a `next` cursor; two queries read at once, the others wait',
   }),
+  /** The web console (console/): served at /console, signing in exchanges an API token for a session cookie. */
+  CONTROL_CONSOLE: Type.Boolean({
+    default: true,
+    expected: 'true or false',
+    description: 'serve the web console at `/console` and accept its session cookie (with its CSRF token on writes) on the API',
+  }),
+  CONTROL_CONSOLE_SESSION_TTL: Type.String({
+    pattern: '^[1-9][0-9]{0,5}(s|m|h|d)$',
+    default: '8h',
+    expected: 'a duration such as 8h or 30m: how long a console session lasts after sign-in',
+    description: 'how long a console session lasts after sign-in (`s`, `m`, `h`, `d`); then the user signs in again',
+  }),
+  CONTROL_CONSOLE_MAX_SESSIONS: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 1_000,
+    expected: 'how many console sessions are held at once',
+    description: 'console sessions held at once; a sign-in past it ends the oldest session',
+  }),
+  CONTROL_CONSOLE_MAX_STREAMS: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: 50,
+    expected: 'how many live overview streams may be open at once',
+    description: "live overview streams (server-sent events) open at once, one per session; more are refused with 429",
+  }),
+  CONTROL_CONSOLE_TICK_MS: Type.Integer({
+    minimum: 200,
+    maximum: 60_000,
+    default: 1_000,
+    expected: 'milliseconds between two overview updates',
+    description: "how often the console's overview is recomputed and pushed to each open stream",
+  }),
+  CONTROL_CONSOLE_METRICS_URLS: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^,\\s]+(,https?://[^,\\s]+)*$',
+      expected: 'comma-separated base URLs of aggregators and enforcers, such as http://127.0.0.1:8081,http://127.0.0.1:8082',
+      description: "aggregators and enforcers whose `/metrics` the console's overview reads (events counted, denials by source, rate per country against its baseline); unset, the overview shows what the topics tell",
+    }),
+  ),
   /** A backtest counts as the aggregator does: same grace and future bound. */
   ...countingEnv,
 };

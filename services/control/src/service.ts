@@ -16,6 +16,8 @@ import { PartitionScanner } from './state/partition-scan.js';
 import { ProducerSlot } from './state/producer-slot.js';
 import { ControlState } from './state/control-state.js';
 import { controlMetrics } from './metrics.js';
+import { loadConsoleAssets } from './console/assets.js';
+import { createConsole } from './console/console.js';
 
 export { controlEnv, type ControlConfig };
 
@@ -45,6 +47,7 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
     subjects: topic('aggregator-subjects'),
     history: topic('ban-history'),
   };
+  const countsTopic = topic('counts');
   const clock = Date.now;
   const state = new ControlState(config.CONTROL_ALERTS_KEPT);
   const producers = new ProducerSlot(() => kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: KeyPartitioner }));
@@ -69,18 +72,40 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
     allow: catalog.codec(SCHEMA_NAMES.allowEntry),
     alert: catalog.codec(SCHEMA_NAMES.geoAlert),
     feed: catalog.codec(SCHEMA_NAMES.feed),
+    count: catalog.codec(SCHEMA_NAMES.windowCount),
   };
+  const webConsole = config.CONTROL_CONSOLE
+    ? createConsole({
+        tokens,
+        state,
+        assets: loadConsoleAssets(),
+        sessionTtlMs: parseDuration(config.CONTROL_CONSOLE_SESSION_TTL),
+        maxSessions: config.CONTROL_CONSOLE_MAX_SESSIONS,
+        maxStreams: config.CONTROL_CONSOLE_MAX_STREAMS,
+        tickMs: config.CONTROL_CONSOLE_TICK_MS,
+        metricsUrls: config.CONTROL_CONSOLE_METRICS_URLS?.split(',') ?? [],
+        rateLimit: config.CONTROL_RATE_LIMIT,
+        eventsEndOffset: async () => (await admin.fetchTopicOffsets(topics.events)).reduce((sum, p) => sum + Number(p.high), 0),
+        clock,
+        logger: logger.child({ component: 'console' }),
+      })
+    : undefined;
   // The one writer of these topics' bad records to the DLQ (CompactedFeed says why).
   const deadLetters = deadLetterSink({ topic: topic('dlq'), catalog, producer: () => producers.current(), failed: (p) => producers.retire(p) });
-  const feed = (name: string, t: string, apply: (key: string, value: Buffer | null) => void) =>
-    new CompactedFeed({ kafka, admin, topic: t, groupId: `banstream-control.${name}.${instance}`, logger, onRecord: (r) => apply(r.key, r.value), feed: name, registry: deps.registry, deadLetters });
+  const feed = (name: string, t: string, apply: (key: string, value: Buffer | null, timestamp: number) => void) =>
+    new CompactedFeed({ kafka, admin, topic: t, groupId: `banstream-control.${name}.${instance}`, logger, onRecord: (r) => apply(r.key, r.value, r.timestamp), feed: name, registry: deps.registry, deadLetters });
   const feeds = [
     feed('policies', topics.policies, (k, v) => state.applyPolicy(k, v && codecs.policy.decode(v))),
-    feed('bans', topics.bans, (k, v) => state.applyBan(k, v && codecs.ban.decode(v))),
+    feed('bans', topics.bans, (k, v, at) => {
+      state.applyBan(k, v && codecs.ban.decode(v));
+      webConsole?.overview.onBanRecord(v === null, at);
+    }),
     feed('allowlist', topics.allowlist, (k, v) => state.applyAllow(k, v && codecs.allow.decode(v))),
     feed('alerts', topics.alerts, (_k, v) => v && state.applyAlert(codecs.alert.decode(v))),
     feed('feeds', topics.feeds, (k, v) => state.applyFeed(k, v && codecs.feed.decode(v))),
   ];
+  // The console's "nearest their threshold": read in the background, so it never holds the API's readiness back.
+  const countsFeed = webConsole && feed('counts', countsTopic, (k, v) => webConsole.hot.apply(k, v && codecs.count.decode(v)));
   const guards = guardRails(config);
   const refresher = new FeedRefresher(state, writer, clock, {
     timeoutMs: config.CONTROL_FEED_TIMEOUT_MS,
@@ -114,7 +139,9 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
     feedFileDir: config.CONTROL_FEED_FILE_DIR,
     ready: () => started,
     onDenied: (status) => metrics.denied.inc({ status: String(status) }),
+    ...(webConsole ? { sessions: webConsole.sessionAuth } : {}),
   });
+  webConsole?.register(http);
   if (tokens.size === 0) logger.warn('no API tokens configured (CONTROL_TOKENS or CONTROL_TOKENS_FILE): every API request will be refused with 401');
 
   async function liftExpiredManualBans(): Promise<void> {
@@ -143,6 +170,7 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
       await ensureTopicsFromConfig(admin, config);
       await Promise.all([producers.current(), ...feeds.map((f) => f.start())]);
       started = true;
+      void countsFeed?.start().catch((error: unknown) => logger.warn({ err: error }, 'console: reading the counts topic failed; the overview shows no subjects near their threshold'));
       logger.info({ policies: state.policies.size, bans: state.bans.size, allowlist: state.allowlist.size, feeds: state.feeds.size, tokens: tokens.size }, 'topics read; API open');
       sweep = setInterval(() => {
         void liftExpiredManualBans().catch((error: unknown) => logger.warn({ err: error }, 'lifting expired manual bans failed; retried'));
@@ -153,7 +181,9 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
     async stop() {
       started = false;
       clearInterval(sweep);
+      webConsole?.stop();
       jobs.stopAll();
+      await countsFeed?.stop();
       await Promise.all(feeds.map((f) => f.stop()));
       await producers.close();
       await admin.disconnect();

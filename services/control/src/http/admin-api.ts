@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { ProblemError, type Logger } from '@banstream/platform';
-import { guard, rateLimitKey } from '../auth/guard.js';
+import { guard, rateLimitKey, type SessionAuth } from '../auth/guard.js';
 import type { TokenBook } from '../auth/tokens.js';
 import type { BacktestJobs } from '../backtest/jobs.js';
 import type { FeedRefresher } from '../feeds/refresher.js';
@@ -41,6 +41,8 @@ export interface AdminApiOptions extends Omit<HistoryRoutesOptions, 'topics'>, O
   ready: () => boolean;
   /** Told of each request refused with 401, 403 or 429. */
   onDenied?(status: number): void;
+  /** The console's sessions: with them, a session cookie (and its CSRF token on writes) stands for the token that opened it. */
+  sessions?: SessionAuth;
 }
 
 /**
@@ -61,7 +63,7 @@ export async function adminApi(app: FastifyInstance, options: AdminApiOptions): 
   app.addSchema(Problem);
   app.setErrorHandler(errorHandler(options.logger));
   // The guard authenticates in onRequest before the limiter's own onRequest hook runs.
-  guard(app, options.tokens);
+  guard(app, options.tokens, options.sessions);
   await app.register(rateLimit, {
     max: options.rateLimit,
     timeWindow: 60_000,

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { PlannedChange } from '@banstream/api';
-import type { PolicySpec } from '@banstream/core';
+import { isBanstreamError, MAX_POLICY_TEXT_BYTES, parsePolicyText, type PolicySpec } from '@banstream/core';
 import { ProblemError } from '@banstream/platform';
 import { actorOf } from '../auth/guard.js';
 import { errorResponses, PolicyBody, PolicyView } from '../http/schemas.js';
@@ -24,6 +24,10 @@ const ApplyBody = Type.Object(
     /** Delete the policies the set does not name. */
     prune: Type.Optional(Type.Boolean({ default: false })),
   },
+  { additionalProperties: false },
+);
+const CheckBody = Type.Object(
+  { text: Type.String({ maxLength: MAX_POLICY_TEXT_BYTES, description: 'a policy file: YAML or JSON, one policy, a list, or a document with policies' }) },
   { additionalProperties: false },
 );
 const tags = ['policies'];
@@ -156,6 +160,30 @@ export async function policyRoutes(app: FastifyInstance, options: PolicyRoutesOp
     async (request) => ({ applied: false, changes: planApply(state.policies, validSet(request), request.body.prune ?? false) }),
   );
 
+  app.post<{ Body: Static<typeof CheckBody> }>(
+    '/v1/policies/check',
+    {
+      config: { permission: 'read' },
+      // The text's JSON string may be larger than the text (escapes): room for the largest text, escaped.
+      bodyLimit: 4 * MAX_POLICY_TEXT_BYTES,
+      schema: {
+        tags,
+        summary: 'Validate a policy file as `banstream policies apply` reads it, and plan it (nothing is written)',
+        body: CheckBody,
+        response: {
+          200: Type.Object({
+            ok: Type.Boolean(),
+            errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String(), line: Type.Optional(Type.Integer()), column: Type.Optional(Type.Integer()) }))),
+            policies: Type.Optional(Type.Array(Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true }))),
+            plan: Type.Optional(Type.Array(Type.Unsafe<PlannedChange>({ type: 'object', additionalProperties: true }))),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => checkText(state, request.body.text),
+  );
+
   app.post<{ Body: Static<typeof ApplyBody> }>(
     '/v1/policies/apply',
     { config: { permission: 'policies:write' }, attachValidation: true, schema: planSchema('Apply a set of policies: create, update, and with prune delete') },
@@ -173,6 +201,29 @@ export async function policyRoutes(app: FastifyInstance, options: PolicyRoutesOp
       });
     },
   );
+}
+
+interface TextError {
+  path: string;
+  message: string;
+  line?: number;
+  column?: number;
+}
+
+/** A policy file through the CLI's parser and validator (core parsePolicyText): its policies and their plan, or every error with its path. */
+function checkText(state: ControlState, text: string) {
+  try {
+    const document = parsePolicyText(text, 'auto');
+    if (document.allowlist !== undefined && document.allowlist.length > 0) {
+      return { ok: false, errors: [{ path: 'allowlist', message: 'is not applied with policies: add entries on the Allowlist page (banstream allow add)' }] };
+    }
+    return { ok: true, policies: document.policies, plan: planApply(state.policies, document.policies, false) };
+  } catch (error) {
+    if (!isBanstreamError(error, 'POLICY_INVALID')) throw error;
+    const listed = (error.details.errors as TextError[] | undefined) ?? [];
+    const errors = listed.length > 0 ? listed.map((e) => ({ path: e.path, message: e.message, ...(e.line === undefined ? {} : { line: e.line, column: e.column }) })) : [{ path: '(text)', message: error.message }];
+    return { ok: false, errors };
+  }
 }
 
 function held(state: ControlState, id: string) {
