@@ -5,7 +5,7 @@ import { testInfra, waitUntil } from './support/infra.js';
 import { event, publishEvents, publishPolicy } from './support/aggregator.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { startControl, testTokens, type Control } from './support/control.js';
-import { launchBrowser, screenshot, watchedPage } from './support/browser.js';
+import { launchBrowser, screenshot, watchedPage, type PageGlobals } from './support/browser.js';
 import { byTestId, closeBrowser, consoleEnv, expectAccessible, openPage, signIn } from './support/console.js';
 
 const INVALID = `id: console-burst
@@ -109,6 +109,7 @@ describe('web console: policies and backtests', () => {
 
     // Every state of the progress bar the page shows, however briefly, from before the click on.
     await page.evaluate(() => {
+      const { document, MutationObserver } = globalThis as unknown as PageGlobals;
       const seen: { value: string | null; max: string | null; report: boolean }[] = [];
       (globalThis as { __progress?: typeof seen }).__progress = seen;
       const look = () => {

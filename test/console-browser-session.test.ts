@@ -19,6 +19,8 @@ describe('web console: sessions and roles', () => {
   let broker: TestBroker;
   let control: Control;
   let browser: Browser;
+  /** The allowlist entry as control spells it. */
+  let allowed = '';
 
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers);
@@ -28,6 +30,7 @@ describe('web console: sessions and roles', () => {
     [control, browser] = await Promise.all([startControl({ ...broker.env, ...consoleEnv(tokens.entries) }), launchBrowser()]);
     const entry = await control.call('POST', '/v1/allowlist', { token: tokens.operator, body: { entry: '192.0.2.10', reason: 'our probe', ttl: '1h' } });
     expect(entry.status).toBe(201);
+    allowed = entry.body.entry;
   }, 120_000);
 
   afterAll(async () => {
@@ -63,7 +66,7 @@ describe('web console: sessions and roles', () => {
         await row.locator(byTestId('policy-edit')).click();
         await page.locator(byTestId('policy-plan')).waitFor();
       }
-      if (name === 'allowlist') await page.locator(`${byTestId('allow-row')}[data-entry="192.0.2.10"]`).waitFor();
+      if (name === 'allowlist') await page.locator(`${byTestId('allow-row')}[data-entry="${allowed}"]`).waitFor();
       for (const control of WRITE_CONTROLS) expect(await page.locator(byTestId(control)).count(), `${control} on the ${name} page`).toBe(0);
       await expectAccessible(page, `the ${name} page as a viewer`);
     }

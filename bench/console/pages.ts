@@ -5,6 +5,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
+import type { PageGlobals } from '../../test/support/browser.js';
 import { median, note } from '../lib.js';
 
 const PAGES = ['overview', 'bans', 'policies', 'allowlist', 'alerts', 'audit'] as const;
@@ -86,8 +87,9 @@ export async function measureUsableBans(page: Page, url: string, token: string, 
     await page.goto(`${url}/console/#/bans`, { waitUntil: 'commit' });
     const handle = await page.waitForFunction(
       () => {
+        const { document } = globalThis as unknown as PageGlobals;
         const rows = document.querySelectorAll('[data-testid="ban-row"]').length;
-        const search = document.querySelector<HTMLInputElement>('[data-testid="bans-filter-subject"]');
+        const search = document.querySelector('[data-testid="bans-filter-subject"]');
         return rows > 0 && search !== null && !search.disabled ? performance.now() : false;
       },
       undefined,
@@ -137,8 +139,13 @@ export interface OverviewFigures {
 export async function measureOverviewDelay(page: Page, url: string, emit: (n: number) => Promise<void>, samples: number, tickMs: number): Promise<OverviewFigures> {
   await page.goto(`${url}/console/#/overview`);
   const figure = page.locator(testId('overview-bans-per-minute'));
-  await page.waitForFunction(() => document.querySelector('[data-testid="overview-updated-at"]')?.getAttribute('data-updated-at'), undefined, { timeout: 30_000 });
+  await page.waitForFunction(
+    () => (globalThis as unknown as PageGlobals).document.querySelector('[data-testid="overview-updated-at"]')?.getAttribute('data-updated-at'),
+    undefined,
+    { timeout: 30_000 },
+  );
   await page.evaluate(() => {
+    const { document, MutationObserver } = globalThis as unknown as PageGlobals;
     const changes: { at: number; value: string | null }[] = [];
     (globalThis as { __changes?: typeof changes }).__changes = changes;
     const element = document.querySelector('[data-testid="overview-bans-per-minute"]');

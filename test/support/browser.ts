@@ -65,6 +65,7 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   if (!present) await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
     const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> } }).axe;
+    const { document } = globalThis as unknown as PageGlobals;
     const result = await axe.run(document, { resultTypes: ['violations'] });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) }));
   });
@@ -87,4 +88,23 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   if (process.env.BANSTREAM_SCREENSHOTS !== '1') return;
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: false, animations: 'disabled' });
+}
+
+/**
+ * The few names of the page's own globals that functions passed to page.evaluate use,
+ * typed here because the tests compile without the DOM library (it clashes with Node's
+ * fetch types). Inside such a function: `const { document } = globalThis as unknown as PageGlobals;`
+ * (a type assertion only: nothing is captured from this module).
+ */
+export interface PageElement {
+  getAttribute(name: string): string | null;
+  readonly disabled?: boolean;
+}
+export interface PageGlobals {
+  document: {
+    readonly body: unknown;
+    querySelector(selector: string): PageElement | null;
+    querySelectorAll(selector: string): { readonly length: number };
+  };
+  MutationObserver: new (callback: () => void) => { observe(target: unknown, options: Record<string, boolean>): void };
 }
