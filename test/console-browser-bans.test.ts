@@ -1,6 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra, waitUntil } from './support/infra.js';
+import { produceOrFail } from './support/kafka.js';
+import { encodeBan, manualBan } from './support/bans.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { startControl, testTokens, type Control } from './support/control.js';
 import { startSidecar, type Sidecar } from './support/pipeline.js';
@@ -9,6 +11,8 @@ import { byTestId, closeBrowser, consoleEnv, expectAccessible, openPage, signIn,
 
 /** A reason that runs script if the page ever renders data as HTML: a dialog, and a flag in the page. */
 const HOSTILE_REASON = `<script>window.__xss = 'script'; alert('xss script')</script><img src="x" onerror="window.__xss = 'img'; alert('xss img')">`;
+
+const HOSTILE_PATH = `/search?q=<svg onload="window.__xss = 'svg'; alert('xss svg')">`;
 
 /** The enforcer's answer follows the console's ban and lift within this, from the API's acknowledgment seen by the page. */
 const PROPAGATION_MS = 1_000;
@@ -107,22 +111,41 @@ describe('web console: bans', () => {
     await page.context().close();
   });
 
-  it('renders a ban reason holding a script tag and an img onerror as text: visible, nothing run', async () => {
+  it("renders a ban reason and an attacker's evidence (user agent, path) holding a script tag and an img onerror as text: visible, nothing run", async () => {
     const placed = await control.call('POST', '/v1/bans', { token: tokens.operator, body: { subject: '192.0.2.66', duration: '1h', reason: HOSTILE_REASON } });
     expect(placed.status).toBe(201);
+    // What an attacker chooses outright: the user agent and the path of its requests, kept as an aggregator ban's evidence.
+    const now = Date.now();
+    const evidence = {
+      firstEventAt: now - 5_000,
+      lastEventAt: now,
+      sampledEvents: 40,
+      paths: [{ value: HOSTILE_PATH, count: 40 }],
+      methods: [{ value: 'GET', count: 40 }],
+      statuses: [{ value: '200', count: 40 }],
+      userAgents: [{ value: HOSTILE_REASON, count: 40 }],
+      edges: [{ value: 'edge-1', count: 40 }],
+    };
+    const sampled = manualBan('ip:192.0.2.67', { policyId: 'flood', origin: 'aggregator', createdBy: null, reason: 'over the threshold of flood', evidenceCount: 40, windowSeconds: 10, evidence });
+    await produceOrFail(broker.producer, broker.topics.name('bans'), [{ key: sampled.subject, value: encodeBan(sampled) }]);
+
     const { page, problems } = await watchedPage(browser);
     await signIn(page, control.url, tokens.operator);
     await openPage(page, 'bans');
-    await page.locator(byTestId('bans-filter-subject')).fill('192.0.2.66');
+    await page.locator(byTestId('bans-filter-subject')).fill('192.0.2.6');
     const hostile = row(page, 'ip:192.0.2.66');
     await hostile.waitFor();
     expect(await hostile.locator(byTestId('ban-reason-text')).textContent()).toBe(HOSTILE_REASON);
-    await hostile.locator(byTestId('ban-details')).click();
-    await page.locator(byTestId('ban-detail')).waitFor();
-    expect(await page.locator(byTestId('ban-detail')).textContent()).toContain(HOSTILE_REASON);
+    const withEvidence = row(page, 'ip:192.0.2.67');
+    await withEvidence.waitFor();
+    await withEvidence.locator(byTestId('ban-details')).click();
+    const detail = page.locator(byTestId('ban-detail'));
+    await waitUntil(async () => (await detail.textContent())?.includes(HOSTILE_PATH), 'the evidence in the ban detail', 10_000);
+    expect(await detail.textContent()).toContain(HOSTILE_REASON);
     // Had any of it been parsed as HTML there would be an element, a flag, a dialog or a CSP refusal.
-    expect(await page.locator('img[src="x"], script:not([src])').count()).toBe(0);
+    expect(await page.locator('img[src="x"], script:not([src]), svg[onload]').count()).toBe(0);
     expect(await page.evaluate(() => (globalThis as { __xss?: string }).__xss)).toBeUndefined();
+    await expectAccessible(page, 'the bans page with a ban detail open');
     expect(problems).toEqual([]);
     await page.context().close();
   });
