@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { RequestEvent } from '@banstream/schemas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra, waitUntil } from './support/infra.js';
+import { freePort } from './support/processes.js';
 import { event, publishEvents, publishPolicy, startAggregator, type Aggregator } from './support/aggregator.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { startControl, testTokens, type Control } from './support/control.js';
@@ -29,12 +30,19 @@ describe('web console: live overview, and every page accessible', () => {
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers);
     await publishPolicy(broker.producer, broker.topics.name('policies'), { id: 'overview-flood', key: ['ip'], threshold: { count: 40, interval: '10s' }, action: { type: 'ban', banDuration: '10m' } });
-    [aggregator, enforcer, browser] = await Promise.all([
-      startAggregator({ ...broker.env, AGGREGATOR_TICK_MS: '50', AGGREGATOR_GROUP_ID: `${broker.topics.prefix}aggregator` }),
-      startSidecar({ ...broker.env, REDIS_URL: redisUrl }),
+    // Ports chosen first, so control (which reads their metrics) starts beside them rather than after.
+    const [aggregatorPort, enforcerPort] = [await freePort(), await freePort()];
+    [aggregator, enforcer, control, browser] = await Promise.all([
+      startAggregator({ ...broker.env, AGGREGATOR_TICK_MS: '50', AGGREGATOR_GROUP_ID: `${broker.topics.prefix}aggregator`, HTTP_PORT: String(aggregatorPort) }),
+      startSidecar({ ...broker.env, REDIS_URL: redisUrl, HTTP_PORT: String(enforcerPort) }),
+      startControl({
+        ...broker.env,
+        ...consoleEnv(tokens.entries),
+        CONTROL_CONSOLE_METRICS_URLS: `http://127.0.0.1:${enforcerPort},http://127.0.0.1:${aggregatorPort}`,
+        CONTROL_CONSOLE_TICK_MS: '500',
+      }),
       launchBrowser(),
     ]);
-    control = await startControl({ ...broker.env, ...consoleEnv(tokens.entries), CONTROL_CONSOLE_METRICS_URLS: `${enforcer.url},http://127.0.0.1:${aggregator.port}`, CONTROL_CONSOLE_TICK_MS: '500' });
   }, 120_000);
 
   afterAll(async () => {
