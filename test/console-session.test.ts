@@ -34,7 +34,11 @@ describe('console sessions', () => {
     return { res, setCookie, cookie: setCookie.split(';')[0]!, ...body };
   };
   const send = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
-    fetch(`${control.url}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    fetch(`${control.url}${path}`, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
 
   it('serves the page with the strict CSP and no inline script', async () => {
     const res = await fetch(`${control.url}/console/`);

@@ -26,6 +26,7 @@ await build({
   logLevel: 'warning',
 });
 writeFileSync(join(out, 'assets/console.css'), readFileSync(join(root, 'src/console.css')));
+writeFileSync(join(out, 'assets/favicon.svg'), readFileSync(join(root, 'src/favicon.svg')));
 writeFileSync(join(out, 'index.html'), readFileSync(join(root, 'src/index.html')));
 
 const size = (f) => {

@@ -33,7 +33,11 @@ export function App() {
 
   useEffect(() => {
     api<SessionInfo>('GET', '/console/session').then(setSession, () => setSession(null));
-    const onHash = () => setPage(currentPage());
+    const onHash = () => {
+      setPage(currentPage());
+      // A result belongs to the page it was reported on.
+      setStatus({ text: '', kind: 'ok' });
+    };
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, []);

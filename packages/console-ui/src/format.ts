@@ -14,7 +14,10 @@ export function percent(share: number | null | undefined): string {
 /** `2026-11-26 07:32:56` in UTC: one time zone for everyone reading the same incident. */
 export function time(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return '–';
-  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
 }
 
 /** `3h 20m`, `45s`: how long until (positive) or since (negative) a time. */

@@ -151,7 +151,7 @@ export const controlEnv = {
     maximum: 10_000,
     default: 50,
     expected: 'how many live overview streams may be open at once',
-    description: "live overview streams (server-sent events) open at once, one per session; more are refused with 429",
+    description: 'live overview streams (server-sent events) open at once, one per session; more are refused with 429',
   }),
   CONTROL_CONSOLE_TICK_MS: Type.Integer({
     minimum: 200,
@@ -164,7 +164,8 @@ export const controlEnv = {
     Type.String({
       pattern: '^https?://[^,\\s]+(,https?://[^,\\s]+)*$',
       expected: 'comma-separated base URLs of aggregators and enforcers, such as http://127.0.0.1:8081,http://127.0.0.1:8082',
-      description: "aggregators and enforcers whose `/metrics` the console's overview reads (events counted, denials by source, rate per country against its baseline); unset, the overview shows what the topics tell",
+      description:
+        "aggregators and enforcers whose `/metrics` the console's overview reads (events counted, denials by source, rate per country against its baseline); unset, the overview shows what the topics tell",
     }),
   ),
   /** A backtest counts as the aggregator does: same grace and future bound. */

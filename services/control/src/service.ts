@@ -93,7 +93,17 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
   // The one writer of these topics' bad records to the DLQ (CompactedFeed says why).
   const deadLetters = deadLetterSink({ topic: topic('dlq'), catalog, producer: () => producers.current(), failed: (p) => producers.retire(p) });
   const feed = (name: string, t: string, apply: (key: string, value: Buffer | null, timestamp: number) => void) =>
-    new CompactedFeed({ kafka, admin, topic: t, groupId: `banstream-control.${name}.${instance}`, logger, onRecord: (r) => apply(r.key, r.value, r.timestamp), feed: name, registry: deps.registry, deadLetters });
+    new CompactedFeed({
+      kafka,
+      admin,
+      topic: t,
+      groupId: `banstream-control.${name}.${instance}`,
+      logger,
+      onRecord: (r) => apply(r.key, r.value, r.timestamp),
+      feed: name,
+      registry: deps.registry,
+      deadLetters,
+    });
   const feeds = [
     feed('policies', topics.policies, (k, v) => state.applyPolicy(k, v && codecs.policy.decode(v))),
     feed('bans', topics.bans, (k, v, at) => {

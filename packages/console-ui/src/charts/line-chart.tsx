@@ -30,7 +30,13 @@ export function LineChart({ label, series, band, marks, formatX, testId }: LineC
   const yMax = niceMax(ys.length ? Math.max(...ys) : 1);
   const x = linear(x0, x1, M.left, W - M.right);
   const y = linear(0, yMax, H - M.bottom, M.top);
-  const bandPath = band && band.length > 1 ? `${path(band.map((b) => [x(b.x), y(b.hi)] as const))}L${[...band].reverse().map((b) => `${x(b.x).toFixed(1)} ${y(Math.max(0, b.lo)).toFixed(1)}`).join('L')}Z` : undefined;
+  const bandPath =
+    band && band.length > 1
+      ? `${path(band.map((b) => [x(b.x), y(b.hi)] as const))}L${[...band]
+          .reverse()
+          .map((b) => `${x(b.x).toFixed(1)} ${y(Math.max(0, b.lo)).toFixed(1)}`)
+          .join('L')}Z`
+      : undefined;
   return (
     <svg class="chart" viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} data-testid={testId}>
       <title>{label}</title>

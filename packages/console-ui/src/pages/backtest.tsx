@@ -89,7 +89,12 @@ export function Backtest({ policy }: { policy: Record<string, unknown> | undefin
       {job && (
         <div>
           <label for="backtest-progress">{job.state === 'running' ? 'Reading the events…' : job.state === 'done' ? 'Done' : 'Failed'}</label>{' '}
-          <progress id="backtest-progress" data-testid="backtest-progress" value={job.state === 'running' ? job.progress.records : 1} max={job.state === 'running' ? Math.max(1, job.progress.total) : 1} />{' '}
+          <progress
+            id="backtest-progress"
+            data-testid="backtest-progress"
+            value={job.state === 'running' ? job.progress.records : 1}
+            max={job.state === 'running' ? Math.max(1, job.progress.total) : 1}
+          />{' '}
           <span class="muted">
             {num(job.progress.records, 0)} of {num(job.progress.total, 0)} records
           </span>
@@ -135,7 +140,17 @@ function ReportView({ report }: { report: Report }) {
         </div>
       </div>
       <h4>Bans over time</h4>
-      <TimeBars label={`Bans the policy would have placed over time: ${c.bans.total} in all`} buckets={histogram(c.bans.list.map((b) => b.startedAt), report.range.from, report.range.to, 30)} formatX={hhmm} testId="backtest-bans-chart" />
+      <TimeBars
+        label={`Bans the policy would have placed over time: ${c.bans.total} in all`}
+        buckets={histogram(
+          c.bans.list.map((b) => b.startedAt),
+          report.range.from,
+          report.range.to,
+          30,
+        )}
+        formatX={hhmm}
+        testId="backtest-bans-chart"
+      />
       <h4>Subjects it would have banned</h4>
       <table data-testid="backtest-subjects">
         <caption>First {Math.min(20, c.bans.list.length)} bans</caption>

@@ -29,13 +29,17 @@ export function BansPage({ session }: PageProps) {
 
   useEffect(() => {
     const mine = ++seq.current;
-    const timer = setTimeout(() => {
-      const q = query({ subject: filters.subject.trim(), scope: filters.scope.trim(), policy: filters.policy.trim(), origin: filters.origin, after: cursor, limit: PAGE_SIZE });
-      api<{ bans: Ban[]; total: number; next: string | null }>('GET', `/v1/bans${q}`).then(
-        (r) => mine === seq.current && setResult(r),
-        (e) => mine === seq.current && report(`Search failed: ${message(e)}`, 'error'),
-      );
-    }, 200);
+    // The first page at once; later searches wait for a pause in the typing.
+    const timer = setTimeout(
+      () => {
+        const q = query({ subject: filters.subject.trim(), scope: filters.scope.trim(), policy: filters.policy.trim(), origin: filters.origin, after: cursor, limit: PAGE_SIZE });
+        api<{ bans: Ban[]; total: number; next: string | null }>('GET', `/v1/bans${q}`).then(
+          (r) => mine === seq.current && setResult(r),
+          (e) => mine === seq.current && report(`Search failed: ${message(e)}`, 'error'),
+        );
+      },
+      mine === 1 ? 0 : 200,
+    );
     return () => clearTimeout(timer);
   }, [filters, cursor, reload]);
 

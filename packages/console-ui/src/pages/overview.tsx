@@ -90,7 +90,11 @@ export function OverviewPage(_props: PageProps) {
       )}
       {snap?.sources.some((s) => !s.ok) && (
         <p class="error">
-          Not answering: {snap.sources.filter((s) => !s.ok).map((s) => `${s.url} (${s.error ?? 'error'})`).join(', ')}
+          Not answering:{' '}
+          {snap.sources
+            .filter((s) => !s.ok)
+            .map((s) => `${s.url} (${s.error ?? 'error'})`)
+            .join(', ')}
         </p>
       )}
 
@@ -141,7 +145,12 @@ export function OverviewPage(_props: PageProps) {
       {snap && snap.geo.length > 0 && (
         <>
           <h2>Rate per country</h2>
-          <BarChart label="Requests per second per country" bars={snap.geo.slice(0, 12).map((g) => ({ label: `${g.country} (baseline ${num(g.baseline)})`, value: g.rate }))} format={(v) => num(v)} testId="overview-geo" />
+          <BarChart
+            label="Requests per second per country"
+            bars={snap.geo.slice(0, 12).map((g) => ({ label: `${g.country} (baseline ${num(g.baseline)})`, value: g.rate }))}
+            format={(v) => num(v)}
+            testId="overview-geo"
+          />
         </>
       )}
     </section>

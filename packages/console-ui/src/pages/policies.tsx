@@ -213,7 +213,7 @@ function Plan({ plan }: { plan: PlannedChange[] }) {
           <strong>{c.id}</strong>: {c.action}
           {c.version !== undefined && ` (now version ${c.version})`}
           {c.fields && c.fields.length > 0 && (
-            <ul>
+            <ul class="plan-changes">
               {c.fields.map((f) => (
                 <li key={f.path}>
                   {f.path}: {show(f.before)} → {show(f.after)}

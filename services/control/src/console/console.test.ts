@@ -32,7 +32,8 @@ afterEach(async () => {
 });
 
 /** The admin API and the console on one server, as service.ts wires them, with a writer that records who wrote what. */
-async function server(assets: ConsoleAssets | undefined = ASSETS) {
+async function server(built = true) {
+  const assets = built ? ASSETS : undefined;
   const written: { key: string; actor: string }[] = [];
   const writer = {
     serial: <T>(work: () => Promise<T>) => work(),
@@ -188,7 +189,7 @@ describe('console answers', () => {
   });
 
   it('say how to build the console when it is not built', async () => {
-    const { app } = await server(undefined);
+    const { app } = await server(false);
     const page = await app.inject({ method: 'GET', url: '/console/' });
     expect(page.statusCode).toBe(503);
     expect(page.json().code).toBe('CONSOLE_NOT_BUILT');
@@ -200,13 +201,23 @@ describe('POST /v1/policies/check', () => {
   it("validates a policy file with the CLI's parser, naming the field, and plans a valid one", async () => {
     const { app } = await server();
     const headers = { authorization: `Bearer ${VIEWER}` };
-    const bad = await app.inject({ method: 'POST', url: '/v1/policies/check', headers, payload: { text: 'id: p1\nkey: [ip]\nthreshold:\n  count: 0\n  interval: 1m\naction:\n  type: ban\n  banDuration: 10m\n' } });
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/v1/policies/check',
+      headers,
+      payload: { text: 'id: p1\nkey: [ip]\nthreshold:\n  count: 0\n  interval: 1m\naction:\n  type: ban\n  banDuration: 10m\n' },
+    });
     expect(bad.statusCode).toBe(200);
     expect(bad.json()).toEqual({ ok: false, errors: [expect.objectContaining({ path: 'threshold.count', message: 'must be > 0', line: 4 })] });
     const yamlError = await app.inject({ method: 'POST', url: '/v1/policies/check', headers, payload: { text: 'id: [' } });
     expect(yamlError.json().ok).toBe(false);
     expect(yamlError.json().errors[0].path).toMatch(/^line 1, column \d+$/);
-    const good = await app.inject({ method: 'POST', url: '/v1/policies/check', headers, payload: { text: 'id: p1\nkey: [ip]\nthreshold:\n  count: 10\n  interval: 1m\naction:\n  type: ban\n  banDuration: 10m\n' } });
+    const good = await app.inject({
+      method: 'POST',
+      url: '/v1/policies/check',
+      headers,
+      payload: { text: 'id: p1\nkey: [ip]\nthreshold:\n  count: 10\n  interval: 1m\naction:\n  type: ban\n  banDuration: 10m\n' },
+    });
     expect(good.json()).toMatchObject({ ok: true, policies: [{ id: 'p1' }], plan: [{ id: 'p1', action: 'create' }] });
   });
 });

@@ -87,7 +87,10 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
       if (!csrfMatches(session.csrf, request.headers[CSRF_HEADER])) throw new ProblemError('CSRF_INVALID', `sign-out needs the session's CSRF token in the ${CSRF_HEADER} header`);
       sessions.delete(id);
     }
-    return reply.header('set-cookie', clearedSessionCookie(isSecure(request))).code(204).send();
+    return reply
+      .header('set-cookie', clearedSessionCookie(isSecure(request)))
+      .code(204)
+      .send();
   });
 
   app.get('/console/events', { schema: { hide: true } }, async (request, reply) => {

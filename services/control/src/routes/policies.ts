@@ -221,7 +221,8 @@ function checkText(state: ControlState, text: string) {
   } catch (error) {
     if (!isBanstreamError(error, 'POLICY_INVALID')) throw error;
     const listed = (error.details.errors as TextError[] | undefined) ?? [];
-    const errors = listed.length > 0 ? listed.map((e) => ({ path: e.path, message: e.message, ...(e.line === undefined ? {} : { line: e.line, column: e.column }) })) : [{ path: '(text)', message: error.message }];
+    const errors =
+      listed.length > 0 ? listed.map((e) => ({ path: e.path, message: e.message, ...(e.line === undefined ? {} : { line: e.line, column: e.column }) })) : [{ path: '(text)', message: error.message }];
     return { ok: false, errors };
   }
 }
