@@ -28,6 +28,13 @@ describe('web console: bans', () => {
 
   beforeAll(async () => {
     broker = await connectTestBroker(kafkaBrokers);
+    // Bans the aggregator would have placed, so the page is not empty around the console's own.
+    const seeded = [
+      manualBan('ip:203.0.113.9', { policyId: 'login-flood', origin: 'aggregator', createdBy: null, reason: 'over 20 failed logins in 1m', evidenceCount: 64, windowSeconds: 60 }),
+      manualBan('cidr:198.18.7.0/24', { policyId: 'scraper', origin: 'aggregator', createdBy: null, reason: 'over 500 requests in 1m from the network', evidenceCount: 812, windowSeconds: 60 }),
+      manualBan('user:mallory', { policyId: 'credential-stuffing', origin: 'aggregator', createdBy: null, reason: 'logins from 40 networks in 10m', evidenceCount: 40, windowSeconds: 600 }),
+    ];
+    await produceOrFail(broker.producer, broker.topics.name('bans'), seeded.map((b) => ({ key: b.subject, value: encodeBan(b) })));
     [control, enforcer, browser] = await Promise.all([
       startControl({ ...broker.env, ...consoleEnv(tokens.entries) }),
       startSidecar({ ...broker.env, REDIS_URL: redisUrl }),
@@ -106,7 +113,7 @@ describe('web console: bans', () => {
     await page.locator(byTestId('ban-submit')).click();
     await page.locator(byTestId('ban-form-error')).waitFor();
     expect(await page.locator(byTestId('ban-form-error')).textContent()).toMatch(/\/4|prefix|wide|force/i);
-    expect((await control.call('GET', '/v1/bans?scope=cidr', { token: tokens.admin })).body.total).toBe(0);
+    expect((await control.call('GET', '/v1/bans?scope=cidr', { token: tokens.admin })).body.bans.map((b: { subject: string }) => b.subject)).toEqual(['cidr:198.18.7.0/24']);
     expect(problems).toEqual([]);
     await page.context().close();
   });
