@@ -39,7 +39,13 @@ async function startControl(env: Record<string, string>): Promise<{ proc: Runnin
   const url = `http://127.0.0.1:${port}`;
   // Ready means every topic read to its end: the million bans are held.
   for (;;) {
-    if ((await fetch(`${url}/readyz`).then((r) => r.status, () => 0)) === 200) break;
+    if (
+      (await fetch(`${url}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      )) === 200
+    )
+      break;
     if (proc.child.exitCode !== null) throw new Error(`control exited with ${proc.child.exitCode}:\n${proc.output().slice(-3_000)}`);
     if (performance.now() - started > 240_000) throw new Error(`control not ready 240 s after its start:\n${proc.output().slice(-3_000)}`);
     await new Promise((r) => setTimeout(r, 200));

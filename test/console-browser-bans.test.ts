@@ -34,12 +34,12 @@ describe('web console: bans', () => {
       manualBan('cidr:198.18.7.0/24', { policyId: 'scraper', origin: 'aggregator', createdBy: null, reason: 'over 500 requests in 1m from the network', evidenceCount: 812, windowSeconds: 60 }),
       manualBan('user:mallory', { policyId: 'credential-stuffing', origin: 'aggregator', createdBy: null, reason: 'logins from 40 networks in 10m', evidenceCount: 40, windowSeconds: 600 }),
     ];
-    await produceOrFail(broker.producer, broker.topics.name('bans'), seeded.map((b) => ({ key: b.subject, value: encodeBan(b) })));
-    [control, enforcer, browser] = await Promise.all([
-      startControl({ ...broker.env, ...consoleEnv(tokens.entries) }),
-      startSidecar({ ...broker.env, REDIS_URL: redisUrl }),
-      launchBrowser(),
-    ]);
+    await produceOrFail(
+      broker.producer,
+      broker.topics.name('bans'),
+      seeded.map((b) => ({ key: b.subject, value: encodeBan(b) })),
+    );
+    [control, enforcer, browser] = await Promise.all([startControl({ ...broker.env, ...consoleEnv(tokens.entries) }), startSidecar({ ...broker.env, REDIS_URL: redisUrl }), launchBrowser()]);
   }, 120_000);
 
   afterAll(async () => {
@@ -61,16 +61,18 @@ describe('web console: bans', () => {
     await page.locator(byTestId('ban-subject')).fill('198.51.100.23');
     await page.locator(byTestId('ban-duration')).fill('10m');
     await page.locator(byTestId('ban-reason')).fill('credential stuffing seen in the console');
-    const [added] = await Promise.all([
-      page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/bans' && r.request().method() === 'POST'),
-      page.locator(byTestId('ban-submit')).click(),
-    ]);
+    const [added] = await Promise.all([page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/bans' && r.request().method() === 'POST'), page.locator(byTestId('ban-submit')).click()]);
     expect(added.status()).toBe(201);
     const banAcked = performance.now();
-    const denied = await waitUntil(async () => {
-      const d = await enforcer.check({ ip: '198.51.100.23' });
-      return d.body.allowed === false ? d.body : undefined;
-    }, `the enforcer to deny 198.51.100.23 within ${PROPAGATION_MS} ms of the console's ban`, PROPAGATION_MS, 10);
+    const denied = await waitUntil(
+      async () => {
+        const d = await enforcer.check({ ip: '198.51.100.23' });
+        return d.body.allowed === false ? d.body : undefined;
+      },
+      `the enforcer to deny 198.51.100.23 within ${PROPAGATION_MS} ms of the console's ban`,
+      PROPAGATION_MS,
+      10,
+    );
     const banMs = performance.now() - banAcked;
     expect(denied).toMatchObject({ status: 403, source: 'ban', policyId: 'manual' });
     expect(await allowed('198.51.100.24')).toBe(true);

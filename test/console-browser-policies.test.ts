@@ -88,7 +88,10 @@ describe('web console: policies and backtests', () => {
     expect(stored.body).toMatchObject({ version: 1, updatedBy: 'admin-user', spec: { threshold: { count: 30, interval: '10s' } } });
 
     // A change to a stored policy is planned field by field.
-    await page.locator(`${byTestId('policy-row')}[data-policy-id="console-flood"]`).locator(byTestId('policy-edit')).click();
+    await page
+      .locator(`${byTestId('policy-row')}[data-policy-id="console-flood"]`)
+      .locator(byTestId('policy-edit'))
+      .click();
     await editor(page).fill(CANDIDATE);
     const update = page.locator(`${byTestId('policy-plan-entry')}[data-action="update"]`);
     await update.waitFor();
@@ -98,11 +101,14 @@ describe('web console: policies and backtests', () => {
     await page.context().close();
   });
 
-  it("runs a backtest of the edited policy: its progress shows, then its report, compared with the stored version", async () => {
+  it('runs a backtest of the edited policy: its progress shows, then its report, compared with the stored version', async () => {
     const { page, problems } = await watchedPage(browser);
     await signIn(page, control.url, tokens.operator);
     await openPage(page, 'policies');
-    await page.locator(`${byTestId('policy-row')}[data-policy-id="console-flood"]`).locator(byTestId('policy-edit')).click();
+    await page
+      .locator(`${byTestId('policy-row')}[data-policy-id="console-flood"]`)
+      .locator(byTestId('policy-edit'))
+      .click();
     await editor(page).fill(CANDIDATE);
     await page.locator(byTestId('policy-plan')).waitFor();
     expect(await page.locator(byTestId('policy-apply')).count(), 'apply is for admins').toBe(0);

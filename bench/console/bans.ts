@@ -59,16 +59,17 @@ export async function produceBans(kafka: Kafka, topic: string, count: number): P
     const sender = async () => {
       while (next < count) {
         const from = next;
-        next = Math.min(count, next + PER_SEND);
+        const to = Math.min(count, from + PER_SEND);
+        next = to;
         const messages: { key: string; value: Buffer; timestamp: string }[] = [];
-        for (let i = from; i < next; i++) {
+        for (let i = from; i < to; i++) {
           const ban = benchBan(i, now);
           const value = codec.encode(ban);
           bytes += value.length;
           messages.push({ key: ban.subject, value, timestamp: recordTime });
         }
         await producer.send({ topic, acks: 1, messages });
-        if (Math.floor(next / 100_000) > Math.floor(from / 100_000)) note(`bans produced: ${next}`);
+        if (Math.floor(to / 100_000) > Math.floor(from / 100_000)) note(`bans produced: ${to}`);
       }
     };
     await Promise.all(Array.from({ length: IN_FLIGHT }, sender));

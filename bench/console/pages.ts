@@ -139,11 +139,9 @@ export interface OverviewFigures {
 export async function measureOverviewDelay(page: Page, url: string, emit: (n: number) => Promise<void>, samples: number, tickMs: number): Promise<OverviewFigures> {
   await page.goto(`${url}/console/#/overview`);
   const figure = page.locator(testId('overview-bans-per-minute'));
-  await page.waitForFunction(
-    () => (globalThis as unknown as PageGlobals).document.querySelector('[data-testid="overview-updated-at"]')?.getAttribute('data-updated-at'),
-    undefined,
-    { timeout: 30_000 },
-  );
+  await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.querySelector('[data-testid="overview-updated-at"]')?.getAttribute('data-updated-at'), undefined, {
+    timeout: 30_000,
+  });
   await page.evaluate(() => {
     const { document, MutationObserver } = globalThis as unknown as PageGlobals;
     const changes: { at: number; value: string | null }[] = [];
