@@ -15,6 +15,11 @@
  * BENCH_SEED=n npm run bench -- accuracy replays another trace of the same classes; the
  * result file records the seed.
  *
+ * `npm run bench -- accuracy --costs` gives every request a cost (a seeded draw: 85% cost
+ * 1, 10% cost 3, 5% cost 10, so 1.65 on average), counts the sum of costs in both the
+ * store and the exact log, and judges against a limit of 165 (the same traffic classes,
+ * built for 100 requests, now near 165 cost units); it reports as `accuracy-costs`.
+ *
  * The exact log is the reference; its own throughput is reported beside the engine's.
  * For context the same decisions are also made, in the same run, with the store's
  * upperBound (the conservative estimate: upper_bound_*), with the store without
@@ -26,9 +31,20 @@ import { benchSeed, median, note, report, sig } from './lib.js';
 import { CLASSES, generateTrace, type SourceClass } from './trace.js';
 
 const SEED = benchSeed(7_031_989);
-const LIMIT = 100;
+const COSTS = process.argv.includes('--costs');
+/** The costs mode's draw: cost 1 most of the time, 3 and 10 for the expensive requests. */
+const COST_DRAW = [
+  { cost: 1, share: 0.85 },
+  { cost: 3, share: 0.1 },
+  { cost: 10, share: 0.05 },
+] as const;
+const MEAN_COST = COST_DRAW.reduce((sum, d) => sum + d.cost * d.share, 0);
+/** The requests per window the trace's classes are built around. */
+const TRACE_LIMIT = 100;
+/** What decisions are judged against: requests, or with costs the same traffic's sum of costs. */
+const LIMIT = COSTS ? Math.round(TRACE_LIMIT * MEAN_COST) : TRACE_LIMIT;
 /** A tenth of the limit: the events a key counts before it turns exact are few enough that modeling them rarely moves a decision. */
-const EXACT_FROM = LIMIT / 10;
+const EXACT_FROM = Math.ceil(LIMIT / 10);
 const WINDOW_MS = 60_000;
 const BUCKETS = 4;
 const G = WINDOW_MS / BUCKETS;
@@ -60,7 +76,7 @@ interface EngineDecisions extends Decisions {
 }
 
 /** `exactFrom` null: the store without it (span and shape model only). */
-function engineDecisions(times: Float64Array, sources: Uint32Array, h1: Uint32Array, h2: Uint32Array, upper = false, exactFrom: number | null = EXACT_FROM): EngineDecisions {
+function engineDecisions(times: Float64Array, sources: Uint32Array, costs: Uint8Array, h1: Uint32Array, h2: Uint32Array, upper = false, exactFrom: number | null = EXACT_FROM): EngineDecisions {
   const store = new WindowStore({ windowMs: WINDOW_MS, buckets: BUCKETS, graceMs: GRACE_MS, ...(exactFrom === null ? {} : { exactFrom }) });
   let peakExactKeys = 0;
   let peakBytes = 0;
@@ -69,7 +85,7 @@ function engineDecisions(times: Float64Array, sources: Uint32Array, h1: Uint32Ar
   for (let i = 0; i < times.length; i++) {
     const t = BASE + times[i]!;
     const s = sources[i]!;
-    store.addHashed(h1[s]!, h2[s]!, t, 1, t);
+    store.addHashed(h1[s]!, h2[s]!, t, costs[i]!, t);
     const count = upper ? store.upperBoundHashed(h1[s]!, h2[s]!, t) : store.estimateHashed(h1[s]!, h2[s]!, t);
     allowed[i] = count <= LIMIT ? 1 : 0;
     if ((i & 0xffff) === 0) {
@@ -81,21 +97,21 @@ function engineDecisions(times: Float64Array, sources: Uint32Array, h1: Uint32Ar
   return { allowed, ms: performance.now() - started, peakExactKeys, peakBytes };
 }
 
-function exactDecisions(times: Float64Array, sources: Uint32Array, keys: string[]): Decisions {
+function exactDecisions(times: Float64Array, sources: Uint32Array, costs: Uint8Array, keys: string[]): Decisions {
   const log = new ExactSlidingLog({ windowMs: WINDOW_MS, retainMs: 0 });
   const allowed = new Uint8Array(times.length);
   const started = performance.now();
   for (let i = 0; i < times.length; i++) {
     const t = BASE + times[i]!;
     const key = keys[sources[i]!]!;
-    log.add(key, t);
+    log.add(key, t, costs[i]!);
     allowed[i] = log.count(key, t) <= LIMIT ? 1 : 0;
   }
   return { allowed, ms: performance.now() - started };
 }
 
 /** Cloudflare-style interpolation over whole buckets, no spans: context for the store's design. */
-function plainInterpolation(times: Float64Array, sources: Uint32Array, sourceCount: number): Uint8Array {
+function plainInterpolation(times: Float64Array, sources: Uint32Array, costs: Uint8Array, sourceCount: number): Uint8Array {
   const r = BUCKETS + 1;
   const epoch = new Float64Array(sourceCount).fill(-Infinity);
   const counts = new Float64Array(sourceCount * r);
@@ -106,7 +122,7 @@ function plainInterpolation(times: Float64Array, sources: Uint32Array, sourceCou
     const b = Math.floor(t / G);
     for (let e = Math.max(epoch[s]! + 1, b - r + 1); e <= b; e++) counts[s * r + (e % r)] = 0;
     epoch[s] = Math.max(epoch[s]!, b);
-    counts[s * r + (b % r)]!++;
+    counts[s * r + (b % r)]! += costs[i]!;
     let est = 0;
     for (let e = b - BUCKETS + 1; e <= b; e++) est += counts[s * r + (e % r)]!;
     const o = b - BUCKETS;
@@ -150,14 +166,14 @@ function compare(exact: Uint8Array, other: Uint8Array, sources: Uint32Array, cla
 }
 
 /** Max over sources and times of the requests allowed in one exact window, per class, over LIMIT. */
-function overshoot(times: Float64Array, sources: Uint32Array, allowed: Uint8Array, keys: string[], classOf: Uint8Array): number[] {
+function overshoot(times: Float64Array, sources: Uint32Array, costs: Uint8Array, allowed: Uint8Array, keys: string[], classOf: Uint8Array): number[] {
   const log = new ExactSlidingLog({ windowMs: WINDOW_MS, retainMs: 0 });
   const worst = CLASSES.map(() => 0);
   for (let i = 0; i < times.length; i++) {
     if (allowed[i] === 0) continue;
     const key = keys[sources[i]!]!;
     const t = BASE + times[i]!;
-    log.add(key, t);
+    log.add(key, t, costs[i]!);
     const cls = classOf[sources[i]!]!;
     worst[cls] = Math.max(worst[cls]!, log.count(key, t) / LIMIT);
   }
@@ -166,8 +182,9 @@ function overshoot(times: Float64Array, sources: Uint32Array, allowed: Uint8Arra
 
 function main(): void {
   note('generating the trace');
-  const trace = generateTrace({ seed: SEED, durationMs: DURATION_MS, limit: LIMIT, windowMs: WINDOW_MS, granularityMs: G, counts: COUNTS });
+  const trace = generateTrace({ seed: SEED, durationMs: DURATION_MS, limit: TRACE_LIMIT, windowMs: WINDOW_MS, granularityMs: G, counts: COUNTS });
   const { times, sources, classOf } = trace;
+  const costs = requestCosts(times.length);
   const keys: string[] = [];
   const h1 = new Uint32Array(classOf.length);
   const h2 = new Uint32Array(classOf.length);
@@ -185,20 +202,20 @@ function main(): void {
   let engine: EngineDecisions | undefined;
   let exact: Decisions | undefined;
   for (let run = 0; run < THROUGHPUT_RUNS; run++) {
-    engine = engineDecisions(times, sources, h1, h2);
-    exact = exactDecisions(times, sources, keys);
+    engine = engineDecisions(times, sources, costs, h1, h2);
+    exact = exactDecisions(times, sources, costs, keys);
     engineRuns.push((times.length / engine.ms) * 1000);
     exactRuns.push((times.length / exact.ms) * 1000);
     note(`run ${run + 1}: engine ${Math.round(engineRuns[run]!)}/s, exact ${Math.round(exactRuns[run]!)}/s`);
   }
   const c = compare(exact!.allowed, engine!.allowed, sources, classOf);
-  const plain = compare(exact!.allowed, plainInterpolation(times, sources, classOf.length), sources, classOf);
-  const upperAllowed = engineDecisions(times, sources, h1, h2, true).allowed;
+  const plain = compare(exact!.allowed, plainInterpolation(times, sources, costs, classOf.length), sources, classOf);
+  const upperAllowed = engineDecisions(times, sources, costs, h1, h2, true).allowed;
   const upper = compare(exact!.allowed, upperAllowed, sources, classOf);
-  const coldOnly = compare(exact!.allowed, engineDecisions(times, sources, h1, h2, false, null).allowed, sources, classOf);
+  const coldOnly = compare(exact!.allowed, engineDecisions(times, sources, costs, h1, h2, false, null).allowed, sources, classOf);
   note('measuring overshoot');
-  const worst = overshoot(times, sources, engine!.allowed, keys, classOf);
-  const upperWorst = overshoot(times, sources, upperAllowed, keys, classOf);
+  const worst = overshoot(times, sources, costs, engine!.allowed, keys, classOf);
+  const upperWorst = overshoot(times, sources, costs, upperAllowed, keys, classOf);
   const decoy = CLASSES.indexOf('attacker_span_decoy');
   const requestsByClass = CLASSES.map(() => 0);
   for (let i = 0; i < sources.length; i++) requestsByClass[classOf[sources[i]!]!]!++;
@@ -213,10 +230,11 @@ function main(): void {
   const engineRate = median(engineRuns);
   const exactRate = median(exactRuns);
   report(
-    'accuracy',
+    COSTS ? 'accuracy-costs' : 'accuracy',
     {
       seed: SEED,
       limit: LIMIT,
+      ...(COSTS ? { costs: COST_DRAW.map((d) => `${d.cost}:${d.share}`).join(' '), mean_cost: MEAN_COST, trace_limit: TRACE_LIMIT } : {}),
       window_ms: WINDOW_MS,
       buckets: BUCKETS,
       bucket_ms: G,
@@ -225,7 +243,9 @@ function main(): void {
       simulated_ms: DURATION_MS,
       sources_by_class: COUNTS,
       throughput_runs: THROUGHPUT_RUNS,
-      decision: 'allowed iff count in (t - W, t] including this request <= limit; every request counted (observed rate)',
+      decision: COSTS
+        ? 'allowed iff the sum of costs in (t - W, t] including this request <= limit; every request counted for its cost (observed rate)'
+        : 'allowed iff count in (t - W, t] including this request <= limit; every request counted (observed rate)',
       engine: 'WindowStore (exactFrom = limit / 10) addHashed + estimateHashed per request, evictIdle(t, 4096) every 65536 requests',
       reference: 'ExactSlidingLog (Map of per-key timestamp logs)',
     },
@@ -255,6 +275,32 @@ function main(): void {
       ...perClass,
     },
   );
+}
+
+/** Every request's cost: 1 without --costs, else the seeded draw (its own stream, so the trace is the one without costs). */
+function requestCosts(n: number): Uint8Array {
+  const costs = new Uint8Array(n).fill(1);
+  if (!COSTS) return costs;
+  let state = (SEED ^ 0x9e3779b9) >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    // xorshift32: fast, seeded, enough for a cost draw.
+    state ^= state << 13;
+    state >>>= 0;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    const u = state / 2 ** 32;
+    let acc = 0;
+    for (const d of COST_DRAW) {
+      acc += d.share;
+      if (u < acc) {
+        costs[i] = d.cost;
+        break;
+      }
+    }
+    if (u >= acc) costs[i] = COST_DRAW.at(-1)!.cost;
+  }
+  return costs;
 }
 
 main();

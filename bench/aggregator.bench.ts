@@ -38,6 +38,10 @@
  * npm run bench -- aggregator --secure: over PLAINTEXT and SASL_SSL of one broker of the
  * run's own, interleaved (bench/aggregator/secure.ts says what is measured).
  *
+ * npm run bench -- aggregator --costs: the same, with request costs (events cost 5 for a
+ * login, 3 for one GET in ten, else 1; the per-IP ban policy weighs a login at 10 by its
+ * `costs`), reported as `aggregator-costs`.
+ *
  * This file only brings the build up to date (tsc -b, incremental) so that the
  * workspace packages resolve to current dist/ code and the service that runs is the
  * current source, then imports the benchmark.

@@ -98,7 +98,7 @@ async function runLoad(redis: Redis, params: EnforcerRedisParams, concurrency: n
 function runCeiling(port: number, sha: string, params: EnforcerRedisParams): number {
   const key = hardLimitKey(KEY_PREFIX, POLICY.id, 'sliding-window', 'ip:__rand_int__');
   const args = ['-p', String(port), '-P', '16', '-n', String(params.ceilingRequests), '-r', String(params.keys), '--csv'];
-  const command = ['evalsha', sha, '1', key, '0', ALGORITHM_TAG['sliding-window'], String(POLICY.threshold.count), String(POLICY.threshold.intervalMs)];
+  const command = ['evalsha', sha, '1', key, '0', ALGORITHM_TAG['sliding-window'], String(POLICY.threshold.count), String(POLICY.threshold.intervalMs), '1'];
   const csv = execFileSync('redis-benchmark', [...args, ...command], { encoding: 'utf8' });
   // "test","rps",... then one row per test.
   const row = csv.trim().split('\n').at(-1)!.split('","');

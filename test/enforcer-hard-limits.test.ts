@@ -24,9 +24,9 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-/** Runs one batch at a fixed time (ARGV[1]); returns one [allowed, remaining, retryAfterMs] per check. */
-async function runAt(algorithm: HardAlgorithm, nowMs: number, checks: [key: string, a: number, b: number][]): Promise<(number | string)[][]> {
-  const args = checks.flatMap(([, a, b]) => [ALGORITHM_TAG[algorithm], a, b]);
+/** Runs one batch at a fixed time (ARGV[1]); returns one [allowed, remaining, retryAfterMs] per check. Cost 1 unless given. */
+async function runAt(algorithm: HardAlgorithm, nowMs: number, checks: [key: string, a: number, b: number, cost?: number | string][]): Promise<(number | string)[][]> {
+  const args = checks.flatMap(([, a, b, cost]) => [ALGORITHM_TAG[algorithm], a, b, cost ?? 1]);
   const flat = (await redis.eval(hardLimitScript().source, checks.length, ...checks.map(([k]) => k), nowMs, ...args)) as (number | string)[];
   return checks.map((_, i) => flat.slice(3 * i, 3 * i + 3));
 }
@@ -81,7 +81,9 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
     ] as const) {
       expect(await runAt('sliding-log', T0 + offset, [[key, 3, 1_000]])).toEqual([expected]);
     }
-    expect(await redis.zcard(key)).toBe(3);
+    // Three requests in the window, and the log's running total of their costs.
+    expect(await redis.zcard(key)).toBe(3 + 1);
+    expect(await redis.zscore(key, '#total')).toBe('-3');
     expect(await redis.pttl(key)).toBeGreaterThan(900);
   });
 
@@ -108,9 +110,74 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
 
   it('runs checks of different algorithms in one batch; an unknown algorithm fails its own check', async () => {
     const keys = ['sw', 'sl', 'tb', 'xx'].map((tag) => `${prefix}mixed:${tag}:{user:9}`);
-    const flat = (await redis.eval(hardLimitScript().source, 4, ...keys, T0, 'sw', 2, 1_000, 'sl', 2, 1_000, 'tb', 2, 500, 'xx', 1, 1)) as (number | string)[];
+    const flat = (await redis.eval(hardLimitScript().source, 4, ...keys, T0, 'sw', 2, 1_000, 1, 'sl', 2, 1_000, 1, 'tb', 2, 500, 1, 'xx', 1, 1, 1)) as (number | string)[];
     expect(flat.slice(0, 9)).toEqual([1, 1, 0, 1, 1, 0, 1, 1, 0]);
     expect(flat.slice(9)).toEqual([-1, expect.stringMatching(/unknown algorithm xx/), 0]);
+  });
+
+  it('costs: each algorithm admits a request whole for its cost or not at all, and a cost over the limit never', async () => {
+    const sw = `${prefix}cost-sw:{ip:192.0.2.9}`;
+    // Limit 10 per minute: 5 + 5 fill it, 1 more is refused; remaining counts cost units.
+    expect(
+      await runAt('sliding-window', T0, [
+        [sw, 10, 60_000, 5],
+        [sw, 10, 60_000, 5],
+        [sw, 10, 60_000, 1],
+      ]),
+    ).toEqual([
+      [1, 5, 0],
+      [1, 0, 0],
+      [0, 0, 60_000 + 6_000],
+    ]);
+    expect(await redis.get(sw)).toBe(`${T0 / 60_000}:10:0`);
+    expect(await runAt('sliding-window', T0, [[`${sw}2`, 10, 60_000, 11]])).toEqual([[0, 0, 60_000]]);
+
+    const sl = `${prefix}cost-sl:{user:9}`;
+    expect(await runAt('sliding-log', T0, [[sl, 5, 1_000, 3]])).toEqual([[1, 2, 0]]);
+    expect(await runAt('sliding-log', T0 + 10, [[sl, 5, 1_000, 3]])).toEqual([[0, 0, 990]]);
+    expect(await runAt('sliding-log', T0 + 10, [[sl, 5, 1_000, 2]])).toEqual([[1, 0, 0]]);
+    // One entry per request, whatever its cost, and the total of their costs.
+    expect(await redis.zcard(sl)).toBe(2 + 1);
+    expect(await redis.zscore(sl, '#total')).toBe('-5');
+    expect(await runAt('sliding-log', T0 + 20, [[sl, 5, 1_000, 6]])).toEqual([[0, 0, 1_000]]);
+    // The first entry (cost 3) ages out: its cost leaves the total.
+    expect(await runAt('sliding-log', T0 + 1_000, [[sl, 5, 1_000, 3]])).toEqual([[1, 0, 0]]);
+    expect(await redis.zscore(sl, '#total')).toBe('-5');
+
+    // A costly request is one entry and a handful of commands, not one per unit of cost.
+    const big = `${prefix}cost-sl-big:{user:10}`;
+    const before = await zaddCalls();
+    expect(await runAt('sliding-log', T0, [[big, 1_000_000, 60_000, 1_000_000]])).toEqual([[1, 0, 0]]);
+    expect((await zaddCalls()) - before).toBeLessThanOrEqual(2);
+    expect(await redis.zcard(big)).toBe(2);
+    expect(await runAt('sliding-log', T0 + 1, [[big, 1_000_000, 60_000, 1]])).toEqual([[0, 0, 59_999]]);
+
+    const tb = `${prefix}cost-tb:{apikey:c}`;
+    expect(
+      await runAt('token-bucket', T0, [
+        [tb, 10, 100, 4],
+        [tb, 10, 100, 6],
+        [tb, 10, 100, 2],
+      ]),
+    ).toEqual([
+      [1, 6, 0],
+      [1, 0, 0],
+      [0, 0, 200],
+    ]);
+    expect(await runAt('token-bucket', T0, [[`${tb}2`, 10, 100, 11]])).toEqual([[0, 0, 1_000]]);
+  });
+
+  it('refuses a cost that is not a whole number from 1 to 1000000, in its own check only', async () => {
+    const key = `${prefix}badcost:{x}`;
+    const replies = await runAt('sliding-window', T0, [
+      [key, 5, 1_000, 0],
+      [key, 5, 1_000, 1.5],
+      [key, 5, 1_000, 1_000_001],
+      [key, 5, 1_000, 'x'],
+      [key, 5, 1_000, 1],
+    ]);
+    for (const r of replies.slice(0, 4)) expect(r).toEqual([-1, expect.stringMatching(/cost must be a whole number from 1 to 1000000/), 0]);
+    expect(replies[4]).toEqual([1, 4, 0]);
   });
 
   it('a key of the wrong type fails its own check only, with the error text', async () => {
@@ -130,10 +197,16 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
   it('reads the Redis server clock when given 0', async () => {
     const key = `${prefix}clock:{x}`;
     await runAt('sliding-log', 0, [[key, 5, 60_000]]);
-    const [, score] = await redis.zrange(key, 0, 0, 'WITHSCORES');
+    const [, score] = await redis.zrangebyscore(key, '(0', '+inf', 'WITHSCORES');
     expect(Math.abs(Number(score) - Date.now())).toBeLessThan(5_000);
   });
 });
+
+/** ZADD calls the Redis server has run (INFO commandstats counts the commands a script runs). */
+async function zaddCalls(): Promise<number> {
+  const info = await redis.info('commandstats');
+  return Number(/cmdstat_zadd:calls=(\d+)/.exec(info)?.[1] ?? 0);
+}
 
 const HOUR = 3_600_000;
 const N = 50;

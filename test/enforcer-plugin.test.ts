@@ -82,4 +82,19 @@ describe('enforcer Fastify plugin', () => {
     expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(55);
     await waitUntil(() => events.records.flatMap((r) => r.value?.events ?? []).some((e) => e.ip === '203.0.113.71' && e.status === 403), 'the 403 event', 10_000);
   });
+
+  it('publishes the cost it checked, computed once before the body is read (a cost from the body would count 1 at the check and 50 at the aggregator)', async () => {
+    const bulk = Fastify();
+    await bulk.register(banstreamPlugin, { enforcer, publisher, edgeId: 'edge-test', cost: (r) => ((r.body as { items?: unknown[] } | undefined)?.items ? 50 : 2) });
+    bulk.post('/bulk', async () => 'ok');
+    await bulk.ready();
+    try {
+      const res = await bulk.inject({ method: 'POST', url: '/bulk', remoteAddress: '203.0.113.72', payload: { items: new Array(50).fill(1) } });
+      expect(res.statusCode).toBe(200);
+      const event = await waitUntil(() => events.records.flatMap((r) => r.value?.events ?? []).find((e) => e.ip === '203.0.113.72'), 'the bulk event', 10_000);
+      expect(event.cost).toBe(2);
+    } finally {
+      await bulk.close();
+    }
+  });
 });

@@ -25,6 +25,7 @@ function sampleEvent(i: number): RequestEvent {
     headers: { 'user-agent': `curl/8.${i}` },
     edgeId: 'edge-a',
     latencyMs: i / 10,
+    cost: 1 + (i % 3),
   };
 }
 

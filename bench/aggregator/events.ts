@@ -32,6 +32,11 @@ export interface EventShape {
   /** Share of logins answered 401. */
   loginFailureShare: number;
   batchEvents: number;
+  /**
+   * Costs mode (`--costs`): every event carries a cost, 5 for a login, 3 for one GET in
+   * ten, else 1; without it, events leave the field out (the default, 1).
+   */
+  costs?: boolean;
 }
 
 export const DEFAULT_SHAPE: Omit<EventShape, 'events' | 'spanMs'> = {
@@ -266,6 +271,7 @@ export function generateEvents(shape: EventShape, startMs: number): EventSet {
       headers: { 'user-agent': USER_AGENTS[agent[i]!]! },
       edgeId: EDGES[edge[i]!]!,
       latencyMs: latency[i]!,
+      ...(shape.costs === true ? { cost: k !== KIND_GET ? 5 : i % 10 === 0 ? 3 : 1 } : {}),
     };
   };
 

@@ -175,6 +175,9 @@ export const BENCH_POLICIES: PolicySpec[] = [
 ];
 export const LONGEST_WINDOW_MS = 10 * 60_000;
 
+/** The costs mode's policies: the same, the per-IP ban weighing a login at 10 whatever the event's own cost. */
+export const BENCH_COST_POLICIES: PolicySpec[] = BENCH_POLICIES.map((p) => (p.id === 'bench-ip-ban' ? { ...p, costs: [{ methods: ['POST'], paths: ['/login'], cost: 10 }] } : p));
+
 /** Publishes policies (default BENCH_POLICIES; enforce, enabled, version 1) to the policies topic. */
 export async function publishPolicies(kafka: Kafka, prefix: string, catalog: SchemaCatalog, specs: readonly PolicySpec[] = BENCH_POLICIES): Promise<void> {
   const checked = validatePolicyDocument({ policies: specs.map((p) => ({ ...p, mode: 'enforce' })) });

@@ -8,7 +8,20 @@ import { stackSettings, stackStatus, stackUp } from '../../scripts/stack/index.m
 import { SCHEMA_NAMES, loadSchemaCatalog } from '@banstream/schemas';
 import { median, min, note, report, sig } from '../lib.js';
 import { DEFAULT_SHAPE, eventSpanMs, generateEvents } from './events.js';
-import { BENCH_POLICIES, CEILING_FETCH, LONGEST_WINDOW_MS, PARTITIONS, benchKafka, createTopics, deleteGroups, deleteTopics, freshOutputTopics, preload, publishPolicies } from './kafka.js';
+import {
+  BENCH_COST_POLICIES,
+  BENCH_POLICIES,
+  CEILING_FETCH,
+  LONGEST_WINDOW_MS,
+  PARTITIONS,
+  benchKafka,
+  createTopics,
+  deleteGroups,
+  deleteTopics,
+  freshOutputTopics,
+  preload,
+  publishPolicies,
+} from './kafka.js';
 import { runCeilingProcess, runParallelCeiling } from './ceiling-child.js';
 import { serviceNodeFlags } from '../../scripts/run/node-flags.mjs';
 import { CONSUMED_METRIC, freePort, serviceNodeArgs, timeService, type ServiceRun } from './service.js';
@@ -27,6 +40,9 @@ const TIMEOUT_MS = intEnv('BENCH_AGG_TIMEOUT_S', 180) * 1000;
 const STALL_MS = intEnv('BENCH_AGG_STALL_S', 30) * 1000;
 const START_MS = intEnv('BENCH_AGG_START_S', 60) * 1000;
 const SKIP_SERVICE = process.env.BENCH_AGG_SKIP_SERVICE === '1';
+/** `npm run bench -- aggregator --costs`: events with costs and a policy with route costs, reported as `aggregator-costs`. */
+const COSTS = process.argv.includes('--costs');
+const POLICIES = COSTS ? BENCH_COST_POLICIES : BENCH_POLICIES;
 /** AGGREGATOR_WORKERS of the measured service: one per core unless set. */
 const WORKERS = intEnv('BENCH_AGG_WORKERS', availableParallelism());
 /** The service's own fetch size unless set (README "Configuration": drain speed against ban latency). */
@@ -62,9 +78,9 @@ export async function main(repoRoot: string): Promise<void> {
   try {
     note(`topics: ${prefix}*.v1 (${PARTITIONS} partitions)`);
     await createTopics(admin, prefix, LONGEST_WINDOW_MS);
-    await publishPolicies(kafka, prefix, catalog);
+    await publishPolicies(kafka, prefix, catalog, POLICIES);
 
-    const shape = { ...DEFAULT_SHAPE, events: EVENTS, spanMs: eventSpanMs({ ...DEFAULT_SHAPE, events: EVENTS }) };
+    const shape = { ...DEFAULT_SHAPE, costs: COSTS, events: EVENTS, spanMs: eventSpanMs({ ...DEFAULT_SHAPE, events: EVENTS }) };
     // The event set goes out of scope here: its memory is not the measurements' business.
     const { loaded, ips, keys, maxBatchSpanMs } = await (async () => {
       note(`generating ${EVENTS.toLocaleString('en')} events`);
@@ -190,9 +206,10 @@ export async function main(repoRoot: string): Promise<void> {
 
     await cleanUp(admin, prefix);
     report(
-      'aggregator',
+      COSTS ? 'aggregator-costs' : 'aggregator',
       {
         events: loaded.events,
+        ...(COSTS ? { costs: 'events: POST /login 5, one GET in ten 3, else 1; bench-ip-ban: POST /login costs 10 (its costs rule replaces the event cost)' } : {}),
         runs: RUNS,
         partitions: PARTITIONS,
         seed: shape.seed,
@@ -207,7 +224,7 @@ export async function main(repoRoot: string): Promise<void> {
         users: `${shape.userShare * 100}% of events from ${shape.users} users`,
         requests: `GET / 200; ${shape.loginShare * 100}% POST /login, ${shape.loginFailureShare * 100}% of them 401`,
         batch_events: `at most ${shape.batchEvents} events per record, one key per record`,
-        policies: BENCH_POLICIES.map((p) => `${p.id} [${p.key.join(',')}] ${p.threshold.count}/${p.threshold.interval} ${p.action.type}`),
+        policies: POLICIES.map((p) => `${p.id} [${p.key.join(',')}] ${p.threshold.count}/${p.threshold.interval} ${p.action.type}${p.costs ? ` costs ${JSON.stringify(p.costs)}` : ''}`),
         preload: 'kafkajs producer, acks -1, no compression, 8 records per request, 8 requests in flight',
         ceiling: `bare kafkajs consumer in a fresh node process per run, fresh group, fromBeginning, eachBatch + RequestEventBatch decode, no commits, maxBytesPerPartition ${CEILING_FETCH.maxBytesPerPartition}, maxBytes ${CEILING_FETCH.maxBytes}, partitionsConsumedConcurrently ${CEILING_FETCH.partitionsConsumedConcurrently}`,
         fetch_only: 'the ceiling consumer without the decode, counting records (events/s from the known total)',

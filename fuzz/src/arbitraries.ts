@@ -100,6 +100,8 @@ const normalEvent = fc.record({
   headers: fc.dictionary(token(/^[a-z][a-z0-9-]{0,15}$/), fc.string({ maxLength: 30 }), { maxKeys: 3 }),
   edgeId: fc.constantFrom('edge-1', 'edge-2'),
   latencyMs: optional(fc.oneof(fc.double({ min: 0, max: 1e4, noNaN: true }), fc.constant(0))),
+  // Mostly 1, as most requests cost; the bounds themselves often.
+  cost: fc.oneof({ weight: 3, arbitrary: fc.constant(1) }, { weight: 2, arbitrary: fc.constantFrom(5, 1_000_000) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 1_000_000 }) }),
 });
 
 /** Values at and past each rule of the gateway, in normal form or not. */
@@ -127,6 +129,7 @@ const TRICKY: Record<string, unknown[]> = {
   ],
   edgeId: ['', 'e'.repeat(129)],
   latencyMs: [-0.5, Number.NaN, Number.POSITIVE_INFINITY],
+  cost: [0, -1, 1_000_001, 2 ** 31 - 1, -(2 ** 31)],
 };
 const TRICKY_FIELDS = Object.keys(TRICKY);
 

@@ -8,6 +8,7 @@ import { difference, pick } from './equal.js';
 import type { Answer, Probe } from './probe.js';
 import { decodeBody, decodeSingleObject, Refused, resolve } from './reference.js';
 import { COUNTED_FIELDS, type Sut } from './sut.js';
+import { COSTLESS_EVENTS, COSTLY_EVENTS, countsOf } from './tally.js';
 
 /**
  * Every reader of the events record on one input, against the reference:
@@ -29,6 +30,7 @@ export function checkEvents(sut: Sut, bytes: Buffer, probe: Probe): void {
     return (resolve(writer.node, node, value) as { events: Record<string, unknown>[] }).events;
   });
   if (ref === 'crashed') return;
+  if (ref.ok) costRows(sut, bytes, probe, ref.value);
   const counted = (events: Record<string, unknown>[], headers: boolean) => events.map((e) => pick(e, headers ? [...COUNTED_FIELDS, 'headers'] : COUNTED_FIELDS));
 
   const full = probe.run('catalog.codec', () => sut.batchCodec.decode(bytes));
@@ -68,6 +70,16 @@ export function checkEvents(sut: Sut, bytes: Buffer, probe: Probe): void {
 }
 
 type RefAnswer = { ok: true; value: Record<string, unknown>[] } | { ok: false; error: Refused };
+
+/** Counts the accepted inputs that carry a cost other than 1, or come from a writer without the field (read as 1 by all). */
+function costRows(sut: Sut, bytes: Buffer, probe: Probe, events: Record<string, unknown>[]): void {
+  const batch = sut.writers.get(bytes.readBigUInt64LE(2))?.node;
+  const array = batch?.kind === 'record' ? batch.fields[0]?.type : undefined;
+  const event = array?.kind === 'array' ? array.items : undefined;
+  const hasCost = event?.kind === 'record' && event.fields.some((f) => f.name === 'cost');
+  if (!hasCost) countsOf(probe.tally, COSTLESS_EVENTS).tried++;
+  if (events.some((e) => e.cost !== 1)) countsOf(probe.tally, COSTLY_EVENTS).tried++;
+}
 
 function reference(probe: Probe, decode: () => Record<string, unknown>[]): RefAnswer | 'crashed' {
   const answer = probe.run('reference', decode);

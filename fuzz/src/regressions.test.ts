@@ -1,5 +1,5 @@
 import { isBanstreamError } from '@banstream/core';
-import { loadSchemaCatalog, requestEvent, SCHEMA_NAMES } from '@banstream/schemas';
+import { encodeSingleObject, loadSchemaCatalog, requestEvent, SCHEMA_NAMES } from '@banstream/schemas';
 import { describe, expect, it } from 'vitest';
 import { countedEventsDecoder } from '../../packages/engine/dist/counted-event.js';
 import { countedEventsReader } from '../../packages/engine/dist/counted-event-reader.js';
@@ -43,9 +43,9 @@ function refusal(record: Buffer): string {
 }
 
 describe('records that broke a reader', () => {
-  it('the headers map as a block of -1 item and a size of -2 (the 91-byte record that stopped the aggregator): refused by all, at once', async () => {
+  it('the headers map as a block of -1 item and a size of -2 (the 91-byte record that stopped the aggregator; 92 with the cost of v2): refused by all, at once', async () => {
     const attack = patched(headersAt, 1, [...varint(-1), ...varint(-2)]);
-    expect(attack.length).toBe(91);
+    expect(attack.length).toBe(92);
     const run = await harness([attack]);
     expect(run.first).toBeUndefined();
     expect(run.failures).toBe(0);
@@ -57,7 +57,7 @@ describe('records that broke a reader', () => {
       expect(countedEventsReader(catalog, { headers })(attack)).toBeUndefined();
       expect(() => countedEventsDecoder(catalog, { headers }).decode(attack)).toThrow(/events\[0\]\.headers: a block size is negative/);
     }
-    expect(refusal(attack)).toMatch(/^SCHEMA_TRUNCATED: request-event-batch body: events\[0\]\.headers: a block size is negative \(at byte \d+ of 91\)$/);
+    expect(refusal(attack)).toMatch(/^SCHEMA_TRUNCATED: request-event-batch body: events\[0\]\.headers: a block size is negative \(at byte \d+ of 92\)$/);
     expect(performance.now() - started).toBeLessThan(1_000);
   }, 60_000);
 
@@ -118,6 +118,43 @@ describe('records that broke a reader', () => {
     expect((await harness([badBoolean], SCHEMA_NAMES.ban)).first).toBeUndefined();
     expect(refusal(bigStatus)).toMatch(/events\[0\]\.status: an int is out of range/);
     expect(() => ban.decode(badBoolean)).toThrow(/preview: a boolean byte is neither 0 nor 1/);
+  }, 60_000);
+
+  it('costs: a record with costs, out of range, overlong, and one written before costs: every reader alike', async () => {
+    const costly = codec.encode({
+      events: [
+        { ...event, cost: 5 },
+        { ...event, eventId: 'e2', cost: 1_000_000 },
+      ],
+    });
+    const outOfRange = [0, -1, 1_000_001, 2 ** 31 - 1].map((cost) => codec.encode({ events: [{ ...event, cost }] }));
+    // The cost is the event's last field: the record's last bytes are its varint, then the array's end (0).
+    const five = codec.encode({ events: [{ ...event, cost: 5 }] });
+    expect(five.subarray(-2)).toEqual(Buffer.from([10, 0]));
+    const overlong = Buffer.concat([five.subarray(0, -2), Buffer.from([0x8a, 0x00, 0x00])]);
+    const [v1] = catalog.versions(EVENTS);
+    const before: Partial<typeof event> = { ...event };
+    delete before.cost;
+    const old = encodeSingleObject(v1!.type, v1!.fingerprint, { events: [before] }, EVENTS);
+    const run = await harness([costly, ...outOfRange, overlong, old]);
+    expect(run.first).toBeUndefined();
+    expect(run.failures).toBe(0);
+    for (const headers of [true, false]) {
+      const read = countedEventsReader(catalog, { headers });
+      expect(read(costly)!.map((e) => e.cost)).toEqual([5, 1_000_000]);
+      // Valid Avro: read as written, refused by checkEvent (COST_OUT_OF_RANGE) as avsc's reading would be.
+      expect(outOfRange.map((r) => read(r)![0]!.cost)).toEqual([0, -1, 1_000_001, 2 ** 31 - 1]);
+      expect(read(overlong)).toBeUndefined();
+      expect(read(old)).toBeUndefined(); // another writer: avsc reads it
+      expect(countedEventsDecoder(catalog, { headers }).decode(old).events[0]!.cost).toBe(1);
+    }
+    expect(refusal(overlong)).toMatch(/events\[0\]\.cost: a long is not minimally encoded/);
+    expect(codec.decode(old).events[0]!.cost).toBe(1);
+    // The gateway's scan takes the costly record as it is, and leaves those out of range to the slow path, which refuses them.
+    expect(scanBatch(costly, codec.fingerprint, undefined, Number.MAX_SAFE_INTEGER)?.events).toHaveLength(2);
+    for (const r of outOfRange) expect(scanBatch(r, codec.fingerprint, undefined, Number.MAX_SAFE_INTEGER)).toBeUndefined();
+    expect(run.accepted('gateway.scan')).toBe(1);
+    expect(run.accepted('gateway.slow')).toBe(2); // the costly record and the old one, read as cost 1
   }, 60_000);
 
   it('a header named __proto__ or constructor: kept as a key like any other, by every reader', async () => {

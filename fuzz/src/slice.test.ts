@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatReport } from './report.js';
 import { runFuzz } from './runner.js';
+import { COSTLESS_EVENTS, COSTLY_EVENTS } from './tally.js';
 
 /**
  * A fixed-seed slice of `npm run fuzz`, the same harness in one watched worker: any
@@ -19,6 +20,9 @@ describe('the differential fuzz harness, seed 42', () => {
       expect(result.tally[reader]!.accepted, reader).toBeGreaterThan(30);
     }
     expect(result.tally['gateway→aggregator']!.tried).toBeGreaterThan(10);
+    // Costs: records that carry costs other than 1, and records of the writer before costs (read as 1), compared across every reader.
+    expect(result.tally[COSTLY_EVENTS]?.tried ?? 0).toBeGreaterThan(10);
+    expect(result.tally[COSTLESS_EVENTS]?.tried ?? 0).toBeGreaterThan(10);
     expect(Object.keys(result.tally).filter((r) => r.startsWith('catalog.codec:')).length).toBe(12);
   }, 60_000);
 });

@@ -68,4 +68,4 @@ export function buildSut(): Sut {
 export const FUZZ_TIME = { nowMs: 1_800_000_000_000, maxFutureMs: 5_000 };
 
 /** The fields of a RequestEvent the aggregator reads (CountedEvent), headers aside. */
-export const COUNTED_FIELDS = ['timestamp', 'ip', 'country', 'region', 'asn', 'method', 'host', 'path', 'route', 'status', 'userId', 'apiKeyHash'] as const;
+export const COUNTED_FIELDS = ['timestamp', 'ip', 'country', 'region', 'asn', 'method', 'host', 'path', 'route', 'status', 'userId', 'apiKeyHash', 'cost'] as const;

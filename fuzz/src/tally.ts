@@ -32,6 +32,9 @@ export type Tally = Record<string, Counts>;
 /** Rows that count inputs, not a reader: the mutated events records and other records tried. */
 export const MUTATED_EVENTS = '(mutated events records)';
 export const MUTATED_OTHERS = '(mutated other records)';
+/** Events records the reference accepted, by what they say of costs: every reader was compared on them. */
+export const COSTLY_EVENTS = '(events records with a cost other than 1)';
+export const COSTLESS_EVENTS = '(events records of a writer without cost)';
 
 export function emptyCounts(): Counts {
   return { tried: 0, accepted: 0, crashes: 0, slow: 0, disagreements: 0, lost: 0 };

@@ -26,6 +26,7 @@ function requestEvent(i: number): RequestEvent {
     headers: { 'user-agent': 'curl/8.5.0', 'accept-language': 'fr-FR' },
     edgeId: 'edge-eu-west-1a-7',
     latencyMs: 12.75,
+    cost: i % 4 === 0 ? 5 : 1,
   };
 }
 
@@ -247,11 +248,25 @@ describe('round trip of every record', () => {
   it('fills defaults for omitted optional fields', () => {
     const codec = catalog.codec(SCHEMA_NAMES.requestEvent);
     const partial: Partial<RequestEvent> = requestEvent(5);
-    for (const key of ['country', 'region', 'asn', 'route', 'userId', 'apiKeyHash', 'headers', 'latencyMs'] as const) {
+    for (const key of ['country', 'region', 'asn', 'route', 'userId', 'apiKeyHash', 'headers', 'latencyMs', 'cost'] as const) {
       delete partial[key];
     }
     const decoded = codec.decode(codec.encode(partial as RequestEvent));
-    expect(decoded).toEqual({ ...partial, country: null, region: null, asn: null, route: null, userId: null, apiKeyHash: null, headers: {}, latencyMs: null });
+    expect(decoded).toEqual({ ...partial, country: null, region: null, asn: null, route: null, userId: null, apiKeyHash: null, headers: {}, latencyMs: null, cost: 1 });
+  });
+
+  it('reads a v1 events record (written before costs) with cost 1, and a v1 reader skips a v2 cost', () => {
+    const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
+    const [v1, v2] = catalog.versions(SCHEMA_NAMES.requestEventBatch);
+    expect(v2!.fingerprint).toBe(codec.fingerprint);
+    const old: Partial<RequestEvent> = requestEvent(4);
+    delete old.cost;
+    const written = encodeSingleObject(v1!.type, v1!.fingerprint, { events: [old] }, 'request-event-batch');
+    expect(codec.decode(written).events).toEqual([{ ...old, cost: 1 }]);
+    // A reader still on v1 during a rolling deploy: Avro resolution skips the field it does not know.
+    const newer = codec.encode({ events: [requestEvent(4)] });
+    const resolver = v1!.type.createResolver(v2!.type);
+    expect(v1!.type.fromBuffer(newer.subarray(10), resolver)).toMatchObject({ events: [old] });
   });
 
   it('a RequestEventBatch of 1,000 events', () => {

@@ -7,7 +7,7 @@ import type { RequestEvent } from './types.js';
  * reads the clock), ip `203.0.113.7` (TEST-NET-3, RFC 5737), method `GET`, host
  * `shop.example`, path `/`, status 200, headers `{}` (a new object each call),
  * edgeId `edge-1`, and null for every nullable field (country, region, asn, route,
- * userId, apiKeyHash, latencyMs).
+ * userId, apiKeyHash, latencyMs); cost 1.
  */
 export function requestEvent(fields: Partial<RequestEvent> = {}): RequestEvent {
   return {
@@ -27,6 +27,7 @@ export function requestEvent(fields: Partial<RequestEvent> = {}): RequestEvent {
     headers: {},
     edgeId: 'edge-1',
     latencyMs: null,
+    cost: 1,
     ...fields,
   };
 }

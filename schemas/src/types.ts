@@ -52,6 +52,11 @@ export interface RequestEvent {
   headers: Record<string, string>;
   edgeId: string;
   latencyMs: number | null;
+  /**
+   * What the request counts for, 1 to MAX_COST (@banstream/core). Always there when
+   * read (1 for a v1 record); a writer may leave it out for 1.
+   */
+  cost?: number;
 }
 
 export interface RequestEventBatch {

@@ -53,6 +53,8 @@ export const ERRORS = {
   WINDOW_INVALID_ARGUMENT: entry(500),
   WINDOW_CAPACITY_EXCEEDED: entry(503),
   EVENT_TIME_OUT_OF_RANGE: entry(400),
+  /** A request cost (event, check, hard limit) that is not a whole number from 1 to MAX_COST. */
+  COST_OUT_OF_RANGE: entry(400),
   WEBHOOK_REFUSED: entry(502),
   WEBHOOK_UNAVAILABLE: entry(503),
 
@@ -80,6 +82,10 @@ export const ERRORS = {
   /** The console's live streams are all taken (CONTROL_CONSOLE_MAX_STREAMS). */
   CONSOLE_BUSY: entry(429),
   BACKTEST_BUSY: entry(429),
+  /** Policy texts waiting to be checked are at their bound (POST /v1/policies/check). */
+  POLICY_CHECK_BUSY: entry(429),
+  /** A policy text too large to check within its deadline (POST /v1/policies/check): split it, or use the CLI. */
+  POLICY_CHECK_TIMEOUT: entry(413),
   /** A blocklist feed's source that is not an http(s) URL or a file under CONTROL_FEED_FILE_DIR. */
   FEED_SOURCE_INVALID: entry(400),
   /** A feed refresh refused: the source could not be read within the limits (time, bytes, text); the feed's bans are kept. */

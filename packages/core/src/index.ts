@@ -1,6 +1,7 @@
 export * from './errors.js';
 export * from './problem.js';
 export * from './clock.js';
+export * from './cost.js';
 export * from './subjects/index.js';
 export * from './policy/index.js';
 export * from './decision/index.js';

@@ -1,4 +1,4 @@
-import { eventPartitionKey, tryParseIp } from '@banstream/core';
+import { costProblem, eventPartitionKey, tryParseIp } from '@banstream/core';
 import { installKafkaPatches } from '@banstream/kafka';
 import { Registry, type Logger } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, SINGLE_OBJECT_HEADER_LENGTH, SINGLE_OBJECT_MAGIC, type RequestEvent } from '@banstream/schemas';
@@ -106,7 +106,7 @@ class Publisher implements EdgePublisher {
     header.writeBigUInt64LE(batchCodec.fingerprint, 2);
     const bodyOf = (event: BufferedEvent): Uint8Array => {
       if (isEncoded(event)) return event.body;
-      if (!eventType.isValid(event)) throw new TypeError('not a RequestEvent');
+      if (!eventType.isValid(event) || !costInRange(event)) throw new TypeError('not a RequestEvent');
       return eventType.toBuffer(event);
     };
     const batchType = catalog.latest(SCHEMA_NAMES.requestEventBatch).type;
@@ -114,10 +114,10 @@ class Publisher implements EdgePublisher {
     this.encodeBatch = (events) => {
       if (events.some(isEncoded)) return concatBatch(header, events.map(bodyOf));
       const batch = { events };
-      if (!batchType.isValid(batch)) throw new TypeError('not a batch of RequestEvent');
+      if (!batchType.isValid(batch) || !events.every(costInRange)) throw new TypeError('not a batch of RequestEvent');
       return Buffer.concat([header, batchType.toBuffer(batch)]);
     };
-    this.isValidEvent = (event) => isEncoded(event) || eventType.isValid(event);
+    this.isValidEvent = (event) => isEncoded(event) || (eventType.isValid(event) && costInRange(event));
     this.sink = options.sink ?? createKafkaSink({ kafka: options.kafka!, topic: options.topic!, logger: this.logger, reconnectMs: this.config.retryBackoffMs });
     this.syncTimer = setInterval(() => this.sync(), METRICS_SYNC_MS).unref();
     this.sync();
@@ -317,4 +317,10 @@ function partitionKeyOf(event: BufferedEvent): string | undefined {
   if (isEncoded(event)) return event.key;
   const ip = typeof event.ip === 'string' ? tryParseIp(event.ip) : undefined;
   return ip === undefined ? undefined : eventPartitionKey(ip);
+}
+
+/** Avro takes any int as a cost; every reader refuses one out of 1..MAX_COST, so the edge drops it as invalid instead of sending it. */
+function costInRange(event: BufferedEvent): boolean {
+  const cost = (event as { cost?: unknown }).cost;
+  return cost === undefined || costProblem(cost) === undefined;
 }

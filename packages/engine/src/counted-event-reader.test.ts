@@ -1,7 +1,7 @@
 import avro from 'avsc';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { loadSchemaCatalog, requestEvent, SCHEMA_NAMES, SINGLE_OBJECT_HEADER_LENGTH, type RequestEvent } from '@banstream/schemas';
+import { encodeSingleObject, loadSchemaCatalog, requestEvent, SCHEMA_NAMES, SINGLE_OBJECT_HEADER_LENGTH, type RequestEvent } from '@banstream/schemas';
 import { countedEventsDecoder, type CountedEvent } from './counted-event.js';
 import { countedEventsReader, fieldList, readTail } from './counted-event-reader.js';
 
@@ -42,6 +42,8 @@ const event: fc.Arbitrary<RequestEvent> = fc.record({
   headers: fc.dictionary(text, text, { maxKeys: 4 }),
   edgeId: text,
   latencyMs: optional(fc.double()),
+  // Any int, bounds and beyond: the reader reads as avsc reads, checkEvent refuses.
+  cost: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 1_000_000 }), fc.integer()),
 });
 const records = fc.array(fc.array(event, { maxLength: 6 }), { minLength: 1, maxLength: 3 }).map((batches) => batches.map((events) => codec.encode({ events })));
 
@@ -49,7 +51,7 @@ describe('countedEventsReader', () => {
   it('is written for the shipped writer schema (a new version must update it)', () => {
     expect(fieldList(catalog.latest(SCHEMA_NAMES.requestEventBatch))).toBe(
       'eventId:string timestamp:long ip:string country:?string region:?string asn:?long method:string host:string ' +
-        'path:string route:?string status:int userId:?string apiKeyHash:?string headers:map<string> edgeId:string latencyMs:?double',
+        'path:string route:?string status:int userId:?string apiKeyHash:?string headers:map<string> edgeId:string latencyMs:?double cost:int',
     );
   });
 
@@ -132,5 +134,16 @@ describe('countedEventsReader', () => {
     const record = Buffer.from(codec.encode({ events: [] }));
     record[5] = record[5]! ^ 1;
     expect(countedEventsReader(catalog, { headers: false })(record)).toBeUndefined();
+  });
+
+  it('reads the cost (v2), and leaves a v1 record (no cost) to avsc, which reads it as cost 1', () => {
+    const read = countedEventsReader(catalog, { headers: false });
+    expect(read(codec.encode({ events: [requestEvent({ cost: 5 }), requestEvent()] }))!.map((e) => e.cost)).toEqual([5, 1]);
+    const v1 = catalog.versions(SCHEMA_NAMES.requestEventBatch)[0]!;
+    const old: Partial<RequestEvent> = requestEvent();
+    delete old.cost;
+    const record = encodeSingleObject(v1.type, v1.fingerprint, { events: [old] }, 'request-event-batch');
+    expect(read(record)).toBeUndefined();
+    expect(avscRead(record, false)).toEqual([expect.objectContaining({ cost: 1 })]);
   });
 });

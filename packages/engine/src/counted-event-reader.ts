@@ -7,7 +7,7 @@ import type { CountedEvent, CountedEventsOptions } from './counted-event.js';
  */
 const FIELDS =
   'eventId:string timestamp:long ip:string country:?string region:?string asn:?long method:string host:string ' +
-  'path:string route:?string status:int userId:?string apiKeyHash:?string headers:map<string> edgeId:string latencyMs:?double';
+  'path:string route:?string status:int userId:?string apiKeyHash:?string headers:map<string> edgeId:string latencyMs:?double cost:int';
 
 /**
  * Reads one events record; undefined leaves it to avsc, which decides (and words the
@@ -71,6 +71,8 @@ function readEvent(c: AvroCursor, t: RepeatedTexts, withHeaders: boolean, tails:
   else skipMap(c);
   c.string(); // edgeId
   if (c.union()) c.double(); // latencyMs
+  // Any int, as avsc reads it: the bounds are checkEvent's (attributesFromEvent), which words the refusal.
+  event.cost = c.int();
   return event;
 }
 

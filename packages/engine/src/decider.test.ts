@@ -41,6 +41,20 @@ describe('observe', () => {
     expect(env.out.bans[1]!.value).toMatchObject({ escalationLevel: 1, expiresAt: T0 + 700_005 + 1_200_000 });
   });
 
+  it("stops at the held ban only when it is this policy's and still running: another policy's ban does not spare the subject", () => {
+    const env = setup();
+    const other = { banId: 'b-other', subject: 'ip:192.0.2.1', policyId: 'other', reason: 'r', evidenceCount: 9, windowSeconds: 60, startedAt: T0 - 1, expiresAt: T0 + 86_400_000 };
+    env.ctx.ledger.observe('ip:192.0.2.1', { ...other, preview: true, escalationLevel: 0, origin: 'aggregator', httpStatus: 403, createdBy: null, evidence: null });
+    send(env, 'ip:192.0.2.1', 20, T0);
+    // The preview ban of `other` is weaker than this enforced one: it is replaced, once.
+    expect(env.out.bans.map((b) => [b.value?.policyId, b.value?.startedAt])).toEqual([['flood', T0 + 5]]);
+    send(env, 'ip:192.0.2.1', 20, T0 + 600_005);
+    expect(env.out.bans.map((b) => [b.value?.policyId, b.value?.startedAt, b.value?.escalationLevel])).toEqual([
+      ['flood', T0 + 5, 0],
+      ['flood', T0 + 600_010, 1],
+    ]);
+  });
+
   it('counts a subject given as key prefix and value (observeKeyed) together with the same subject whole', () => {
     const env = setup();
     send(env, 'ip:192.0.2.1', 3, T0);

@@ -104,6 +104,10 @@ export function observeKeyed(ctx: DeciderContext, state: PartitionState, route: 
   if (banCount <= policy.action.banThreshold.count) return 'counted';
   const subject = subjectOfKey(key ?? keyPrefix + rest, policy);
   const held = ctx.ledger.get(subject);
+  // While this policy's ban of the subject runs, evaluateBan decides nothing (no second
+  // ban while one lasts): every further event of a banned flood stops here, without its
+  // history lookup (a key made and hashed per event) and the decision's input.
+  if (held !== undefined && held.policyId === policy.id && held.expiresAt > at) return 'counted';
   const decision = evaluateBan({
     policy,
     subject,

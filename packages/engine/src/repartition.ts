@@ -34,12 +34,15 @@ export class RepartitionBuffer {
   /**
    * Events of a record come roughly in time order, so one open entry per (policy,
    * subject) absorbs every event at its time; an event at another time closes it.
+   * `count` is the events' cost (1 to MAX_COST each). An entry's count is an Avro
+   * int: a sum that would pass ENTRY_COUNT_MAX (a hostile record of 70,000 events
+   * at the highest cost) closes the entry and opens another, never wraps.
    */
   add(policyId: string, subject: string, timeMs: number, count: number): void {
     let bySubject = this.open.get(policyId);
     if (!bySubject) this.open.set(policyId, (bySubject = new Map()));
     const entry = bySubject.get(subject);
-    if (entry && entry.timestamp === timeMs) {
+    if (entry && entry.timestamp === timeMs && entry.count + count <= ENTRY_COUNT_MAX) {
       entry.count += count;
       return;
     }
@@ -81,6 +84,9 @@ export class RepartitionBuffer {
     this.entries++;
   }
 }
+
+/** The largest count of one SubjectCountEntry: its `count` is an Avro int. */
+export const ENTRY_COUNT_MAX = 2 ** 31 - 1;
 
 /** Well under the broker's default record size limit (1 MiB, message.max.bytes). */
 export const MAX_BATCH_BYTES = 512 * 1024;

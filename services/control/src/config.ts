@@ -144,14 +144,14 @@ export const controlEnv = {
     maximum: 1_000_000,
     default: 1_000,
     expected: 'how many console sessions are held at once',
-    description: 'console sessions held at once; a sign-in past it ends the oldest session',
+    description: 'console sessions held at once; a sign-in past it ends the oldest session of the token holding the most (a token holds at most 10)',
   }),
   CONTROL_CONSOLE_MAX_STREAMS: Type.Integer({
     minimum: 1,
     maximum: 10_000,
     default: 50,
     expected: 'how many live overview streams may be open at once',
-    description: 'live overview streams (server-sent events) open at once, one per session; more are refused with 429',
+    description: 'live overview streams (server-sent events) open at once, one per session and at most 3 per token; more are refused with 429',
   }),
   CONTROL_CONSOLE_TICK_MS: Type.Integer({
     minimum: 200,

@@ -1,7 +1,9 @@
 --[[
   hardLimit: a batch of hard-limit checks, atomically. Each check names its
-  algorithm; all three count only admitted requests and give their keys a TTL so
-  idle keys disappear. Checks run in order, so two checks of one key in one batch
+  algorithm; all three count only admitted requests, each for its cost (1 for an
+  ordinary request, up to 1000000), and give their keys a TTL so idle keys
+  disappear. A request is admitted whole or not at all: a cost over the limit (or
+  the bucket size) is never admitted. Checks run in order, so two checks of one key in one batch
   see each other. One bad key (wrong type, bad argument) fails its own check, not
   the batch.
 
@@ -11,9 +13,12 @@
       window's count plus the previous one's, weighted by how much of it the
       sliding window still covers (the two-window approximation Cloudflare
       measured at 0.003% wrong decisions). One read and one write per check.
-  sl  exact sliding log: a sorted set of admitted requests scored by time. Memory
-      grows with the limit: for small limits, such as 5 failed payments per
-      device per day.
+  sl  exact sliding log: a sorted set of admitted requests scored by time, one
+      entry per request whatever its cost (the cost in the entry's name), and the
+      running total of their costs in the set as the entry #total (score minus the
+      total). One request is a constant number of commands, whatever its cost; each
+      entry is read once more when it ages out. Memory grows with the requests in the
+      window: for small limits, such as 5 failed payments per device per day.
   tb  token bucket by GCRA (the generic cell rate algorithm): the key holds the
       theoretical arrival time (TAT), when the bucket would be full again; a
       request is admitted when it would not push the TAT more than `size`
@@ -22,14 +27,17 @@
   KEYS[i]     key of check i (<prefix>hl:<policy>:<algorithm>:{<subject>})
   ARGV[1]     now in ms, or 0 to read the Redis server clock (the limiter always
               sends 0: one clock per key keeps enforcers with skewed clocks exact)
-  ARGV[3i-1]  algorithm of check i: sw, sl or tb
-  ARGV[3i]    sw, sl: limit (requests per interval); tb: bucket size (the burst)
-  ARGV[3i+1]  sw, sl: interval, ms; tb: emission interval, ms (1000 / refill per second)
+  ARGV[4i-2]  algorithm of check i: sw, sl or tb
+  ARGV[4i-1]  sw, sl: limit (cost per interval); tb: bucket size (the burst)
+  ARGV[4i]    sw, sl: interval, ms; tb: emission interval, ms (1000 / refill per second)
+  ARGV[4i+1]  cost of check i: a whole number from 1 to 1000000 (else the check fails)
 
   Returns  three values per check, flat: allowed (1 or 0; -1 when the check
            failed, the error text follows), remaining, retry after in ms (0 if allowed)
 ]]
-local function slidingWindow(key, limit, interval, now)
+local MAX_COST = 1000000
+
+local function slidingWindow(key, limit, interval, now, cost)
   local w = math.floor(now / interval)
   local current, previous = 0, 0
   local held = redis.call('GET', key)
@@ -44,44 +52,81 @@ local function slidingWindow(key, limit, interval, now)
   end
   local into = now - w * interval
   local estimate = previous * (interval - into) / interval + current
-  if estimate + 1 <= limit then
+  if estimate + cost <= limit then
     -- Kept until the next window, which still reads this one, ends.
-    redis.call('SET', key, string.format('%d:%d:%d', w, current + 1, previous), 'PX', (w + 2) * interval - now)
-    return 1, math.floor(limit - estimate - 1), 0
+    redis.call('SET', key, string.format('%d:%d:%d', w, current + cost, previous), 'PX', (w + 2) * interval - now)
+    return 1, math.floor(limit - estimate - cost), 0
   end
+  -- Never admitted: a whole window is the honest wait to give.
+  if cost > limit then return 0, 0, interval end
   local wait
-  if current + 1 > limit then
-    -- Only the next window can admit, once this window's weight has fallen enough.
-    wait = (w + 1) * interval - now + interval * (1 - (limit - 1) / current)
+  if current + cost > limit then
+    -- Only the next window can admit, once this window's weight has fallen enough (current > 0 here).
+    wait = (w + 1) * interval - now + interval * (1 - (limit - cost) / current)
   else
-    wait = interval * (1 - (limit - 1 - current) / previous) - into
+    wait = interval * (1 - (limit - cost - current) / previous) - into
   end
   return 0, 0, math.max(1, math.ceil(wait))
 end
 
-local function slidingLog(key, limit, interval, now)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - interval)
-  local n = redis.call('ZCARD', key)
-  if n < limit then
-    -- Members must be unique: the time and the count so far, bumped if taken.
-    local seq = n
-    while redis.call('ZADD', key, 'NX', now, now .. '-' .. seq) == 0 do seq = seq + 1 end
-    redis.call('PEXPIRE', key, interval)
-    return 1, limit - n - 1, 0
-  end
-  -- Admitting needs the log to shrink below the limit: wait for that entry to age out.
-  local blocking = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
-  return 0, 0, math.max(1, tonumber(blocking[2]) + interval - now)
+-- The log's running total of admitted cost, kept in the log itself as a member with
+-- score minus the total: below every request's time, so never aged out with them.
+local TOTAL = '#total'
+-- Oldest entries read to find when a refused request could be admitted: a bound on the
+-- work one refusal costs (the wait given is then the earliest possible, a lower bound).
+local WAIT_SCAN = 64
+
+local function costOf(member)
+  return tonumber(string.match(member, ':(%d+)$')) or 1
 end
 
-local function tokenBucket(key, size, emission, now)
+local function slidingLog(key, limit, interval, now, cost)
+  local total = tonumber(redis.call('ZSCORE', key, TOTAL))
+  if total == nil then
+    -- A log without its total (new, or written before costs): every entry counted 1.
+    total = -redis.call('ZCARD', key)
+  end
+  total = -total
+  -- Entries aged out leave the total: each is read once, when it ages out.
+  local expired = redis.call('ZRANGEBYSCORE', key, '(0', now - interval)
+  if #expired > 0 then
+    for _, member in ipairs(expired) do total = total - costOf(member) end
+    if total < 0 then total = 0 end
+    redis.call('ZREMRANGEBYSCORE', key, '(0', now - interval)
+    -- The key exists (it held those entries): this keeps its expiry.
+    redis.call('ZADD', key, -total, TOTAL)
+  end
+  if total + cost <= limit then
+    -- One entry per request, its cost in its name. Unique: the time, a count, bumped if taken.
+    local seq = redis.call('ZCARD', key)
+    while redis.call('ZADD', key, 'NX', now, now .. '-' .. seq .. ':' .. cost) == 0 do seq = seq + 1 end
+    redis.call('ZADD', key, -(total + cost), TOTAL)
+    redis.call('PEXPIRE', key, interval)
+    return 1, limit - total - cost, 0
+  end
+  if cost > limit then return 0, 0, interval end
+  -- Admitting needs the total to fall to limit - cost: wait for the entries that get it there to age out.
+  local oldest = redis.call('ZRANGEBYSCORE', key, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, WAIT_SCAN)
+  local over = total + cost - limit
+  local at = nil
+  for i = 1, #oldest, 2 do
+    at = tonumber(oldest[i + 1])
+    over = over - costOf(oldest[i])
+    if over <= 0 then break end
+  end
+  if at == nil then return 0, 0, interval end
+  return 0, 0, math.max(1, at + interval - now)
+end
+
+local function tokenBucket(key, size, emission, now, cost)
+  if cost > size then return 0, 0, math.max(1, math.ceil(size * emission)) end
   local tat = tonumber(redis.call('GET', key)) or now
   if tat < now then tat = now end
-  local allowAt = tat + emission - size * emission
+  local allowAt = tat + cost * emission - size * emission
   if now < allowAt then
     return 0, 0, math.max(1, math.ceil(allowAt - now))
   end
-  local newTat = tat + emission
+  local newTat = tat + cost * emission
   -- %.17g keeps the TAT exact; the key goes once the bucket is full again.
   redis.call('SET', key, string.format('%.17g', newTat), 'PX', math.ceil(newTat - now))
   return 1, math.floor((now - allowAt) / emission + 1e-9), 0
@@ -89,10 +134,11 @@ end
 
 local algorithms = { sw = slidingWindow, sl = slidingLog, tb = tokenBucket }
 
-local function check(key, algorithm, a, b, now)
+local function check(key, algorithm, a, b, now, cost)
   local hit = algorithms[algorithm]
   if hit == nil then error('unknown algorithm ' .. tostring(algorithm)) end
-  return hit(key, a, b, now)
+  if cost == nil or cost < 1 or cost > MAX_COST or cost ~= math.floor(cost) then error('cost must be a whole number from 1 to ' .. MAX_COST) end
+  return hit(key, a, b, now, cost)
 end
 
 local now = tonumber(ARGV[1])
@@ -102,7 +148,7 @@ if now == 0 then
 end
 local out = {}
 for i = 1, #KEYS do
-  local ok, allowed, remaining, wait = pcall(check, KEYS[i], ARGV[3 * i - 1], tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1]), now)
+  local ok, allowed, remaining, wait = pcall(check, KEYS[i], ARGV[4 * i - 2], tonumber(ARGV[4 * i - 1]), tonumber(ARGV[4 * i]), now, tonumber(ARGV[4 * i + 1]))
   if not ok then allowed, remaining, wait = -1, type(allowed) == 'table' and allowed.err or tostring(allowed), 0 end
   out[3 * i - 2], out[3 * i - 1], out[3 * i] = allowed, remaining, wait
 end

@@ -24,10 +24,11 @@ export interface LocalState {
   policies: PolicyBook;
 }
 
-/** A hard policy to check in Redis for this request. */
+/** A hard policy to check in Redis for this request, and what the request costs under it. */
 export interface HardCheck {
   policy: CompiledPolicy;
   subject: string;
+  cost: number;
 }
 
 /** The quota closest to running out, for the RateLimit headers of an allowed request. */
@@ -85,7 +86,7 @@ export function decideLocally(state: LocalState, attrs: RequestAttributes, nowMs
     const subject = policy.subjectOf(attrs);
     if (subject === undefined) continue;
     const action = policy.action;
-    if (use === 'hard') (decision.hard === NO_HARD ? (decision.hard = []) : decision.hard).push({ policy, subject });
+    if (use === 'hard') (decision.hard === NO_HARD ? (decision.hard = []) : decision.hard).push({ policy, subject, cost: policy.costOf(attrs) });
     else if (action.type === 'throttle') throttle(state, policy, action.status, subject, nowMs, uniform, decision);
     else if (action.type === 'ban') {
       if (!keyedOnAddressAlone(policy)) bans = found(bans, state.bans.subject(subject, nowMs));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { hashApiKey, normalisePath } from '@banstream/core';
+import { costProblem, hashApiKey, normalisePath } from '@banstream/core';
 import type { RequestEvent } from '@banstream/schemas';
 import type { Decision, Enforcer } from './enforcer.js';
 import { decisionHeaders, problemBody } from './http/rate-limit-headers.js';
@@ -34,6 +34,14 @@ export interface BanstreamPluginOptions {
   apiKey?: (request: FastifyRequest) => string | undefined;
   /** Request headers copied into events, for policies keyed on them (lower case; never credentials). */
   eventHeaders?: readonly string[];
+  /**
+   * What the request counts for (1 to 1,000,000; default 1), checked and published: a
+   * bulk call of 50 items may cost 50. A policy's `costs` replace it for that policy.
+   * Called once, when the request arrives, before its body is read: compute it from the
+   * method, URL, route or headers. The value checked is the value published; one
+   * outside the range is refused with a 500 (COST_OUT_OF_RANGE), the request not served.
+   */
+  cost?: (request: FastifyRequest) => number | undefined;
 }
 
 declare module 'fastify' {
@@ -52,6 +60,7 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
   const { enforcer, publisher } = options;
   const ipOf = options.clientIp ?? ((r: FastifyRequest) => r.ip);
   const headerNames = options.eventHeaders ?? [];
+  const costs = new WeakMap<FastifyRequest, number>();
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const apiKey = options.apiKey?.(request);
@@ -59,6 +68,9 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
     const country = options.country?.(request);
     const region = options.region?.(request);
     const asn = options.asn?.(request);
+    const cost = options.cost?.(request);
+    // Refused below if out of range (a 500); still published, as 1, so the request is counted.
+    if (cost !== undefined) costs.set(request, costProblem(cost) === undefined ? cost : 1);
     // The route template too: a policy keyed on `route` counts the published events'
     // route, so a check without it would never find that policy's bans or counts.
     const decision = await enforcer.check({
@@ -73,6 +85,7 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
       ...(country ? { country } : {}),
       ...(region ? { region } : {}),
       ...(asn !== undefined ? { asn } : {}),
+      ...(cost !== undefined ? { cost } : {}),
     });
     request.banstream = decision;
     reply.headers(decisionHeaders(decision));
@@ -108,6 +121,8 @@ export const banstreamPlugin: FastifyPluginAsync<BanstreamPluginOptions> = async
       headers,
       edgeId: options.edgeId,
       latencyMs: reply.elapsedTime,
+      // The cost the check counted (a second call could answer otherwise, the body read by now).
+      cost: costs.get(request) ?? 1,
     });
   });
 };

@@ -84,7 +84,7 @@ export class WarmUp {
     const subject = policy.subjectOf(attrs);
     if (subject === undefined) return undefined;
     const { count, intervalMs } = policy.threshold;
-    const reply = this.local.hit(`${policy.id}|${subject}`, count, intervalMs, nowMs);
+    const reply = this.local.hit(`${policy.id}|${subject}`, count, intervalMs, nowMs, policy.costOf(attrs));
     if (reply.allowed) return undefined;
     return {
       source: 'warming',

@@ -40,4 +40,12 @@ describe('renderPlan', () => {
     );
     expect(renderPlan([{ id: 'same', action: 'unchanged', version: 1 }], true)).toContain('Applied: 0 created, 0 updated, 0 deleted, 1 unchanged.');
   });
+
+  it('shows a policy’s costs per route or method, new or changed', () => {
+    const costs = [{ methods: ['POST'], paths: ['/login'], cost: 5 }];
+    const after = { id: 'login', mode: 'enforce', key: ['ip'], threshold: { count: 100, interval: '1m' }, costs, action: { type: 'throttle' } } as PolicySpec;
+    expect(renderPlan([{ id: 'login', action: 'create', after }], false)).toContain('    costs: [{"methods":["POST"],"paths":["/login"],"cost":5}]\n    action:');
+    const changed = renderPlan([{ id: 'login', action: 'update', version: 1, fields: [{ path: 'costs', before: costs, after: [{ ...costs[0], cost: 10 }] }], after }], false);
+    expect(changed).toContain('    costs: [{"methods":["POST"],"paths":["/login"],"cost":5}] → [{"methods":["POST"],"paths":["/login"],"cost":10}]');
+  });
 });

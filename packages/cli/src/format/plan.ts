@@ -10,7 +10,7 @@ export function renderPlan(changes: readonly PlannedChange[], applied: boolean):
   for (const c of changes) {
     if (c.action === 'create') {
       lines.push(`${SIGN.create} ${c.id}  (new, version 1)`);
-      for (const field of ['mode', 'key', 'threshold', 'action', 'enforcement', 'match']) {
+      for (const field of ['mode', 'key', 'threshold', 'costs', 'action', 'enforcement', 'match']) {
         const value = (c.after as Record<string, unknown>)[field];
         if (value !== undefined) lines.push(`    ${field}: ${show(value)}`);
       }

@@ -21,6 +21,7 @@ function banPolicy(overrides: Partial<CompiledPolicy> = {}): CompiledPolicy {
     matches: () => true,
     matchesAtCheck: () => true,
     byStatus: false,
+    costOf: () => 1,
     subjectOf: () => 'ip:203.0.113.7',
     spec: { id: 'login-bruteforce', key: ['ip'], threshold: { count: 10, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } },
     ...overrides,

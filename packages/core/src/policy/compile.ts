@@ -1,6 +1,7 @@
 import { compileKey, normaliseSubject, parseKey, type RequestAttributes } from '../subjects/index.js';
 import type { CompiledAction, CompiledEnforcement, CompiledPolicy } from './compiled.js';
 import { parseDuration } from './duration.js';
+import { compileCosts } from './costs.js';
 import { compileMatch } from './match.js';
 import { compileSchedule } from './schedule.js';
 import type { ActionSpec, PolicySpec } from './schema.js';
@@ -34,6 +35,7 @@ export function compilePolicy(spec: PolicySpec): CompiledPolicy<RequestAttribute
     matches: schedule ? (r) => schedule.isActive(r.timestamp) && matchRequest(r) : matchRequest,
     matchesAtCheck: schedule ? (r) => schedule.isActive(r.timestamp) && matchAtCheck(r) : matchAtCheck,
     byStatus,
+    costOf: compileCosts(spec.costs),
     subjectOf,
     spec,
   };

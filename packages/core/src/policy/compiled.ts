@@ -54,6 +54,11 @@ export interface CompiledPolicy<Attrs = RequestAttributes> {
   matchesAtCheck(attrs: Attrs): boolean;
   /** The match block has status conditions: only some responses count (matches and matchesAtCheck differ). */
   byStatus: boolean;
+  /**
+   * What the request counts for in this policy's windows (aggregator) and hard limit
+   * (enforcer): the first of the policy's `costs` that matches, else the request's own.
+   */
+  costOf(attrs: Attrs): number;
   /** The subject this policy counts the request under, or undefined if a key dimension is missing. */
   subjectOf(attrs: Attrs): string | undefined;
   /** Only these subjects, when the policy is an override for specific subjects. */

@@ -11,3 +11,4 @@ export { compileGlob, globProblem, MAX_GLOB_WILDCARDS, type PathPredicate } from
 export { compileHeaderPattern, headerPatternProblem, MAX_HEADER_PATTERN_INSTRUCTIONS, type HeaderPattern } from './header-pattern.js';
 export { applicablePolicies } from './resolve.js';
 export { compilePolicy } from './compile.js';
+export { compileCosts, type CostOf } from './costs.js';

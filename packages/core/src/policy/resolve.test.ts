@@ -17,6 +17,7 @@ function policy(id: string, p: Partial<CompiledPolicy<Req>> = {}): CompiledPolic
     matches: () => true,
     matchesAtCheck: () => true,
     byStatus: false,
+    costOf: () => 1,
     subjectOf: (r) => `apikey:${r.apiKey}`,
     spec: { id, key: ['apikey'], threshold: { count: 100, interval: '1m' }, action: { type: 'throttle' } },
     ...p,

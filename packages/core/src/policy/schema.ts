@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { MAX_COST } from '../cost.js';
 
 /**
  * The policy language: one TypeBox schema that is both the JSON Schema a policy
@@ -46,6 +47,26 @@ export const Match = Type.Object(
     statusClasses: Type.Optional(NonEmptyList(Type.Union([Type.Literal('1xx'), Type.Literal('2xx'), Type.Literal('3xx'), Type.Literal('4xx'), Type.Literal('5xx')]))),
     /** Only these subjects (for an override of one merchant, tenant or API key). */
     subjects: Type.Optional(NonEmptyList(Type.String({ minLength: 3, maxLength: 512 }))),
+  },
+  { additionalProperties: false },
+);
+
+/** Most cost rules in one policy: each is tried in order, per counted request. */
+export const MAX_COST_RULES = 64;
+
+/**
+ * What a request counts for in this policy's windows: the first rule whose conditions
+ * all hold gives the cost (the conditions read as in `match`); a request no rule
+ * matches counts for its own cost (the event's or check()'s, 1 by default).
+ */
+export const CostRule = Type.Object(
+  {
+    methods: Type.Optional(NonEmptyList(Type.String({ pattern: '^[A-Z]+$' }))),
+    pathPrefixes: Type.Optional(NonEmptyList(Type.String({ pattern: '^/' }))),
+    paths: Type.Optional(NonEmptyList(Type.String({ pattern: '^/', maxLength: 512 }))),
+    /** Route templates as the edge reports them (`/users/:id`), compared whole. */
+    routes: Type.Optional(NonEmptyList(Type.String({ minLength: 1, maxLength: 512 }))),
+    cost: Type.Integer({ minimum: 1, maximum: MAX_COST }),
   },
   { additionalProperties: false },
 );
@@ -137,6 +158,8 @@ export const PolicySchema = Type.Object(
     match: Type.Optional(Match),
     key: NonEmptyList(Type.String({ minLength: 1, maxLength: 64, description: 'a key dimension: ip, prefix, user, apikey, header:<name>, …' })),
     threshold: Threshold,
+    /** Cost per route or method; absent: every request counts for its own cost. */
+    costs: Type.Optional(Type.Array(CostRule, { minItems: 1, maxItems: MAX_COST_RULES })),
     action: Action,
     enforcement: Type.Optional(Enforcement),
     schedule: Type.Optional(Schedule),
@@ -171,6 +194,7 @@ export type Duration = Static<typeof Duration>;
 export type PolicySpec = Static<typeof PolicySchema>;
 export type MatchSpec = Static<typeof Match>;
 export type ThresholdSpec = Static<typeof Threshold>;
+export type CostRuleSpec = Static<typeof CostRule>;
 export type ActionSpec = Static<typeof Action>;
 export type ScheduleSpec = Static<typeof Schedule>;
 export type EscalationSpec = Static<typeof Escalation>;

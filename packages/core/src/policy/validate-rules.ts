@@ -116,7 +116,19 @@ function policyRules(p: Record<string, unknown>, at: readonly PathSegment[], pus
   if (Array.isArray(paths)) paths.forEach((glob, j) => globRules(glob, [...at, 'match', 'paths', j], push));
   const prefixes = record(p.match).pathPrefixes;
   if (Array.isArray(prefixes)) prefixes.forEach((prefix, j) => normalPathRule(prefix, [...at, 'match', 'pathPrefixes', j], push));
+  if (Array.isArray(p.costs)) p.costs.forEach((rule, j) => costRules(record(rule), [...at, 'costs', j], push));
   checkTimeRules(p, at, push);
+}
+
+const COST_CONDITIONS = ['methods', 'paths', 'pathPrefixes', 'routes'] as const;
+
+/** A cost rule's paths are matched as `match`'s are (same globs, same normal form); one without a condition is a threshold in disguise. */
+function costRules(rule: Record<string, unknown>, at: readonly PathSegment[], push: Push): void {
+  if (COST_CONDITIONS.every((c) => rule[c] === undefined)) {
+    push(at, `needs at least one of ${COST_CONDITIONS.join(', ')}: a cost for every request only rescales threshold.count`);
+  }
+  if (Array.isArray(rule.paths)) rule.paths.forEach((glob, j) => globRules(glob, [...at, 'paths', j], push));
+  if (Array.isArray(rule.pathPrefixes)) rule.pathPrefixes.forEach((prefix, j) => normalPathRule(prefix, [...at, 'pathPrefixes', j], push));
 }
 
 /** Globs are compiled by the same code that matches them, so what passes here runs. */

@@ -155,3 +155,23 @@ describe('validatePolicyDocument: the document', () => {
     expect(r.ok && r.document.policies[0]).toMatchObject({ mode: 'enforce', enabled: false, priority: 7 });
   });
 });
+
+describe('validatePolicyDocument: costs per route or method', () => {
+  const costs = (...rules: Json[]) => policy({ costs: rules });
+
+  it('accepts rules by method, path, prefix and route, and refuses each broken one by its field path', () => {
+    expect(one(costs({ methods: ['POST'], paths: ['/login'], cost: 5 }, { pathPrefixes: ['/api/search/'], cost: 20 }, { routes: ['/users/:id'], cost: 2 }))).toEqual([]);
+    expect(one(costs({ methods: ['POST'], cost: 0 }))).toEqual(['policies[0].costs[0].cost: must be >= 1']);
+    expect(one(costs({ methods: ['POST'], cost: 1_000_001 }))).toEqual(['policies[0].costs[0].cost: must be <= 1000000']);
+    expect(one(costs({ methods: ['POST'], cost: 2.5 }))).toEqual(['policies[0].costs[0].cost: must be an integer']);
+    expect(one(costs({ methods: ['POST'] }))).toEqual(['policies[0].costs[0].cost: is required']);
+    expect(one(costs({ cost: 5 }))).toEqual(['policies[0].costs[0]: needs at least one of methods, paths, pathPrefixes, routes: a cost for every request only rescales threshold.count']);
+    expect(one(policy({ costs: [] }))).toEqual(['policies[0].costs: must have at least 1 item']);
+  });
+
+  it('holds cost paths to the normal form and glob rules of match', () => {
+    expect(one(costs({ methods: ['GET'], cost: 1 }, { paths: ['/a/../login'], cost: 5 }))).toEqual([expect.stringMatching(/^policies\[0\]\.costs\[1\]\.paths\[0\]: is not in normal form/)]);
+    expect(one(costs({ pathPrefixes: ['/log%69n'], cost: 5 }))).toEqual([expect.stringMatching(/^policies\[0\]\.costs\[0\]\.pathPrefixes\[0\]: is not in normal form/)]);
+    expect(one(costs({ paths: [`/${'*/'.repeat(17)}x`], cost: 5 }))).toEqual([expect.stringMatching(/^policies\[0\]\.costs\[0\]\.paths\[0\]: /)]);
+  });
+});

@@ -1,3 +1,4 @@
+import { checkedCost } from '../cost.js';
 import { BanstreamError } from '../errors.js';
 import { invalidIp, parseIp, type IpAddress } from './ip.js';
 import { isValidAsn, isValidStatus, normaliseGeo, normaliseHeaders, normaliseHost, normaliseMethod, normalisePath, normaliseStatus, ownValue, parseCookies, type HeadersInput } from './normalise.js';
@@ -35,6 +36,11 @@ export interface RequestAttributes {
   readonly asn?: number | undefined;
   /** Event time, ms since the Unix epoch. */
   readonly timestamp: number;
+  /**
+   * What the request counts for (1 to MAX_COST), as the event or the caller of check()
+   * gave it; a policy's `costs` may replace it (CompiledPolicy.costOf). Undefined: 1.
+   */
+  readonly cost?: number | undefined;
 }
 
 /**
@@ -60,6 +66,8 @@ export interface RequestEventInput {
   headers?: Readonly<Record<string, string>>;
   edgeId?: string;
   latencyMs?: number | null;
+  /** Absent from v1 records, and from readers' projections of them: 1. */
+  cost?: number;
 }
 
 /** What an enforcer knows about a request it is asked about. */
@@ -80,13 +88,15 @@ export interface RequestInput {
   country?: string | null | undefined;
   region?: string | null | undefined;
   asn?: number | null | undefined;
+  /** What the request counts for, 1 to MAX_COST (default 1); anything else throws COST_OUT_OF_RANGE. */
+  cost?: number | null | undefined;
   /** From the caller's clock: pure code does not read the time. */
   timestamp: number;
 }
 
 /**
- * Attributes of a published event. Throws a BanstreamError (SUBJECT_INVALID_IP or
- * SUBJECT_INVALID_ATTRIBUTE) for an event no edge should have sent, so the
+ * Attributes of a published event. Throws a BanstreamError (SUBJECT_INVALID_IP,
+ * SUBJECT_INVALID_ATTRIBUTE or COST_OUT_OF_RANGE) for an event no edge should have sent, so the
  * aggregator can send it to the DLQ with that reason.
  */
 export function attributesFromEvent(event: RequestEventInput): RequestAttributes {
@@ -95,7 +105,7 @@ export function attributesFromEvent(event: RequestEventInput): RequestAttributes
     apiKeyHash = normaliseApiKeyHash(event.apiKeyHash);
     if (apiKeyHash === undefined) throw invalidAttribute('apiKeyHash', 'is not a hex SHA-256 (64 hex digits)');
   }
-  return build(event, event.timestamp, event.route, event.status, event.headers, apiKeyHash);
+  return build(event, event.timestamp, event.route, event.status, event.headers, apiKeyHash, event.cost);
 }
 
 /**
@@ -107,7 +117,7 @@ export function attributesFromEvent(event: RequestEventInput): RequestAttributes
 export function attributesFromRequest(request: Omit<RequestInput, 'timestamp'> & { timestamp?: number }, timestamp = request.timestamp): RequestAttributes {
   const apiKey = request.apiKey;
   const apiKeyHash = apiKey === undefined || apiKey === null || apiKey.length === 0 ? undefined : hashApiKey(apiKey);
-  return build(request, timestamp, request.route, request.status, request.headers, apiKeyHash);
+  return build(request, timestamp, request.route, request.status, request.headers, apiKeyHash, request.cost);
 }
 
 type CommonInput = Pick<RequestInput, 'ip' | 'method' | 'host' | 'path' | 'userId' | 'country' | 'region' | 'asn'>;
@@ -119,6 +129,7 @@ function build(
   rawStatus: number | null | undefined,
   rawHeaders: HeadersInput | undefined,
   apiKeyHash: string | undefined,
+  rawCost: number | null | undefined,
 ): RequestAttributes {
   if (typeof input.ip !== 'string') throw invalidIp(input.ip, 'not a string');
   const ipAddress = parseIp(input.ip);
@@ -130,6 +141,7 @@ function build(
   if (typeof input.method !== 'string') throw invalidAttribute('method', 'is not a string');
   if (typeof input.host !== 'string') throw invalidAttribute('host', 'is not a string');
   if (typeof input.path !== 'string') throw invalidAttribute('path', 'is not a string');
+  const cost = rawCost === 1 || rawCost === undefined ? 1 : checkedCost(rawCost);
   return new Attributes(
     ipAddress.text,
     ipAddress,
@@ -144,6 +156,7 @@ function build(
     normaliseGeo(input.region),
     asn,
     timestamp,
+    cost,
     rawHeaders,
   );
 }
@@ -174,6 +187,7 @@ class Attributes implements RequestAttributes {
     readonly region: string | undefined,
     readonly asn: number | undefined,
     readonly timestamp: number,
+    readonly cost: number,
     rawHeaders: HeadersInput | undefined,
   ) {
     this.#rawHeaders = rawHeaders;

@@ -242,18 +242,22 @@ export class EventsStage {
       const route = this.route(policy);
       const value = route.valueOf(attrs);
       if (value === undefined) continue;
+      // The window counts the sum of costs: the policy's cost for this route or method, else the event's.
+      const cost = policy.costOf(attrs);
       if (route.local) {
         const seen = this.sighting;
         seen.rest = value;
+        seen.count = cost;
         seen.timeMs = t;
         seen.watermark = watermark;
         if (observeKeyed(ctx.decider, owner.counts, route, seen, ctx.outbox) === 'late') ctx.metrics.late.inc();
       } else if (live) {
-        owner.repartition.add(policy.id, route.scope + value, t - (t % route.resolutionMs), 1);
+        owner.repartition.add(policy.id, route.scope + value, t - (t % route.resolutionMs), cost);
       }
     }
     if (!live) return;
-    // Geography at one-second resolution: plenty for a 1-minute rate, and far fewer entries.
+    // Geography counts requests, whatever they cost: a country's traffic against its usual traffic.
+    // At one-second resolution: plenty for a 1-minute rate, and far fewer entries.
     const second = t - (t % 1000);
     if (attrs.country) owner.repartition.add(GEO_POLICY_ID, this.country.of(attrs.country), second, 1);
     if (attrs.region) owner.repartition.add(GEO_POLICY_ID, this.region.of(attrs.region), second, 1);

@@ -83,11 +83,11 @@ export class PolicyReplay {
     }
     this.matched++;
     if (this.route.local) {
-      if (observe(this.ctx, owner.counts, policy, subject, t, 1, watermark, this.outbox) === 'late') this.late++;
+      if (observe(this.ctx, owner.counts, policy, subject, t, policy.costOf(attrs), watermark, this.outbox) === 'late') this.late++;
       this.collectBans();
       this.judge(owner.counts, subject, Math.max(t, watermark), attrs);
     } else {
-      owner.repartition.add(policy.id, subject, t - (t % this.route.resolutionMs), 1);
+      owner.repartition.add(policy.id, subject, t - (t % this.route.resolutionMs), policy.costOf(attrs));
       this.pending.push({ subject, t, attrs });
     }
     return true;

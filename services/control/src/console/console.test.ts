@@ -32,7 +32,7 @@ afterEach(async () => {
 });
 
 /** The admin API and the console on one server, as service.ts wires them, with a writer that records who wrote what. */
-async function server(built = true) {
+async function server(built = true, consoleRateLimit = 1000) {
   const assets = built ? ASSETS : undefined;
   const written: { key: string; actor: string }[] = [];
   const writer = {
@@ -53,7 +53,7 @@ async function server(built = true) {
     maxStreams: 2,
     tickMs: 1_000,
     metricsUrls: [],
-    rateLimit: 1000,
+    rateLimit: consoleRateLimit,
     eventsEndOffset: async () => 0,
     clock,
     logger,
@@ -113,6 +113,19 @@ describe('console session exchange', () => {
     expect(me.json()).toMatchObject({ name: 'bob', role: 'viewer', csrf });
     expect((await app.inject({ method: 'GET', url: '/console/session' })).statusCode).toBe(401);
     expect((await app.inject({ method: 'GET', url: '/console/session', headers: { cookie: 'banstream_session=forged' } })).statusCode).toBe(401);
+  });
+});
+
+describe('the console rate limit', () => {
+  it('keeps a signed-in user served when another client at the same address (a proxy, a NAT) spends the address limit', async () => {
+    const { app, signIn } = await server(true, 20);
+    const { cookie } = await signIn(OPERATOR);
+    // Anyone (no token needed) tries sign-ins until the address is limited.
+    const tries = [];
+    for (let i = 0; i < 25; i++) tries.push((await app.inject({ method: 'POST', url: '/console/session', payload: { token: `bst_guess-${i}` } })).statusCode);
+    expect(tries.slice(-1)).toEqual([429]);
+    expect((await app.inject({ method: 'GET', url: '/console/session', headers: { cookie } })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/console/', headers: { cookie } })).statusCode).toBe(200);
   });
 });
 

@@ -41,11 +41,16 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
   app.addHook('onRequest', async (_request, reply) => {
     reply.headers(CONSOLE_HEADERS);
   });
-  // Per address: a sign-in cannot be tried faster than this (a token is 256 random bits, but a log full of tries is noise).
+  // Per signed-in token, else per address: a sign-in cannot be tried faster than this (a token is
+  // 256 random bits, but a log full of tries is noise). Keyed on the session when there is one, so
+  // a client spending its address's limit (behind the same proxy or NAT) does not lock out users signed in.
   await app.register(rateLimit, {
     max: options.rateLimit,
     timeWindow: 60_000,
-    keyGenerator: (request) => `console:${request.ip}`,
+    keyGenerator: (request) => {
+      const session = sessionOfRequest(sessions, request);
+      return session === undefined ? `console:a:${request.ip}` : `console:p:${session.principal.name}`;
+    },
     errorResponseBuilder: (_request, context) => Object.assign(new ProblemError('RATE_LIMITED', `more than ${context.max} requests in ${context.after}: slow down`), { statusCode: 429 }),
   });
   app.addHook('preClose', async () => hub.closeAll());
@@ -99,7 +104,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
     if (session === undefined || id === undefined) throw new ProblemError('UNAUTHENTICATED', 'no console session: sign in with an API token');
     // One stream per session, keyed by the session (its CSRF token is as unique and is not the cookie).
     const key = session.csrf;
-    if (!hub.hasRoom(key)) throw new ProblemError('CONSOLE_BUSY', 'too many live overview streams are open; retry in a moment');
+    if (!hub.hasRoom(key, session.principal.name)) throw new ProblemError('CONSOLE_BUSY', 'too many live overview streams are open; retry in a moment');
     reply.hijack();
     reply.raw.writeHead(200, {
       ...CONSOLE_HEADERS,
@@ -109,6 +114,6 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
       // nginx and the like would hold the events back in their buffer.
       'x-accel-buffering': 'no',
     });
-    hub.open(key, reply.raw, () => sessions.get(id) !== undefined);
+    hub.open(key, reply.raw, () => sessions.get(id) !== undefined, session.principal.name);
   });
 }

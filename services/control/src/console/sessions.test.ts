@@ -48,6 +48,19 @@ describe('SessionStore', () => {
     expect(store.size).toBe(1);
   });
 
+  it('does not let one token sign everyone else out by signing in past the cap', () => {
+    let now = 0;
+    const store = new SessionStore({ ttlMs: 10_000, max: 20 }, () => now);
+    const admins = [0, 1, 2].map(() => store.create({ name: 'root', role: 'admin' }).id);
+    // A viewer's token (a dashboard's, a leaked one) signs in again and again: only its own sessions end.
+    for (let i = 0; i < 1_000; i++) {
+      now++;
+      store.create(bob);
+    }
+    for (const id of admins) expect(store.get(id)?.principal.name).toBe('root');
+    expect(store.size).toBeLessThanOrEqual(20);
+  });
+
   it('signs out: the id no longer opens anything', () => {
     const store = new SessionStore({ ttlMs: 10_000, max: 3 }, () => 0);
     const { id } = store.create(alice);

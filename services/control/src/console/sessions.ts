@@ -21,11 +21,15 @@ export interface SessionLimits {
  * The console's sessions, in memory (a restart signs everyone out, which is the safe
  * direction). The cookie holds a random 256-bit id; the store keys sessions by the id's
  * SHA-256, so neither a heap dump nor a timing of the map lookup gives a usable id.
- * Bounded: expired sessions are dropped when met and on each sign-in, and past `max`
- * the oldest is ended.
+ * Bounded: expired sessions are dropped when met and on each sign-in; a token holds at
+ * most MAX_SESSIONS_PER_TOKEN sessions (its oldest ends), and past `max` the oldest
+ * session of the token holding the most ends. So signing in again and again with one
+ * token, a viewer's say, ends only that token's sessions, never another user's.
  */
 export class SessionStore {
   private readonly sessions = new Map<string, Session>();
+  /** Per token name, the keys of its sessions, oldest first (at most MAX_SESSIONS_PER_TOKEN). */
+  private readonly byName = new Map<string, string[]>();
 
   constructor(
     private readonly limits: SessionLimits,
@@ -40,11 +44,16 @@ export class SessionStore {
   create(principal: Principal): { id: string; session: Session } {
     const now = this.clock();
     this.sweep(now);
-    // Map keeps insertion order, and sessions never move: the first key is the oldest.
-    while (this.sessions.size >= this.limits.max) this.sessions.delete(this.sessions.keys().next().value!);
+    const own = this.byName.get(principal.name) ?? [];
+    if (own.length >= MAX_SESSIONS_PER_TOKEN) this.end(own[0]!);
+    while (this.sessions.size >= this.limits.max) this.end(this.largestHolder()[0]!);
     const id = randomBytes(32).toString('base64url');
     const session: Session = { principal: { ...principal }, csrf: randomBytes(32).toString('base64url'), createdAt: now, expiresAt: now + this.limits.ttlMs };
-    this.sessions.set(keyOf(id), session);
+    const key = keyOf(id);
+    this.sessions.set(key, session);
+    const keys = this.byName.get(principal.name);
+    if (keys === undefined) this.byName.set(principal.name, [key]);
+    else keys.push(key);
     return { id, session };
   }
 
@@ -55,7 +64,7 @@ export class SessionStore {
     const session = this.sessions.get(key);
     if (session === undefined) return undefined;
     if (session.expiresAt <= this.clock()) {
-      this.sessions.delete(key);
+      this.end(key);
       return undefined;
     }
     return session;
@@ -64,13 +73,37 @@ export class SessionStore {
   /** Ends a session (sign-out); true if there was one. */
   delete(id: string | undefined): boolean {
     if (id === undefined || !SESSION_ID.test(id)) return false;
-    return this.sessions.delete(keyOf(id));
+    return this.end(keyOf(id));
   }
 
   private sweep(now: number): void {
-    for (const [key, session] of this.sessions) if (session.expiresAt <= now) this.sessions.delete(key);
+    for (const [key, session] of this.sessions) if (session.expiresAt <= now) this.end(key);
+  }
+
+  /** Ends the session stored under `key` (the id's hash); true if there was one. */
+  private end(key: string): boolean {
+    const session = this.sessions.get(key);
+    if (session === undefined) return false;
+    this.sessions.delete(key);
+    const keys = this.byName.get(session.principal.name)!;
+    keys.splice(keys.indexOf(key), 1);
+    if (keys.length === 0) this.byName.delete(session.principal.name);
+    return true;
+  }
+
+  /** The session keys of the token holding the most sessions (the first such token on a tie). */
+  private largestHolder(): string[] {
+    let largest: string[] = [];
+    for (const keys of this.byName.values()) if (keys.length > largest.length) largest = keys;
+    return largest;
   }
 }
+
+/**
+ * Sessions one token holds at once: a sign-in past it ends that token's oldest. One per
+ * browser signed in with the token; ten is room for a shared team token.
+ */
+export const MAX_SESSIONS_PER_TOKEN = 10;
 
 /** 32 random bytes in base64url: exactly 43 characters. Anything else is refused before hashing. */
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;

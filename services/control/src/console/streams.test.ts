@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '@banstream/platform';
-import { StreamHub } from './streams.js';
+import { MAX_STREAMS_PER_TOKEN, StreamHub } from './streams.js';
 
 /** What the hub uses of a response: write, end, destroy, its backlog and its close event. */
 class FakeResponse extends EventEmitter {
@@ -41,6 +41,23 @@ describe('StreamHub', () => {
     expect(events(a)).toEqual(['event: overview\ndata: {"n":1}\n\n', 'event: overview\ndata: {"n":2}\n\n', 'event: overview\ndata: {"n":3}\n\n']);
     expect(events(b).length).toBeGreaterThanOrEqual(2);
     expect(made).toBe(3);
+    hub.closeAll();
+  });
+
+  it('does not let one token take every stream: its own oldest is ended instead', () => {
+    const hub = new StreamHub({ max: 50, tickMs: 1_000, snapshot: async () => ({}), logger });
+    // A viewer token signed in ten times (its most sessions) opens a stream from each.
+    const viewer = Array.from({ length: 10 }, (_, i) => {
+      const r = res();
+      expect(hub.hasRoom(`v${i}`, 'bob')).toBe(true);
+      hub.open(`v${i}`, asRes(r), () => true, 'bob');
+      return r;
+    });
+    expect(hub.size).toBe(MAX_STREAMS_PER_TOKEN);
+    expect(viewer.filter((r) => r.ended)).toHaveLength(10 - MAX_STREAMS_PER_TOKEN);
+    // Four more such tokens would have filled the hub: others still get a stream.
+    for (const name of ['t1', 't2', 't3', 't4']) for (let i = 0; i < 10; i++) hub.open(`${name}-${i}`, asRes(res()), () => true, name);
+    expect(hub.hasRoom('admin-session', 'root')).toBe(true);
     hub.closeAll();
   });
 

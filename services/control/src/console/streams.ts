@@ -3,6 +3,8 @@ import type { Logger } from '@banstream/platform';
 
 interface Stream {
   res: ServerResponse;
+  /** The token the stream's session was opened with, if told: at most MAX_STREAMS_PER_TOKEN each. */
+  owner: string | undefined;
   /** False once the session it was opened with has ended (sign-out, expiry): the stream is closed. */
   alive(): boolean;
 }
@@ -18,7 +20,8 @@ export interface StreamHubOptions {
 /**
  * The live Overview's server-sent event streams: at most `max` at once and one per
  * session (a session's new stream replaces its old one, so reloading a page does not
- * leak). One ticker computes a snapshot every `tickMs` while any stream is open and
+ * leak), and at most MAX_STREAMS_PER_TOKEN per token (its oldest is ended for a new
+ * one), so one token signed in many times cannot take every stream. One ticker computes a snapshot every `tickMs` while any stream is open and
  * writes it to each, which is also the heartbeat that keeps proxies from closing an
  * idle connection. A stream whose session ended is closed at the next tick.
  */
@@ -34,14 +37,25 @@ export class StreamHub {
     return this.streams.size;
   }
 
-  /** Whether a stream for `key` may open: it replaces one of its own, or there is room. */
-  hasRoom(key: string): boolean {
-    return this.streams.has(key) || this.streams.size < this.options.max;
+  /** Whether a stream for `key` (of `owner`'s session) may open: it replaces one of its own or of its token's, or there is room. */
+  hasRoom(key: string, owner?: string): boolean {
+    return this.streams.has(key) || this.streams.size < this.options.max || (owner !== undefined && this.oldestOf(owner) !== undefined);
   }
 
-  open(key: string, res: ServerResponse, alive: () => boolean): void {
-    this.streams.get(key)?.res.end();
-    const stream = { res, alive };
+  open(key: string, res: ServerResponse, alive: () => boolean, owner?: string): void {
+    const previous = this.streams.get(key);
+    if (previous !== undefined) {
+      this.streams.delete(key);
+      previous.res.end();
+    }
+    const own = owner === undefined ? 0 : this.countOf(owner);
+    if (own >= MAX_STREAMS_PER_TOKEN || (own > 0 && this.streams.size >= this.options.max)) {
+      const oldest = this.oldestOf(owner!)!;
+      const ended = this.streams.get(oldest)!;
+      this.streams.delete(oldest);
+      ended.res.end();
+    }
+    const stream = { res, alive, owner };
     this.streams.set(key, stream);
     res.on('close', () => {
       if (this.streams.get(key) === stream) this.streams.delete(key);
@@ -54,6 +68,19 @@ export class StreamHub {
       this.timer = setInterval(() => void this.tick(), this.options.tickMs);
       void this.tick();
     }
+  }
+
+  /** Streams open for `owner`. */
+  private countOf(owner: string): number {
+    let n = 0;
+    for (const s of this.streams.values()) if (s.owner === owner) n++;
+    return n;
+  }
+
+  /** The key of `owner`'s oldest open stream (Map order is opening order). */
+  private oldestOf(owner: string): string | undefined {
+    for (const [key, s] of this.streams) if (s.owner === owner) return key;
+    return undefined;
   }
 
   closeAll(): void {
@@ -96,3 +123,6 @@ export class StreamHub {
     }
   }
 }
+
+/** Live overview streams one token holds at once: a page per browser signed in with it; a new one ends its oldest. */
+export const MAX_STREAMS_PER_TOKEN = 3;

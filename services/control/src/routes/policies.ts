@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { PlannedChange } from '@banstream/api';
-import { isBanstreamError, MAX_POLICY_TEXT_BYTES, parsePolicyText, type PolicySpec } from '@banstream/core';
+import { MAX_POLICY_TEXT_BYTES, type PolicySpec } from '@banstream/core';
 import { ProblemError } from '@banstream/platform';
 import { actorOf } from '../auth/guard.js';
 import { errorResponses, PolicyBody, PolicyView } from '../http/schemas.js';
 import { planApply } from '../policies/plan.js';
 import { checkPolicy, describeErrors, nextRecord, policyView } from '../policies/records.js';
+import { TextChecker } from '../policies/text-checker.js';
 import type { ChangeWriter } from '../state/change-writer.js';
 import type { ControlState } from '../state/control-state.js';
 import { listRoute } from './list-route.js';
@@ -17,10 +18,12 @@ export interface PolicyRoutesOptions {
   clock: () => number;
 }
 
+/** The most policies one set may hold (apply, plan and check alike). */
+const MAX_POLICIES_PER_SET = 1000;
 const IdParams = Type.Object({ id: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' }) });
 const ApplyBody = Type.Object(
   {
-    policies: Type.Array(PolicyBody, { maxItems: 1000 }),
+    policies: Type.Array(PolicyBody, { maxItems: MAX_POLICIES_PER_SET }),
     /** Delete the policies the set does not name. */
     prune: Type.Optional(Type.Boolean({ default: false })),
   },
@@ -40,6 +43,9 @@ const tags = ['policies'];
 export async function policyRoutes(app: FastifyInstance, options: PolicyRoutesOptions): Promise<void> {
   const { state, writer, clock } = options;
   const ctx = (request: FastifyRequest) => ({ actor: actorOf(request).name, requestId: request.id });
+  // Any reader may check a text: its parse runs off the event loop, bounded in time and queue.
+  const texts = new TextChecker({ deadlineMs: 5_000, maxWaiting: 4 });
+  app.addHook('onClose', () => texts.close());
 
   listRoute(app, {
     path: '/v1/policies',
@@ -181,7 +187,14 @@ export async function policyRoutes(app: FastifyInstance, options: PolicyRoutesOp
         },
       },
     },
-    async (request) => checkText(state, request.body.text),
+    async (request) => {
+      const checked = await texts.check(request.body.text);
+      if (!checked.ok) return checked;
+      if (checked.policies.length > MAX_POLICIES_PER_SET) {
+        return { ok: false, errors: [{ path: 'policies', message: `holds ${checked.policies.length} policies, at most ${MAX_POLICIES_PER_SET} are applied at once` }] };
+      }
+      return { ...checked, plan: planApply(state.policies, checked.policies, false) };
+    },
   );
 
   app.post<{ Body: Static<typeof ApplyBody> }>(
@@ -201,30 +214,6 @@ export async function policyRoutes(app: FastifyInstance, options: PolicyRoutesOp
       });
     },
   );
-}
-
-interface TextError {
-  path: string;
-  message: string;
-  line?: number;
-  column?: number;
-}
-
-/** A policy file through the CLI's parser and validator (core parsePolicyText): its policies and their plan, or every error with its path. */
-function checkText(state: ControlState, text: string) {
-  try {
-    const document = parsePolicyText(text, 'auto');
-    if (document.allowlist !== undefined && document.allowlist.length > 0) {
-      return { ok: false, errors: [{ path: 'allowlist', message: 'is not applied with policies: add entries on the Allowlist page (banstream allow add)' }] };
-    }
-    return { ok: true, policies: document.policies, plan: planApply(state.policies, document.policies, false) };
-  } catch (error) {
-    if (!isBanstreamError(error, 'POLICY_INVALID')) throw error;
-    const listed = (error.details.errors as TextError[] | undefined) ?? [];
-    const errors =
-      listed.length > 0 ? listed.map((e) => ({ path: e.path, message: e.message, ...(e.line === undefined ? {} : { line: e.line, column: e.column }) })) : [{ path: '(text)', message: error.message }];
-    return { ok: false, errors };
-  }
 }
 
 function held(state: ControlState, id: string) {

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Candidate } from '@banstream/core';
-import { isBanstreamError } from '@banstream/core';
+import { checkedCost, isBanstreamError } from '@banstream/core';
 import { withDeadline, type Logger, type RedisClient, type Registry } from '@banstream/platform';
 import { CircuitBreaker, type BreakerOptions, type BreakerState } from './breaker.js';
 import { failureModeCandidate, limitCandidate } from './candidates.js';
@@ -49,6 +49,7 @@ interface PendingCheck {
   readonly policy: HardLimitPolicy;
   readonly spec: LimitSpec;
   readonly key: string;
+  readonly cost: number;
 }
 
 /**
@@ -93,11 +94,11 @@ export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
     if (--request.left === 0) request.resolve(request.results);
   }
 
-  function failureDecision(policy: HardLimitPolicy, spec: LimitSpec, key: string, nowMs: number): Candidate {
+  function failureDecision(policy: HardLimitPolicy, spec: LimitSpec, key: string, nowMs: number, cost: number): Candidate {
     const mode = spec.failureMode;
     let candidate: Candidate;
     if (mode === 'local') {
-      const reply = local.hit(key, spec.local.limit, spec.local.intervalMs, nowMs);
+      const reply = local.hit(key, spec.local.limit, spec.local.intervalMs, nowMs, cost);
       metrics.localEntries.set(local.size);
       candidate = limitCandidate(policy, spec.local, reply, 'fail-mode');
     } else {
@@ -108,7 +109,7 @@ export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
   }
 
   function failBatch(batch: readonly PendingCheck[]): void {
-    for (const c of batch) finish(c, failureDecision(c.policy, c.spec, c.key, c.request.nowMs));
+    for (const c of batch) finish(c, failureDecision(c.policy, c.spec, c.key, c.request.nowMs, c.cost));
   }
 
   function settleBatch(batch: readonly PendingCheck[], reply: ScriptReply): void {
@@ -120,7 +121,7 @@ export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
         finish(c, limitCandidate(c.policy, c.spec, decision, 'hard-limit'));
       } else {
         scriptFailed(c, reply[3 * i + 1]);
-        finish(c, failureDecision(c.policy, c.spec, c.key, c.request.nowMs));
+        finish(c, failureDecision(c.policy, c.spec, c.key, c.request.nowMs, c.cost));
       }
     }
   }
@@ -140,13 +141,14 @@ export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
       return;
     }
     const keys = new Array<string>(batch.length);
-    const args = new Array<string | number>(3 * batch.length);
+    const args = new Array<string | number>(4 * batch.length);
     for (let i = 0; i < batch.length; i++) {
       const c = batch[i]!;
       keys[i] = c.key;
-      args[3 * i] = ALGORITHM_TAG[c.spec.algorithm];
-      args[3 * i + 1] = c.spec.args[0];
-      args[3 * i + 2] = c.spec.args[1];
+      args[4 * i] = ALGORITHM_TAG[c.spec.algorithm];
+      args[4 * i + 1] = c.spec.args[0];
+      args[4 * i + 2] = c.spec.args[1];
+      args[4 * i + 3] = c.cost;
     }
     const started = performance.now();
     withDeadline(runScript(keys, args), timeoutMs, 'hard-limit check', 'REDIS_TIMEOUT').then(
@@ -171,22 +173,24 @@ export function createHardLimiter(options: HardLimiterOptions): HardLimiter {
       if (n === 0) return Promise.resolve([]);
       const specs = new Array<LimitSpec>(n);
       const keys = new Array<string>(n);
+      const costs = new Array<number>(n);
       try {
-        // Every spec first: a policy that is not hard is the caller's bug, reported before anything is counted.
+        // Every spec and cost first: a policy that is not hard or a cost out of range is refused before anything is counted.
         for (let i = 0; i < n; i++) {
-          const { policy, subject } = items[i]!;
+          const { policy, subject, cost } = items[i]!;
           specs[i] = limitSpecOf(policy);
           keys[i] = hardLimitKey(keyPrefix, policy.id, specs[i]!.algorithm, subject);
+          costs[i] = cost === 1 || cost === undefined ? 1 : checkedCost(cost);
         }
       } catch (error) {
         return Promise.reject(error as Error);
       }
       if (closed || breaker.refusing()) {
-        return Promise.resolve(items.map((item, i) => failureDecision(item.policy, specs[i]!, keys[i]!, nowMs)));
+        return Promise.resolve(items.map((item, i) => failureDecision(item.policy, specs[i]!, keys[i]!, nowMs, costs[i]!)));
       }
       return new Promise<Candidate[]>((resolve) => {
         const request: PendingRequest = { results: new Array<Candidate>(n), left: n, nowMs, resolve };
-        for (let i = 0; i < n; i++) coalescer.add({ request, index: i, policy: items[i]!.policy, spec: specs[i]!, key: keys[i]! });
+        for (let i = 0; i < n; i++) coalescer.add({ request, index: i, policy: items[i]!.policy, spec: specs[i]!, key: keys[i]!, cost: costs[i]! });
       });
     },
     async warmUp() {

@@ -19,7 +19,7 @@ export class LocalLimiter {
     return this.entries.size;
   }
 
-  hit(key: string, limit: number, intervalMs: number, nowMs: number): LimitReply {
+  hit(key: string, limit: number, intervalMs: number, nowMs: number, cost = 1): LimitReply {
     let counts = this.entries.get(key);
     if (counts === undefined) {
       counts = emptyCounts();
@@ -28,7 +28,7 @@ export class LocalLimiter {
       this.entries.delete(key);
     }
     this.entries.set(key, counts);
-    return slidingWindowHit(counts, limit, intervalMs, nowMs);
+    return slidingWindowHit(counts, limit, intervalMs, nowMs, cost);
   }
 
   private evictOldest(): void {

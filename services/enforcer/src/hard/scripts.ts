@@ -18,7 +18,7 @@ export function hardLimitScript(): LuaScript {
 /** Flat, three values per check: allowed (1, 0, or -1 with an error text next), remaining, retry after ms. */
 export type ScriptReply = readonly (number | string)[];
 
-/** Runs one batch: a key per check, and three arguments per check (algorithm tag, then its two numbers). */
+/** Runs one batch: a key per check, and four arguments per check (algorithm tag, its two numbers, the cost). */
 export type RunLimitScript = (keys: readonly string[], args: readonly (string | number)[]) => Promise<ScriptReply>;
 
 type ScriptCommand = (...args: (string | number)[]) => Promise<ScriptReply>;

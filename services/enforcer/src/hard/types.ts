@@ -3,10 +3,12 @@ import type { Candidate, CompiledPolicy } from '@banstream/core';
 /** What the hard limiter reads of a compiled policy (a CompiledPolicy fits). */
 export type HardLimitPolicy = Pick<CompiledPolicy, 'id' | 'mode' | 'threshold' | 'action' | 'enforcement'>;
 
-/** One hard policy applied to one request: the policy and the subject it counts under. */
+/** One hard policy applied to one request: the policy, the subject it counts under, and what the request costs. */
 export interface HardLimitItem {
   policy: HardLimitPolicy;
   subject: string;
+  /** 1 to MAX_COST (default 1); anything else rejects the check with COST_OUT_OF_RANGE before anything is counted. */
+  cost?: number;
 }
 
 /** One limit decision, from a Redis script or the local fallback. */

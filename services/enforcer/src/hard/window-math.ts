@@ -13,11 +13,11 @@ export function emptyCounts(): WindowCounts {
 }
 
 /**
- * The sliding-window counter of slidingWindowLimit-n.lua, in process: the same
- * arithmetic, so a `local` failure mode limits the way Redis did. Rolls `counts`
- * forward to `nowMs` and counts the request when it is admitted.
+ * The sliding-window counter of hardLimit-n.lua, in process: the same arithmetic, so
+ * a `local` failure mode limits the way Redis did. Rolls `counts` forward to `nowMs`
+ * and counts the request, for its `cost`, when it is admitted (whole or not at all).
  */
-export function slidingWindowHit(counts: WindowCounts, limit: number, intervalMs: number, nowMs: number): LimitReply {
+export function slidingWindowHit(counts: WindowCounts, limit: number, intervalMs: number, nowMs: number, cost = 1): LimitReply {
   const w = Math.floor(nowMs / intervalMs);
   if (w !== counts.window) {
     counts.previous = w === counts.window + 1 ? counts.current : 0;
@@ -26,10 +26,13 @@ export function slidingWindowHit(counts: WindowCounts, limit: number, intervalMs
   }
   const into = nowMs - w * intervalMs;
   const estimate = (counts.previous * (intervalMs - into)) / intervalMs + counts.current;
-  if (estimate + 1 <= limit) {
-    counts.current += 1;
-    return { allowed: true, remaining: Math.floor(limit - estimate - 1), retryAfterMs: 0 };
+  if (estimate + cost <= limit) {
+    counts.current += cost;
+    return { allowed: true, remaining: Math.floor(limit - estimate - cost), retryAfterMs: 0 };
   }
-  const wait = counts.current + 1 > limit ? (w + 1) * intervalMs - nowMs + intervalMs * (1 - (limit - 1) / counts.current) : intervalMs * (1 - (limit - 1 - counts.current) / counts.previous) - into;
+  // A cost over the limit is never admitted: a whole window is the honest wait.
+  if (cost > limit) return { allowed: false, remaining: 0, retryAfterMs: intervalMs };
+  const wait =
+    counts.current + cost > limit ? (w + 1) * intervalMs - nowMs + intervalMs * (1 - (limit - cost) / counts.current) : intervalMs * (1 - (limit - cost - counts.current) / counts.previous) - into;
   return { allowed: false, remaining: 0, retryAfterMs: Math.max(1, Math.ceil(wait)) };
 }

@@ -91,6 +91,27 @@ describe('POST /v1/check', () => {
     ]);
   });
 
+  it('passes a cost on to the enforcer, and refuses one out of 1 to 1000000 or not whole, naming the field', async () => {
+    app = createHttpServer(createLogger({ service: 'test', level: 'silent' }));
+    const asked: unknown[] = [];
+    const allowed: Decision = { allowed: true, status: 200, source: 'none', reason: 'ok', previewDenies: [] };
+    const enforcer = { check: async (request: unknown) => (asked.push(request), allowed) } as unknown as Enforcer;
+    await app.register(sidecarRoutes, { enforcer, trustedProxies: [] });
+    const body = (cost: unknown) => ({ ip: '203.0.113.7', method: 'POST', host: 'h', path: '/search', cost });
+    expect((await app.inject({ method: 'POST', url: '/v1/check', payload: body(25) })).statusCode).toBe(200);
+    expect(asked).toEqual([expect.objectContaining({ cost: 25 })]);
+    for (const cost of [0, -3, 1_000_001, 2.5]) {
+      const res = await app.inject({ method: 'POST', url: '/v1/check', payload: body(cost) });
+      expect([res.statusCode, res.json().code, res.json().errors?.[0]?.path], String(cost)).toEqual([400, 'INVALID_REQUEST', 'cost']);
+    }
+    expect(asked).toHaveLength(1);
+  });
+
+  it('answers 400 COST_OUT_OF_RANGE when the enforcer refuses a cost', async () => {
+    const res = await check(await sidecar(new BanstreamError('COST_OUT_OF_RANGE', 'cost: 0 is out of range (1 to 1000000)')));
+    expect([res.statusCode, res.json().code]).toEqual([400, 'COST_OUT_OF_RANGE']);
+  });
+
   it("answers 500 when the enforcer itself fails: not the caller's error", async () => {
     const res = await check(await sidecar(new Error('cache corrupted')));
     expect([res.statusCode, res.headers['content-type'], res.json().code]).toEqual([500, 'application/problem+json; charset=utf-8', 'INTERNAL']);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { BanstreamError, type Cidr } from '@banstream/core';
+import { BanstreamError, MAX_COST, type Cidr } from '@banstream/core';
 import { sendProblem } from '@banstream/platform';
 import type { Decision, Enforcer } from '../enforcer.js';
 import type { AnswerBatch } from './answer-batch.js';
@@ -22,6 +22,8 @@ const CheckBody = Type.Object(
     country: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2}$' })),
     region: Type.Optional(Type.String({ maxLength: 16 })),
     asn: Type.Optional(Type.Integer({ minimum: 0, maximum: 4294967295 })),
+    /** What the request counts for in hard limits (a policy's `costs` may replace it): 1 by default. */
+    cost: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_COST })),
   },
   { additionalProperties: false },
 );
@@ -159,7 +161,7 @@ function untrustedCaller(reply: FastifyReply, request: FastifyRequest): FastifyR
 
 /** A request the enforcer cannot read (a bad address, say) is the caller's error: 400 naming it. Anything else is the server's. */
 function unreadable(reply: FastifyReply, error: unknown): FastifyReply {
-  if (error instanceof BanstreamError && error.code.startsWith('SUBJECT_')) return sendProblem(reply, error.code, error.message);
+  if (error instanceof BanstreamError && (error.code.startsWith('SUBJECT_') || error.code === 'COST_OUT_OF_RANGE')) return sendProblem(reply, error.code, error.message);
   throw error;
 }
 

@@ -24,7 +24,7 @@ const LATEST = TIME.nowMs + TIME.maxFutureMs;
 const canonical = requestEvent({ ip: '203.0.113.7', path: '/cart', headers: { 'user-agent': 'curl/8' } });
 
 /** Values at and around every rule, in normal form or not, valid or not. */
-const tricky: { [K in keyof RequestEvent]: RequestEvent[K][] } = {
+const tricky: { [K in keyof RequestEvent]-?: RequestEvent[K][] } = {
   eventId: ['', 'x', 'a'.repeat(128), 'a'.repeat(129), 'é'],
   timestamp: [0, 1, 2 ** 52, 2 ** 52 + 2, 2 ** 53 - 2, -5],
   ip: ['198.51.100.1', '2001:db8::1', '2001:DB8::1', '::ffff:203.0.113.1', '010.0.0.1', 'nope', '', '10.0.0.1', '203.0.113.255', '0.0.0.0', '1.2.3.4.5', '256.1.1.1', '203.0.113.07'],
@@ -81,6 +81,7 @@ const tricky: { [K in keyof RequestEvent]: RequestEvent[K][] } = {
   ],
   edgeId: ['e', '', 'e'.repeat(129)],
   latencyMs: [null, 0, 12.5, -0.5, Number.NaN, Number.POSITIVE_INFINITY],
+  cost: [1, 5, 1_000_000, 0, -1, 1_000_001],
 };
 const FIELDS = Object.keys(tricky) as (keyof RequestEvent)[];
 

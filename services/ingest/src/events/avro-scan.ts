@@ -1,4 +1,4 @@
-import { canonicalIpv4At, isNormalPathBytes, normaliseHost, tryParseIp } from '@banstream/core';
+import { canonicalIpv4At, isNormalPathBytes, MAX_COST, normaliseHost, tryParseIp } from '@banstream/core';
 import { avroLong, type EncodedEvent } from '@banstream/edge';
 import { AvroCursor, OFF_FAST_PATH, sameBytes, SINGLE_OBJECT_HEADER_LENGTH } from '@banstream/schemas';
 import type { GeoLookup, GeoOutcome } from '../geo/enrich.js';
@@ -111,6 +111,8 @@ function scanEvent(c: AvroCursor, geo: GeoLookup | undefined, counts: Record<Geo
     const latency = c.double();
     if (!Number.isFinite(latency) || latency < 0) throw OFF_FAST_PATH;
   }
+  const cost = c.int();
+  if (cost < 1 || cost > MAX_COST) throw OFF_FAST_PATH; // refused, and worded, by the slow path
   const end = c.pos;
   if (hasCountry) {
     counts.kept++;

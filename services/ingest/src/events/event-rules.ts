@@ -1,4 +1,4 @@
-import { MAX_IP_TEXT_LENGTH } from '@banstream/core';
+import { MAX_COST, MAX_IP_TEXT_LENGTH } from '@banstream/core';
 import type { FieldRule } from './avro-json-schema.js';
 
 /**
@@ -23,6 +23,7 @@ export const EVENT_RULES: Readonly<Record<string, FieldRule>> = {
   headers: { maxProperties: 32, values: { maxLength: 1024 } },
   edgeId: { minLength: 1, maxLength: 128 },
   latencyMs: { minimum: 0 },
+  cost: { minimum: 1, maximum: MAX_COST },
 };
 
 /**

@@ -54,6 +54,7 @@ export function normaliseEvent(e: RequestEvent, report: Report, time: TimeBound)
     headers,
     edgeId: e.edgeId,
     latencyMs: e.latencyMs ?? null,
+    cost: e.cost ?? 1,
   };
   return { event, key: eventKey(ip) };
 }

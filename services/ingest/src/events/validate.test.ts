@@ -45,6 +45,7 @@ describe('EventValidator', () => {
           headers: { 'user-agent': 'curl/8' },
           edgeId: 'edge-1',
           latencyMs: null,
+          cost: 1,
         },
       ],
       keys: ['203.0.113.0/24'],
@@ -94,6 +95,21 @@ describe('EventValidator', () => {
       { index: 0, path: '/path', message: 'Expected string length less or equal to 2048' },
       { index: 1, path: '/headers/user-agent', message: 'Expected string length less or equal to 1024' },
       { index: 2, path: '/headers', message: 'Expected object to have no more than 32 properties' },
+    ]);
+  });
+
+  it('takes a cost from 1 to 1,000,000 (1 when left out) and refuses any other, naming /cost', () => {
+    const ok = validator.validate([minimal, { ...minimal, cost: 5 }, { ...minimal, cost: 1_000_000 }], TIME);
+    expect(ok.ok ? ok.events.map((e) => e.cost) : ok).toEqual([1, 5, 1_000_000]);
+    const bad = validator.validate(
+      [0, -1, 1_000_001, 2.5].map((cost) => ({ ...minimal, cost })),
+      TIME,
+    );
+    expect(bad.ok ? [] : bad.problems.map((p) => [p.index, p.path])).toEqual([
+      [0, '/cost'],
+      [1, '/cost'],
+      [2, '/cost'],
+      [3, '/cost'],
     ]);
   });
 

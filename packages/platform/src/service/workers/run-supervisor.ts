@@ -60,6 +60,14 @@ export async function runSupervisor(options: SupervisorOptions, stopSignal: Prom
   const metrics: MetricsSource = {
     contentType: own.contentType,
     async metrics() {
+      // One worker: its text as it is (the supervisor's own metrics have names of their
+      // own), without the JSON round trip and the merge that summing several needs.
+      if (options.workers === 1) {
+        const [answer] = await pool.askAll('metrics-text', ANSWER_TIMEOUT_MS);
+        const text = typeof answer?.metricsText === 'string' ? answer.metricsText : undefined;
+        missing.set(text === undefined ? 1 : 0);
+        return (text ?? '') + (await own.metrics());
+      }
       const answers = await pool.askAll('metrics', ANSWER_TIMEOUT_MS);
       const parts = answers.flatMap((a) => (a?.metrics ? [a.metrics as MetricObjectWithValues<MetricValue<string>>[]] : []));
       missing.set(options.workers - parts.length);

@@ -4,10 +4,10 @@ import type { Readiness, ReadinessReport } from '../../lifecycle/readiness.js';
 /**
  * Messages between a supervisor and its workers over the cluster IPC channel. The
  * supervisor asks for their metrics (prom-client's JSON form, which
- * AggregatorRegistry.aggregate sums) and their readiness: workers serve no HTTP of
- * their own. Workers wait at the start barrier until the supervisor lets them go.
+ * AggregatorRegistry.aggregate sums; or, when there is one worker and nothing to sum,
+ * the exposition text itself) and their readiness: workers serve no HTTP of their own. Workers wait at the start barrier until the supervisor lets them go.
  */
-export type Question = 'metrics' | 'readiness';
+export type Question = 'metrics' | 'metrics-text' | 'readiness';
 
 export interface Ask {
   type: 'banstream:ask';
@@ -19,6 +19,7 @@ export interface Answer {
   type: 'banstream:answer';
   id: number;
   metrics?: unknown[];
+  metricsText?: string;
   readiness?: ReadinessReport;
   error?: string;
 }
@@ -52,10 +53,15 @@ export function isAnswer(message: unknown): message is Answer {
 export function answerSupervisor(registry: Registry, readiness: Readiness): void {
   process.on('message', (message: unknown) => {
     if (!isAsk(message)) return;
-    const reply = (part: Pick<Answer, 'metrics' | 'readiness' | 'error'>) => {
+    const reply = (part: Pick<Answer, 'metrics' | 'metricsText' | 'readiness' | 'error'>) => {
       if (process.connected) process.send?.({ type: 'banstream:answer', id: message.id, ...part } satisfies Answer);
     };
-    const work = message.question === 'metrics' ? registry.getMetricsAsJSON().then((metrics) => ({ metrics })) : readiness.report().then((report) => ({ readiness: report }));
+    const work =
+      message.question === 'metrics'
+        ? registry.getMetricsAsJSON().then((metrics) => ({ metrics }))
+        : message.question === 'metrics-text'
+          ? registry.metrics().then((metricsText) => ({ metricsText }))
+          : readiness.report().then((report) => ({ readiness: report }));
     work.then(reply, (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }));
   });
   process.send?.(ANSWERING);
