@@ -130,6 +130,23 @@ const ROWS = [
     anchor: 'floods starting while the killed broker is down; ceiling: the same floods before the kill, same run',
   },
   { bench: 'failover', figure: 'recovery_s', target: '–', anchor: "broker killed to every partition led again and every service's /readyz 200 (Kafka fences it after broker.session.timeout.ms, 9 s)" },
+  { bench: 'console', figure: 'console_js_gzip_kb', target: '≤ 150', anchor: "every script the web console's pages load, gzip -9" },
+  {
+    bench: 'console',
+    figure: 'bans_usable_ms',
+    ceiling: 'ceiling_bans_get_ms',
+    ratio: 'bans_usable_ratio_to_ceiling',
+    target: '≤ 1,000',
+    anchor: "1,000,000 bans held by control: navigation start to the first rows rendered and the search enabled (Debian's chromium, headless); ceiling: a bare GET of the same first page of bans",
+  },
+  {
+    bench: 'console',
+    figure: 'overview_delay_p50_ms',
+    ceiling: 'ceiling_overview_tick_ms',
+    ratio: 'overview_delay_ratio_to_tick',
+    target: '≤ 2,000',
+    anchor: "a ban on the bans topic to the Overview's bans per minute changing in the page; ceiling: the push period (CONTROL_CONSOLE_TICK_MS)",
+  },
   { bench: 'soak', figure: 'max_memory_slope_mb_per_min', target: '< 1 (flat)', anchor: '10 min at 50,000 events/s through the pipeline (`npm run soak`)' },
   { bench: 'soak', figure: 'max_lag_events', target: 'bounded', anchor: 'aggregator consumer lag during the soak' },
 ];

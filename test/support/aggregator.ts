@@ -32,8 +32,9 @@ export interface Aggregator {
 }
 
 /** Starts the built aggregator as its own process and waits for /readyz. */
+/** Starts the built aggregator on `env.HTTP_PORT` (a free port when not given), waits for /readyz. */
 export async function startAggregator(env: Record<string, string>): Promise<Aggregator> {
-  const port = await freePort();
+  const port = env.HTTP_PORT === undefined ? await freePort() : Number(env.HTTP_PORT);
   const proc = spawnService('aggregator', { LOG_LEVEL: 'warn', ...env, HTTP_PORT: String(port) });
   await waitUntil(
     async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,

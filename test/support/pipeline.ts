@@ -234,9 +234,9 @@ export function serveThrough(edge: Edge, current: () => Sidecar, clients: readon
   };
 }
 
-/** Starts the built enforcer sidecar and waits for /readyz. */
+/** Starts the built enforcer sidecar on `env.HTTP_PORT` (a free port when not given) and waits for /readyz. */
 export async function startSidecar(env: Record<string, string>): Promise<Sidecar> {
-  const port = await freePort();
+  const port = env.HTTP_PORT === undefined ? await freePort() : Number(env.HTTP_PORT);
   const proc = spawnService('enforcer', { LOG_LEVEL: 'warn', ...env, HTTP_PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
   const sidecar: Sidecar = {
