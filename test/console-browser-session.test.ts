@@ -98,7 +98,7 @@ describe('web console: sessions and roles', () => {
     await page.locator(byTestId('signin-form')).waitFor();
     expect((await asCookie('/v1/bans')).status).toBe(401);
     expect((await asCookie('/console/session')).status).toBe(401);
-    expect((await page.context().cookies()).some((c) => c.name === 'banstream_session' && `${c.name}=${c.value}` === cookie)).toBe(false);
+    expect((await page.context().cookies()).some((c) => c.name === 'banstream-session' && `${c.name}=${c.value}` === cookie)).toBe(false);
     // A reload stays signed out.
     await page.reload();
     await page.locator(byTestId('signin-form')).waitFor();

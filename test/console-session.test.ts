@@ -61,7 +61,7 @@ describe('console sessions', () => {
   it("signs in with a token: an HttpOnly, SameSite=Strict cookie, not Secure over plain HTTP, and the token's role", async () => {
     const s = await signIn(tokens.operator);
     expect(s.res.status).toBe(200);
-    expect(s.setCookie).toMatch(/^banstream_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=28800$/);
+    expect(s.setCookie).toMatch(/^banstream-session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=28800$/);
     expect(s).toMatchObject({ name: 'operator-user', role: 'operator' });
     expect((await signIn('bst_wrong')).res.status).toBe(401);
   });
@@ -128,7 +128,7 @@ describe('console sessions', () => {
     expect((await send('DELETE', '/console/session', { cookie: s.cookie })).status).toBe(403);
     const out = await send('DELETE', '/console/session', { cookie: s.cookie, 'x-csrf-token': s.csrf });
     expect(out.status).toBe(204);
-    expect(out.headers.get('set-cookie')).toMatch(/^banstream_session=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0/);
+    expect(out.headers.get('set-cookie')).toMatch(/^banstream-session=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0/);
     expect((await send('GET', '/v1/bans', { cookie: s.cookie })).status).toBe(401);
     expect((await send('GET', '/console/events', { cookie: s.cookie })).status).toBe(401);
     expect((await send('GET', '/console/session', { cookie: s.cookie })).status).toBe(401);

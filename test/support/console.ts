@@ -11,7 +11,7 @@ export const PAGES = ['overview', 'bans', 'policies', 'allowlist', 'alerts', 'au
 export type ConsolePage = (typeof PAGES)[number];
 
 /** The session cookie's name. */
-export const SESSION_COOKIE = 'banstream_session';
+export const SESSION_COOKIE = 'banstream-session';
 
 /** What the console needs of the control service in a test: tokens, and no rate limit in the way of a page's calls. */
 export function consoleEnv(tokenEntries: string): Record<string, string> {

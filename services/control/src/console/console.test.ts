@@ -96,7 +96,7 @@ describe('console session exchange', () => {
     const plain = await signIn(OPERATOR);
     expect(plain.res.statusCode).toBe(200);
     expect(plain.res.json()).toMatchObject({ name: 'alice', role: 'operator', csrf: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
-    expect(plain.setCookie).toMatch(/^banstream_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=3600$/);
+    expect(plain.setCookie).toMatch(/^banstream-session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=3600$/);
     expect(plain.setCookie).not.toContain(OPERATOR);
     expect(plain.res.headers['cache-control']).toBe('no-store');
     const tls = await signIn(OPERATOR, { 'x-forwarded-proto': 'https' });
@@ -112,7 +112,7 @@ describe('console session exchange', () => {
     const me = await app.inject({ method: 'GET', url: '/console/session', headers: { cookie } });
     expect(me.json()).toMatchObject({ name: 'bob', role: 'viewer', csrf });
     expect((await app.inject({ method: 'GET', url: '/console/session' })).statusCode).toBe(401);
-    expect((await app.inject({ method: 'GET', url: '/console/session', headers: { cookie: 'banstream_session=forged' } })).statusCode).toBe(401);
+    expect((await app.inject({ method: 'GET', url: '/console/session', headers: { cookie: 'banstream-session=forged' } })).statusCode).toBe(401);
   });
 });
 
@@ -173,7 +173,7 @@ describe('the API with a console session', () => {
     expect((await app.inject({ method: 'DELETE', url: '/console/session', headers: { cookie } })).json().code).toBe('CSRF_INVALID');
     const out = await app.inject({ method: 'DELETE', url: '/console/session', headers: { cookie, 'x-csrf-token': csrf } });
     expect(out.statusCode).toBe(204);
-    expect(String(out.headers['set-cookie'])).toMatch(/^banstream_session=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0/);
+    expect(String(out.headers['set-cookie'])).toMatch(/^banstream-session=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0/);
     expect((await app.inject({ method: 'GET', url: '/v1/bans', headers: { cookie } })).statusCode).toBe(401);
     expect((await app.inject({ method: 'GET', url: '/console/session', headers: { cookie } })).statusCode).toBe(401);
   });

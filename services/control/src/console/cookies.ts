@@ -2,7 +2,7 @@
  * The console's one cookie. Its value is ours (43 base64url characters), so reading it
  * needs no general cookie parser; the `cookie` package's current major needs Node 22.
  */
-export const SESSION_COOKIE = 'banstream_session';
+export const SESSION_COOKIE = 'banstream-session';
 
 /** The value of the session cookie in a Cookie header, or undefined. A repeated cookie is refused (a sign of injection). */
 export function readSessionCookie(header: string | undefined): string | undefined {
