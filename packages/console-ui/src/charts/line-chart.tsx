@@ -23,11 +23,13 @@ const M = { left: 46, right: 10, top: 10, bottom: 24 };
 
 /** A small line chart drawn as SVG: no library, no inline style (the CSP forbids it); the label says what it shows. */
 export function LineChart({ label, series, band, marks, formatX, testId }: LineChartProps) {
+  // A sample not known (NaN: a gap in the line) must not make the axis NaN, or the line leaves the chart.
   const xs = [...series.flatMap((s) => s.points.map((p) => p[0])), ...(band ?? []).map((b) => b.x), ...(marks ?? []).map((m) => m.x)];
   const ys = [...series.flatMap((s) => s.points.map((p) => p[1])), ...(band ?? []).map((b) => b.hi), ...(marks ?? []).map((m) => m.y)];
-  const x0 = xs.length ? Math.min(...xs) : 0;
-  const x1 = xs.length ? Math.max(...xs) : 1;
-  const yMax = niceMax(ys.length ? Math.max(...ys) : 1);
+  const finiteXs = xs.filter(Number.isFinite);
+  const x0 = finiteXs.length ? Math.min(...finiteXs) : 0;
+  const x1 = finiteXs.length ? Math.max(...finiteXs) : 1;
+  const yMax = niceMax(Math.max(0, ...ys.filter(Number.isFinite)));
   const x = linear(x0, x1, M.left, W - M.right);
   const y = linear(0, yMax, H - M.bottom, M.top);
   const bandPath =
