@@ -3,11 +3,13 @@ import type { CountedEvent, CountedEventsOptions } from './counted-event.js';
 
 /**
  * The writer's RequestEvent fields this reader is written for, in order, with their
- * types (`?` marks `["null", T]`). A writer schema with any other list is left to avsc.
+ * types (`?` marks `["null", T]`): v1, and v2 which adds `cost`. A writer schema with
+ * any other list is left to avsc.
  */
-const FIELDS =
+const V1_FIELDS =
   'eventId:string timestamp:long ip:string country:?string region:?string asn:?long method:string host:string ' +
-  'path:string route:?string status:int userId:?string apiKeyHash:?string headers:map<string> edgeId:string latencyMs:?double cost:int';
+  'path:string route:?string status:int userId:?string apiKeyHash:?string headers:map<string> edgeId:string latencyMs:?double';
+const FIELDS = `${V1_FIELDS} cost:int`;
 
 /**
  * Reads one events record; undefined leaves it to avsc, which decides (and words the
@@ -17,8 +19,8 @@ const FIELDS =
 export type CountedEventsReader = (record: Buffer, tails?: number[]) => CountedEvent[] | undefined;
 
 /**
- * A hand-written reader of events records written with the latest RequestEventBatch
- * schema, giving what avsc's projection (countedEventsDecoder) gives. Two things make it
+ * A hand-written reader of events records written with RequestEventBatch v2 or v1 (edges
+ * not yet upgraded: their events cost 1, as avsc's projection reads them), giving what avsc's projection (countedEventsDecoder) gives. Two things make it
  * cheaper: no resolver or generic reads, and a field whose bytes repeat the previous
  * event's (the events of one record share a network: mostly one country, region, host,
  * method, often one path) gets the previous event's string instead of a new one;
@@ -27,21 +29,26 @@ export type CountedEventsReader = (record: Buffer, tails?: number[]) => CountedE
  * over) gives undefined: the guarded avsc then decides, by the same rules (AvroCursor).
  */
 export function countedEventsReader(catalog: SchemaCatalog, options: CountedEventsOptions): CountedEventsReader {
-  const writer = catalog.latest(SCHEMA_NAMES.requestEventBatch);
-  if (fieldList(writer) !== FIELDS) return () => undefined;
-  const low = Number(writer.fingerprint & 0xffffffffn);
-  const high = Number(writer.fingerprint >> 32n);
+  const versions = catalog.versions(SCHEMA_NAMES.requestEventBatch);
+  const withCost = fingerprintOf(versions.find((w) => fieldList(w) === FIELDS));
+  const withoutCost = fingerprintOf(versions.find((w) => fieldList(w) === V1_FIELDS));
+  if (withCost === undefined) return () => undefined;
   const texts = new RepeatedTexts();
   return (record, tails) => {
     if (tails !== undefined) tails.length = 0;
     if (record.length < SINGLE_OBJECT_HEADER_LENGTH || record[0] !== 0xc3 || record[1] !== 0x01) return undefined;
-    if (record.readUInt32LE(2) !== low || record.readUInt32LE(6) !== high) return undefined;
+    const low = record.readUInt32LE(2);
+    const high = record.readUInt32LE(6);
+    let costed: boolean;
+    if (low === withCost.low && high === withCost.high) costed = true;
+    else if (withoutCost !== undefined && low === withoutCost.low && high === withoutCost.high) costed = false;
+    else return undefined;
     const c = new AvroCursor(record, SINGLE_OBJECT_HEADER_LENGTH);
     texts.reset();
     const events: CountedEvent[] = [];
     try {
       for (let n = c.blockCount(); n > 0; n = c.blockCount()) {
-        for (let i = 0; i < n; i++) events.push(readEvent(c, texts, options.headers, tails));
+        for (let i = 0; i < n; i++) events.push(readEvent(c, texts, options.headers, tails, costed));
       }
     } catch (error) {
       if (error === OFF_FAST_PATH) return undefined;
@@ -51,7 +58,12 @@ export function countedEventsReader(catalog: SchemaCatalog, options: CountedEven
   };
 }
 
-function readEvent(c: AvroCursor, t: RepeatedTexts, withHeaders: boolean, tails: number[] | undefined): CountedEvent {
+/** A writer's fingerprint as the two little-endian words of a single-object header. */
+function fingerprintOf(writer: SchemaVersion | undefined): { low: number; high: number } | undefined {
+  return writer === undefined ? undefined : { low: Number(writer.fingerprint & 0xffffffffn), high: Number(writer.fingerprint >> 32n) };
+}
+
+function readEvent(c: AvroCursor, t: RepeatedTexts, withHeaders: boolean, tails: number[] | undefined, costed: boolean): CountedEvent {
   c.string(); // eventId
   const timestamp = c.long();
   const ip = t.ip.read(c);
@@ -72,7 +84,8 @@ function readEvent(c: AvroCursor, t: RepeatedTexts, withHeaders: boolean, tails:
   c.string(); // edgeId
   if (c.union()) c.double(); // latencyMs
   // Any int, as avsc reads it: the bounds are checkEvent's (attributesFromEvent), which words the refusal.
-  event.cost = c.int();
+  // A v1 record has none: its default, as avsc's projection reads it.
+  event.cost = costed ? c.int() : 1;
   return event;
 }
 
