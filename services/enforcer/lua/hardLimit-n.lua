@@ -72,8 +72,9 @@ end
 -- The log's running total of admitted cost, kept in the log itself as a member with
 -- score minus the total: below every request's time, so never aged out with them.
 local TOTAL = '#total'
--- Oldest entries read to find when a refused request could be admitted: a bound on the
--- work one refusal costs (the wait given is then the earliest possible, a lower bound).
+-- Entries read per ZRANGE; and the oldest entries read to find when a refused request
+-- could be admitted: a bound on the work one refusal costs (past it, the wait given is
+-- the earliest possible, a lower bound).
 local WAIT_SCAN = 64
 
 local function costOf(member)
@@ -81,20 +82,37 @@ local function costOf(member)
 end
 
 local function slidingLog(key, limit, interval, now, cost)
-  local total = tonumber(redis.call('ZSCORE', key, TOTAL))
-  if total == nil then
+  -- Only ZRANGE by index, ZCARD, ZADD, ZREMRANGEBYSCORE and PEXPIRE: the ACL the docs list.
+  -- #total, when present, is the first entry (every request's score is a time, above 0).
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  local total, from
+  if first[1] == TOTAL then
+    total, from = -tonumber(first[2]), 1
+  else
     -- A log without its total (new, or written before costs): every entry counted 1.
-    total = -redis.call('ZCARD', key)
+    total, from = redis.call('ZCARD', key), 0
   end
-  total = -total
   -- Entries aged out leave the total: each is read once, when it ages out.
-  local expired = redis.call('ZRANGEBYSCORE', key, '(0', now - interval)
-  if #expired > 0 then
-    for _, member in ipairs(expired) do total = total - costOf(member) end
-    if total < 0 then total = 0 end
-    redis.call('ZREMRANGEBYSCORE', key, '(0', now - interval)
+  local gone, horizon = 0, now - interval
+  while true do
+    local chunk = redis.call('ZRANGE', key, from + gone, from + gone + WAIT_SCAN - 1, 'WITHSCORES')
+    local more = #chunk > 0
+    for i = 1, #chunk, 2 do
+      if tonumber(chunk[i + 1]) > horizon then
+        more = false
+        break
+      end
+      total = total - costOf(chunk[i])
+      gone = gone + 1
+    end
+    if not more then break end
+  end
+  if total < 0 then total = 0 end
+  if gone > 0 then
+    redis.call('ZREMRANGEBYSCORE', key, '(0', horizon)
     -- The key exists (it held those entries): this keeps its expiry.
     redis.call('ZADD', key, -total, TOTAL)
+    from = 1
   end
   if total + cost <= limit then
     -- One entry per request, its cost in its name. Unique: the time, a count, bumped if taken.
@@ -106,7 +124,7 @@ local function slidingLog(key, limit, interval, now, cost)
   end
   if cost > limit then return 0, 0, interval end
   -- Admitting needs the total to fall to limit - cost: wait for the entries that get it there to age out.
-  local oldest = redis.call('ZRANGEBYSCORE', key, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, WAIT_SCAN)
+  local oldest = redis.call('ZRANGE', key, from, from + WAIT_SCAN - 1, 'WITHSCORES')
   local over = total + cost - limit
   local at = nil
   for i = 1, #oldest, 2 do
