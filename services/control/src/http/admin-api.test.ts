@@ -71,6 +71,18 @@ async function api(rateLimit = 1000) {
   return { call, written };
 }
 
+describe('the control API answers', () => {
+  it('are never cached and never sniffed, refusals included', async () => {
+    const { call } = await api(1);
+    const answers = [await call('GET', '/v1/bans', { token: BOB }), await call('GET', '/v1/bans'), await call('GET', '/v1/bans')];
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 401, 429]);
+    for (const a of answers) {
+      expect(a.headers['cache-control']).toBe('no-store');
+      expect(a.headers['x-content-type-options']).toBe('nosniff');
+    }
+  });
+});
+
 describe('the control API rate limiter', () => {
   it('counts bogus tokens against the address: rotating them does not reset the limit', async () => {
     const { call } = await api(3);

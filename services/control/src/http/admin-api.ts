@@ -62,6 +62,11 @@ export async function adminApi(app: FastifyInstance, options: AdminApiOptions): 
   });
   app.addSchema(Problem);
   app.setErrorHandler(errorHandler(options.logger));
+  // Answers name attackers' and users' addresses: no browser or proxy keeps a copy (set first, so refusals carry it too).
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+    reply.header('x-content-type-options', 'nosniff');
+  });
   // The guard authenticates in onRequest before the limiter's own onRequest hook runs.
   guard(app, options.tokens, options.sessions);
   await app.register(rateLimit, {
