@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { PlannedChange } from '@banstream/api';
 import { api, message, type FieldError } from '../api.js';
 import { time } from '../format.js';
 import { useReport } from '../status.js';
@@ -18,14 +19,6 @@ interface PolicyView {
   spec?: Record<string, unknown>;
   invalid?: string;
 }
-
-interface FieldChange {
-  path: string;
-  before?: unknown;
-  after?: unknown;
-}
-
-type PlannedChange = { id: string; action: 'create' | 'update' | 'unchanged' | 'delete'; version?: number; fields?: FieldChange[] };
 
 interface Check {
   ok: boolean;
@@ -211,8 +204,8 @@ function Plan({ plan }: { plan: PlannedChange[] }) {
       {plan.map((c) => (
         <div key={c.id} data-testid="policy-plan-entry" data-action={c.action}>
           <strong>{c.id}</strong>: {c.action}
-          {c.version !== undefined && ` (now version ${c.version})`}
-          {c.fields && c.fields.length > 0 && (
+          {'version' in c && ` (now version ${c.version})`}
+          {'fields' in c && c.fields.length > 0 && (
             <ul class="plan-changes">
               {c.fields.map((f) => (
                 <li key={f.path}>

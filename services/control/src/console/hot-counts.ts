@@ -1,15 +1,5 @@
+import type { NearThreshold } from '@banstream/api';
 import type { WindowCount } from '@banstream/schemas';
-
-export interface NearThreshold {
-  policyId: string;
-  subject: string;
-  count: number;
-  threshold: number;
-  /** count / threshold: 1 is the threshold. */
-  share: number;
-  windowSeconds: number;
-  observedAt: number;
-}
 
 /**
  * The hot counts the aggregator publishes (counts topic: a subject's count once it

@@ -1,3 +1,4 @@
+import type { CountryRate, DenialRate, MetricsSource } from '@banstream/api';
 import { parseSamples, type Sample } from './prom-text.js';
 
 const EVENTS = 'banstream_aggregator_events_consumed_total';
@@ -14,11 +15,9 @@ export interface ScrapeLimits {
 export interface MetricsView {
   /** Live events counted per second by the aggregators read; null when none answered twice yet. */
   eventsPerSecond: number | null;
-  /** Requests the enforcers denied per second, by the source that decided (ban, throttle, hard…). */
-  denials: { source: string; perSecond: number }[];
-  /** Per country: requests per second over the geo window and the learned baseline for this hour of the week. */
-  geo: { country: string; rate: number; baseline: number | null }[];
-  sources: { url: string; ok: boolean; error?: string }[];
+  denials: DenialRate[];
+  geo: CountryRate[];
+  sources: MetricsSource[];
 }
 
 export interface Reading {

@@ -1,27 +1,10 @@
 import type { Logger } from '@banstream/platform';
 import type { ControlState } from '../state/control-state.js';
-import type { HotCounts, NearThreshold } from './hot-counts.js';
-import type { MetricsScraper, MetricsView } from './metrics-scrape.js';
+import type { OverviewSnapshot } from '@banstream/api';
+import type { HotCounts } from './hot-counts.js';
+import type { MetricsScraper } from './metrics-scrape.js';
 import { MinuteCounter } from './minute-counter.js';
 import { openAlerts } from './open-alerts.js';
-
-/** What the console's Overview shows, pushed to each open stream every tick. */
-export interface OverviewSnapshot {
-  /** When it was made (ms since the epoch, the server's clock). */
-  at: number;
-  eventsPerSecond: number | null;
-  /** Records appended to the events topic per second (each holds up to 500 events of one network): known without any aggregator. */
-  eventRecordsPerSecond: number | null;
-  bansPerMinute: number;
-  liftsPerMinute: number;
-  activeBans: number;
-  openAlerts: { scope: string; code: string; at: number; currentRate: number; baselineRate: number; zScore: number }[];
-  nearest: NearThreshold[];
-  denials: MetricsView['denials'];
-  geo: MetricsView['geo'];
-  /** The metrics sources read, and whether each answered; empty when none is configured. */
-  sources: MetricsView['sources'];
-}
 
 export interface OverviewOptions {
   state: ControlState;
