@@ -88,6 +88,12 @@ export const ERRORS = {
   POLICY_CHECK_TIMEOUT: entry(413),
   /** A blocklist feed's source that is not an http(s) URL or a file under CONTROL_FEED_FILE_DIR. */
   FEED_SOURCE_INVALID: entry(400),
+  /**
+   * A blocklist feed's URL, one of its redirects, or the address its name resolves to is not a public
+   * address (loopback, private, link-local, …) and not in CONTROL_FEED_ALLOWED_NETWORKS: refused
+   * when the feed is added, and as a refresh (bans kept).
+   */
+  FEED_ADDRESS_REFUSED: entry(400),
   /** A feed refresh refused: the source could not be read within the limits (time, bytes, text); the feed's bans are kept. */
   FEED_SOURCE_FAILED: entry(502),
   /** A feed refresh refused: the source's text is malformed past the tolerance, or lists more than the cap; bans kept. */

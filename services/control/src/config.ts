@@ -113,6 +113,14 @@ export const controlEnv = {
       description: 'the directory blocklist feeds may name files in; unset, feeds are read over http(s) only',
     }),
   ),
+  /** Feeds reach public addresses only (feeds/address-guard.ts); these networks too. */
+  CONTROL_FEED_ALLOWED_NETWORKS: Type.String({
+    default: '',
+    pattern: '^[0-9A-Fa-f:./, ]*$',
+    expected: 'comma-separated addresses or CIDRs blocklist feeds may reach besides public addresses, e.g. 10.20.0.0/16,fd00:1::/48',
+    description:
+      'networks (addresses or CIDRs, comma-separated) blocklist feeds may connect to besides public unicast addresses; empty (the default): loopback, private, link-local, shared (CGNAT), multicast and reserved addresses are refused, in URLs, redirects and resolved names',
+  }),
   CONTROL_QUERY_MAX_SCANNED: Type.Integer({
     minimum: 100,
     maximum: 10_000_000,

@@ -9,7 +9,7 @@ export function controlMetrics(registry: Registry) {
     denied: counter(registry, { name: 'banstream_control_requests_denied_total', help: 'API requests refused before their handler, by status (401, 403, 429)', labelNames: ['status'] }),
     feedRefreshes: counter(registry, {
       name: 'banstream_control_feed_refreshes_total',
-      help: 'Blocklist feed refreshes, scheduled or synced, by outcome (ok, FEED_SOURCE_FAILED, FEED_INVALID, FEED_LIFT_REFUSED, failed)',
+      help: 'Blocklist feed refreshes, scheduled or synced, by outcome (ok, FEED_SOURCE_FAILED, FEED_ADDRESS_REFUSED, FEED_INVALID, FEED_LIFT_REFUSED, failed)',
       labelNames: ['outcome'],
     }),
     backtests: counter(registry, { name: 'banstream_control_backtests_total', help: 'Backtests finished, by state (done, failed)', labelNames: ['state'] }),

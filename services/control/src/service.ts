@@ -7,6 +7,7 @@ import { BanstreamError, parseDuration } from '@banstream/core';
 import { TokenBook } from './auth/tokens.js';
 import { BacktestJobs } from './backtest/jobs.js';
 import { controlEnv, type ControlConfig } from './config.js';
+import { parseAllowedNetworks } from './feeds/address-guard.js';
 import { FeedRefresher } from './feeds/refresher.js';
 import type { GuardRails } from './guards/index.js';
 import { adminApi } from './http/admin-api.js';
@@ -117,10 +118,12 @@ export function createControlService(deps: ServiceDeps<ControlConfig>): Service 
   // The console's "nearest their threshold": read in the background, so it never holds the API's readiness back.
   const countsFeed = webConsole && feed('counts', countsTopic, (k, v) => webConsole.hot.apply(k, v && codecs.count.decode(v)));
   const guards = guardRails(config);
+  const feedAddresses = { allowed: allowedFeedNetworks(config.CONTROL_FEED_ALLOWED_NETWORKS) };
   const refresher = new FeedRefresher(state, writer, clock, {
     timeoutMs: config.CONTROL_FEED_TIMEOUT_MS,
     maxBytes: config.CONTROL_FEED_MAX_BYTES,
     fileDir: config.CONTROL_FEED_FILE_DIR,
+    addresses: feedAddresses,
     maxLines: config.CONTROL_FEED_MAX_LINES,
     maxInvalidShare: config.CONTROL_FEED_MAX_INVALID_PERCENT / 100,
     maxLiftShare: config.CONTROL_FEED_MAX_LIFT_PERCENT / 100,
@@ -219,4 +222,13 @@ function loadTokens(config: ControlConfig): TokenBook {
     }
   }
   return new TokenBook(text, config.CONTROL_TOKENS_FILE ? 'CONTROL_TOKENS / CONTROL_TOKENS_FILE' : 'CONTROL_TOKENS');
+}
+
+/** CONTROL_FEED_ALLOWED_NETWORKS, or the configuration error naming it and the entry that is not a network. */
+function allowedFeedNetworks(list: string) {
+  try {
+    return parseAllowedNetworks(list);
+  } catch (cause) {
+    throw new BanstreamError('CONFIG_INVALID', `CONTROL_FEED_ALLOWED_NETWORKS: ${(cause as Error).message}`, { cause });
+  }
 }

@@ -7,7 +7,8 @@ import type { BatchChange, ChangeContext, ChangeWriter } from '../state/change-w
 import type { ControlState } from '../state/control-state.js';
 import { FeedParseError, parseFeed, type FeedFormat } from './parse.js';
 import { planRefresh } from './plan.js';
-import { FeedSourceError, readSource, type SourceLimits } from './source.js';
+import { FeedAddressError } from './address-guard.js';
+import { checkSourceAddress, FeedSourceError, readSource, type SourceLimits } from './source.js';
 
 /** Records per produce request: a few hundred KB of bans, well under a broker's message.max.bytes. */
 export const FEED_BATCH = 2_000;
@@ -39,7 +40,7 @@ export type RefreshOutcome =
     }
   | { at: number; ok: false; code: RefusalCode; error: string; kept: number };
 
-export type RefusalCode = 'FEED_SOURCE_FAILED' | 'FEED_INVALID' | 'FEED_LIFT_REFUSED';
+export type RefusalCode = 'FEED_SOURCE_FAILED' | 'FEED_ADDRESS_REFUSED' | 'FEED_INVALID' | 'FEED_LIFT_REFUSED';
 
 export const originOf = (name: string) => `${FEED_ORIGIN_PREFIX}${name}`;
 
@@ -72,6 +73,11 @@ export class FeedRefresher {
     private readonly clock: () => number,
     private readonly limits: FeedLimits,
   ) {}
+
+  /** Throws FeedAddressError for a source the address policy refuses already (a literal address, a name resolving to one). */
+  checkAddress(source: string): Promise<void> {
+    return checkSourceAddress(source, this.limits);
+  }
 
   /** Feeds whose next refresh is due. */
   due(now: number): string[] {
@@ -110,6 +116,7 @@ export class FeedRefresher {
       const text = await readSource(feed.source, this.limits);
       parsed = parseFeed(text, formatOf(feed), { maxLines: this.limits.maxLines, maxEntries: feed.maxEntries });
     } catch (error) {
+      if (error instanceof FeedAddressError) return this.refuse(feed, 'FEED_ADDRESS_REFUSED', error.message, kept(), ctx);
       if (error instanceof FeedSourceError) return this.refuse(feed, 'FEED_SOURCE_FAILED', error.message, kept(), ctx);
       if (error instanceof FeedParseError) return this.refuse(feed, 'FEED_INVALID', error.message, kept(), ctx);
       throw error;

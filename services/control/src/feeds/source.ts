@@ -1,5 +1,9 @@
 import { open, realpath } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { isAbsolute, relative, resolve } from 'node:path';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { checkLiteral, FeedAddressError, guardedLookup, literalAddress, resolveChecked, systemResolver, type FeedAddressPolicy, type Resolver } from './address-guard.js';
 
 export interface SourceLimits {
   /** The whole read: connecting, headers and every byte of the body. */
@@ -7,7 +11,14 @@ export interface SourceLimits {
   maxBytes: number;
   /** File sources must lie under this directory; none: file sources are refused. */
   fileDir: string | undefined;
+  /** Which addresses an http(s) source (and each redirect) may connect to. */
+  addresses: FeedAddressPolicy;
+  /** Name resolution for those connections; the system's (getaddrinfo) unless a test gives its own. */
+  resolver?: Resolver;
 }
+
+/** Redirects followed at most, each checked as the URL itself. */
+export const MAX_REDIRECTS = 5;
 
 /** Why a source could not be read, or was refused as it came; the feed's bans are kept. */
 export class FeedSourceError extends Error {}
@@ -33,6 +44,28 @@ export function sourceProblem(source: string, fileDir: string | undefined): stri
 }
 
 /**
+ * Refuses (FeedAddressError) an http(s) source whose host is a refused address or a name
+ * resolving to one, when the feed is created: the operator hears it at once rather than
+ * at the first refresh. A name that does not resolve (now, or within the timeout) passes:
+ * each read checks again, on the addresses it connects to.
+ */
+export async function checkSourceAddress(source: string, limits: Pick<SourceLimits, 'addresses' | 'resolver' | 'timeoutMs'>): Promise<void> {
+  if (!/^https?:\/\//i.test(source)) return;
+  const url = new URL(source);
+  checkLiteral(url, limits.addresses);
+  if (literalAddress(url) !== undefined) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((done) => (timer = setTimeout(done, limits.timeoutMs)));
+  try {
+    await Promise.race([resolveChecked(url.hostname, limits.addresses, limits.resolver ?? systemResolver), late]);
+  } catch (error) {
+    if (error instanceof FeedAddressError) throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * The text of a feed's source, bounded in time and bytes: a source that is slow,
  * too large, answers other than 200, or sends something that is not UTF-8 text
  * (a NUL byte, invalid sequences) is refused whole.
@@ -41,36 +74,107 @@ export async function readSource(source: string, limits: SourceLimits): Promise<
   const problem = sourceProblem(source, limits.fileDir);
   if (problem !== undefined) throw new FeedSourceError(problem);
   const signal = AbortSignal.timeout(limits.timeoutMs);
-  const bytes = /^https?:\/\//i.test(source) ? await fetchBytes(source, limits.maxBytes, signal) : await fileBytes(source, limits, signal);
+  const bytes = /^https?:\/\//i.test(source) ? await fetchBytes(source, limits, signal) : await fileBytes(source, limits, signal);
   return asText(bytes);
 }
 
-async function fetchBytes(url: string, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
-  try {
-    const res = await fetch(url, { signal, redirect: 'follow', headers: { accept: 'text/plain, text/csv, */*;q=0.5' } });
-    if (res.status !== 200) {
-      await res.body?.cancel().catch(() => undefined);
-      throw new FeedSourceError(`${url} answered ${res.status}`);
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * GETs a URL, following redirects by hand: each hop's URL is checked as the source's was
+ * (http(s) only, no credentials, a literal address against the policy) and every name is
+ * resolved through guardedLookup, so what is checked is what is connected to.
+ */
+async function fetchBytes(source: string, limits: SourceLimits, signal: AbortSignal): Promise<Buffer> {
+  const lookup = guardedLookup(limits.addresses, limits.resolver ?? systemResolver);
+  let url = new URL(source);
+  for (let hop = 0; ; hop++) {
+    const res = await get(url, limits.addresses, lookup, signal);
+    const status = res.statusCode ?? 0;
+    if (!REDIRECTS.has(status)) return bodyOf(res, url, limits.maxBytes, signal);
+    res.destroy();
+    const location = res.headers.location;
+    if (location === undefined) throw new FeedSourceError(`${url} answered ${status} without a Location`);
+    if (hop === MAX_REDIRECTS) throw new FeedSourceError(`${source} redirected more than ${MAX_REDIRECTS} times`);
+    let next: URL;
+    try {
+      next = new URL(location, url);
+    } catch {
+      throw new FeedSourceError(`${url} redirected to ${JSON.stringify(location.slice(0, 200))}, not a URL`);
     }
-    const declared = Number(res.headers.get('content-length') ?? Number.NaN);
+    if (next.protocol !== 'http:' && next.protocol !== 'https:') throw new FeedSourceError(`${url} redirected to a ${next.protocol} URL: only http(s) redirects are followed`);
+    const problem = sourceProblem(next.href, undefined);
+    if (problem !== undefined) throw new FeedSourceError(`${url} redirected to ${next.protocol}//${next.host}…: ${problem}`);
+    url = next;
+  }
+}
+
+/** One GET, no redirect followed, no connection kept: the answer's head, its body still to read. */
+async function get(url: URL, policy: FeedAddressPolicy, lookup: ReturnType<typeof guardedLookup>, signal: AbortSignal): Promise<IncomingMessage> {
+  try {
+    checkLiteral(url, policy);
+    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return await new Promise<IncomingMessage>((answer, fail) => {
+      const req = request(url, {
+        method: 'GET',
+        agent: false,
+        lookup: lookup as never,
+        signal,
+        headers: { accept: 'text/plain, text/csv, */*;q=0.5', 'accept-encoding': 'gzip, deflate, br', 'user-agent': 'banstream-control' },
+      });
+      req.once('response', answer);
+      req.once('error', fail);
+      req.end();
+    });
+  } catch (error) {
+    throw readError(error, url, signal);
+  }
+}
+
+async function bodyOf(res: IncomingMessage, url: URL, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+  try {
+    if (res.statusCode !== 200) {
+      res.destroy();
+      throw new FeedSourceError(`${url} answered ${res.statusCode}`);
+    }
+    const declared = Number(res.headers['content-length'] ?? Number.NaN);
     if (declared > maxBytes) {
-      await res.body?.cancel().catch(() => undefined);
+      res.destroy();
       throw new FeedSourceError(`${url} is ${declared} bytes, more than ${maxBytes} (CONTROL_FEED_MAX_BYTES)`);
     }
+    const encoding = (res.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
+    if (decoder === undefined && encoding !== 'identity') {
+      res.destroy();
+      throw new FeedSourceError(`${url} sent content-encoding ${JSON.stringify(encoding.slice(0, 40))}, not one asked for (gzip, deflate, br)`);
+    }
+    const body = decoder === undefined ? res : res.pipe(decoder);
+    if (decoder !== undefined) res.once('error', (error) => decoder.destroy(error));
     const chunks: Buffer[] = [];
     let total = 0;
-    for await (const chunk of res.body ?? []) {
-      total += (chunk as Uint8Array).byteLength;
-      if (total > maxBytes) throw new FeedSourceError(`${url} sent more than ${maxBytes} bytes (CONTROL_FEED_MAX_BYTES)`);
-      chunks.push(Buffer.from(chunk as Uint8Array));
+    try {
+      // Decoded bytes count: a small compressed body that inflates past the bound is refused as it grows.
+      for await (const chunk of body) {
+        total += (chunk as Buffer).byteLength;
+        if (total > maxBytes) throw new FeedSourceError(`${url} sent more than ${maxBytes} bytes (CONTROL_FEED_MAX_BYTES)`);
+        chunks.push(chunk as Buffer);
+      }
+    } finally {
+      res.destroy();
+      decoder?.destroy();
     }
     return Buffer.concat(chunks, total);
   } catch (error) {
-    if (error instanceof FeedSourceError) throw error;
-    if (signal.aborted) throw new FeedSourceError(`${url} took longer than the feed read timeout (CONTROL_FEED_TIMEOUT_MS)`);
-    const cause = (error as Error & { cause?: Error }).cause?.message;
-    throw new FeedSourceError(`${url} could not be read: ${(error as Error).message}${cause ? ` (${cause})` : ''}`);
+    throw readError(error, url, signal);
   }
+}
+
+/** A FeedSourceError (or the FeedAddressError as it is) for what went wrong reading `url`. */
+function readError(error: unknown, url: URL, signal: AbortSignal): Error {
+  if (error instanceof FeedSourceError || error instanceof FeedAddressError) return error;
+  if (signal.aborted) return new FeedSourceError(`${url} took longer than the feed read timeout (CONTROL_FEED_TIMEOUT_MS)`);
+  const code = (error as NodeJS.ErrnoException).code;
+  return new FeedSourceError(`${url} could not be read: ${(error as Error).message}${code && !(error as Error).message.includes(code) ? ` (${code})` : ''}`);
 }
 
 async function fileBytes(path: string, limits: SourceLimits, signal: AbortSignal): Promise<Buffer> {

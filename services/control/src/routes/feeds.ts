@@ -5,6 +5,7 @@ import { tryParseDuration } from '@banstream/core';
 import type { FeedRecord } from '@banstream/schemas';
 import { ProblemError } from '@banstream/platform';
 import { actorOf } from '../auth/guard.js';
+import { FeedAddressError } from '../feeds/address-guard.js';
 import { lastRefreshOf, originOf, type FeedRefresher } from '../feeds/refresher.js';
 import { sourceProblem } from '../feeds/source.js';
 import type { GuardRails } from '../guards/index.js';
@@ -135,6 +136,12 @@ export async function feedRoutes(app: FastifyInstance, options: FeedRoutesOption
         new ProblemError(code, `${path}: ${message}`, [{ path, message }]);
       const problem = sourceProblem(body.source, options.feedFileDir);
       if (problem !== undefined) throw fieldError('source', problem, 'FEED_SOURCE_INVALID');
+      try {
+        await feeds.checkAddress(body.source);
+      } catch (error) {
+        if (error instanceof FeedAddressError) throw new ProblemError('FEED_ADDRESS_REFUSED', `source: ${error.message}`, [{ path: 'source', message: error.message }]);
+        throw error;
+      }
       const format = body.format ?? 'netset';
       if (format === 'csv' && body.column === undefined) throw fieldError('column', 'a csv feed needs the column of the address (a 1-based index, or a header name with header: true)');
       if (format === 'netset' && (body.column !== undefined || body.header !== undefined)) throw fieldError(body.column !== undefined ? 'column' : 'header', 'is for csv feeds only');
