@@ -33,6 +33,8 @@ describe('blocklist feeds', () => {
       CONTROL_BAN_SWEEP_MS: '200',
       CONTROL_FEED_TIMEOUT_MS: '3000',
       CONTROL_FEED_MAX_BYTES: String(4 * 1024 * 1024),
+      // The feed server's address: loopback, refused unless allowed. 127.0.0.1 stays refused.
+      CONTROL_FEED_ALLOWED_NETWORKS: '127.0.0.2/32',
       LOG_LEVEL: 'warn',
     });
     enforcer = createEnforcer({
@@ -119,6 +121,41 @@ describe('blocklist feeds', () => {
     expect((await control.call('DELETE', '/v1/feeds/wide', { token: tokens.operator })).body).toEqual({ removed: 'wide', lifted: 1 });
     expect((await control.call('POST', '/v1/feeds', { token: tokens.operator, body: { name: 'x', source: 'file:///etc/passwd' } })).body.code).toBe('FEED_SOURCE_INVALID');
     expect((await control.call('POST', '/v1/feeds', { token: tokens.operator, body: { name: 'x', source: '/etc/passwd' } })).body.detail).toContain('CONTROL_FEED_FILE_DIR');
+  }, 60_000);
+
+  it('refuses feeds on loopback, link-local or a name resolving to loopback (400), unconnected, and a redirect to them at refresh, keeping the bans', async () => {
+    const internal = await new FeedServer('127.0.0.1').start();
+    try {
+      internal.answers.set('/secret', { body: '192.0.2.66\n' });
+      for (const source of [
+        `${internal.url}/secret`,
+        `http://localhost:${internal.port}/secret`,
+        `http://[::ffff:127.0.0.1]:${internal.port}/secret`,
+        `http://2130706433:${internal.port}/secret`,
+        'http://169.254.169.254/latest/meta-data/',
+      ]) {
+        const res = await add({ name: 'inside', source });
+        expect([source, res.status, res.body.code], source).toEqual([source, 400, 'FEED_ADDRESS_REFUSED']);
+        expect(res.body.detail).toContain('CONTROL_FEED_ALLOWED_NETWORKS');
+      }
+      expect((await control.call('GET', '/v1/feeds/inside', { token: tokens.viewer })).status).toBe(404);
+
+      // Allowed (127.0.0.2): read; then the same URL redirects to 127.0.0.1, refused with its bans kept.
+      server.answers.set('/hop.netset', { body: '198.51.100.200\n' });
+      expect((await add({ name: 'hop', source: `${server.url}/hop.netset` })).status).toBe(201);
+      expect(await scheduled('hop')).toMatchObject({ ok: true, added: 1 });
+      for (const target of [`${internal.url}/secret`, `http://localhost:${internal.port}/secret`]) {
+        server.answers.set('/hop.netset', { redirect: target });
+        const res = await sync('hop');
+        expect([target, res.status, res.body.code]).toEqual([target, 400, 'FEED_ADDRESS_REFUSED']);
+        expect(res.body.detail).toMatch(/loopback address; feeds may reach public addresses only; CONTROL_FEED_ALLOWED_NETWORKS opens others; its 1 bans are kept$/);
+        expect(await feed('hop')).toMatchObject({ bans: 1, lastRefresh: { ok: false, code: 'FEED_ADDRESS_REFUSED' } });
+      }
+      expect(internal.hits).toEqual([]);
+      expect((await control.call('DELETE', '/v1/feeds/hop', { token: tokens.operator })).body).toEqual({ removed: 'hop', lifted: 1 });
+    } finally {
+      await internal.stop();
+    }
   }, 60_000);
 
   it('bans a 100,000-entry netset, refuses hostile refreshes keeping every ban, and lifts them all when removed', async () => {

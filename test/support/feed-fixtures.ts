@@ -73,19 +73,30 @@ export function generatedAddress(i: number): string {
   return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 }
 
-export type Answer = { body: string | Buffer } | { status: number } | { slow: true } | { huge: number };
+export type Answer = { body: string | Buffer } | { status: number } | { slow: true } | { huge: number } | { redirect: string };
 
-/** A local HTTP server answering each path as the test sets it. */
+/**
+ * A local HTTP server answering each path as the test sets it. On 127.0.0.2 by default: the
+ * control service under test allows that address (CONTROL_FEED_ALLOWED_NETWORKS) and keeps
+ * refusing 127.0.0.1, where a server stands for what feeds must not reach.
+ */
 export class FeedServer {
   readonly answers = new Map<string, Answer>();
+  /** The paths requested, in order. */
+  readonly hits: string[] = [];
   private server: Server | undefined;
   private readonly hanging = new Set<import('node:http').ServerResponse>();
   url = '';
+  port = 0;
+
+  constructor(private readonly host = '127.0.0.2') {}
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
+      this.hits.push(req.url ?? '');
       const answer = this.answers.get(req.url ?? '');
       if (answer === undefined) return void res.writeHead(404).end('not found');
+      if ('redirect' in answer) return void res.writeHead(302, { location: answer.redirect }).end();
       if ('status' in answer) return void res.writeHead(answer.status).end('<html>oops</html>');
       if ('slow' in answer) {
         // One line, then nothing: a source that never finishes.
@@ -112,8 +123,9 @@ export class FeedServer {
       }
       res.writeHead(200, { 'content-type': 'text/plain' }).end(answer.body);
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => this.server!.listen(0, this.host, resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+    this.url = `http://${this.host}:${this.port}`;
     return this;
   }
 
