@@ -70,7 +70,7 @@ export const feedCommands: Command[] = [
     name: 'feeds add',
     usage:
       'banstream feeds add NAME SOURCE [--format netset|csv] [--column N|NAME] [--header] [--refresh 1h] [--duration 1d] [--status 403|429] [--reason TEXT] [--max-entries N] [--force] [--json]\n' +
-      "  SOURCE is an http(s) URL, or a file under the server's CONTROL_FEED_FILE_DIR; --force (admin) bans entries wider than the guard rails too",
+      "  SOURCE is an http(s) URL reaching a public address (or one in the server's CONTROL_FEED_ALLOWED_NETWORKS), or a file under its CONTROL_FEED_FILE_DIR; --force (admin) bans entries wider than the guard rails too",
     summary: 'add (or replace) a blocklist feed: FireHOL netsets, Spamhaus DROP, a CSV column',
     args: 2,
     options: {
@@ -121,8 +121,9 @@ export const feedCommands: Command[] = [
       try {
         outcome = await api().post<Outcome>(`/v1/feeds/${encodeURIComponent(args[0]!)}/sync`, values.force === true ? { force: true } : {});
       } catch (error) {
-        // The source failed, not the API: exit 1 rather than "API unreachable".
-        if (error instanceof CliError && (error.problem === 'FEED_SOURCE_FAILED' || error.problem === 'FEED_INVALID')) throw new CliError(error.message, EXIT.failed, error.details, error.problem);
+        // The source failed (or led to a refused address), not the API: exit 1 rather than "API unreachable" or "invalid input".
+        if (error instanceof CliError && (error.problem === 'FEED_SOURCE_FAILED' || error.problem === 'FEED_ADDRESS_REFUSED' || error.problem === 'FEED_INVALID'))
+          throw new CliError(error.message, EXIT.failed, error.details, error.problem);
         if (error instanceof CliError && error.problem === 'FEED_LIFT_REFUSED') {
           throw new CliError(error.message, error.exitCode, [...error.details, 'hint: if the list really shrank, run it again with --force'], error.problem);
         }

@@ -121,7 +121,11 @@ export function guardedLookup(policy: FeedAddressPolicy, resolver: Resolver) {
         // A resolver's IPv4-mapped answer is an IPv4 address to connect to.
         const fit = ips.filter((ip) => family === 0 || ip.family === family);
         if (fit.length === 0) return callback(Object.assign(new Error(`${hostname} has no IPv${family} address`), { code: 'ENOTFOUND' }), '');
-        if (options.all) return callback(null, fit.map((ip) => ({ address: ip.text, family: ip.family })));
+        if (options.all)
+          return callback(
+            null,
+            fit.map((ip) => ({ address: ip.text, family: ip.family })),
+          );
         callback(null, fit[0]!.text, fit[0]!.family);
       },
       (error: NodeJS.ErrnoException) => callback(error, ''),

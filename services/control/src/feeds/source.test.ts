@@ -41,7 +41,11 @@ const limits = (addresses: FeedAddressPolicy, resolver?: Resolver): SourceLimits
   addresses,
   ...(resolver ? { resolver } : {}),
 });
-const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as Error);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e as Error,
+  );
 
 describe('reading a feed over http(s), by address', () => {
   // 127.0.0.2 stands for an allowed internal host, 127.0.0.1 for what must stay unreachable.
@@ -99,7 +103,12 @@ describe('reading a feed over http(s), by address', () => {
     expect(refused?.message).toMatch(/^feeds.example refused: it resolves to a loopback address/);
     expect(internal.hits.length).toBe(before);
     // The same name, its network allowed: the hook hands the connection the checked address.
-    await expect(readSource(source, limits({ allowed: parseAllowedNetworks('127.0.0.1') }, async () => ['127.0.0.1']))).resolves.toBe('192.0.2.1\n');
+    await expect(
+      readSource(
+        source,
+        limits({ allowed: parseAllowedNetworks('127.0.0.1') }, async () => ['127.0.0.1']),
+      ),
+    ).resolves.toBe('192.0.2.1\n');
   });
 
   it('checks every redirect hop as the source itself', async () => {

@@ -29,7 +29,11 @@ const MIN_REFRESH_MS = 5_000;
 const AddBody = Type.Object(
   {
     name: Type.String({ pattern: NAME, description: 'the feed; its bans have origin feed:<name>' }),
-    source: Type.String({ minLength: 1, maxLength: 2048, description: 'an http(s) URL, or the absolute path of a file under CONTROL_FEED_FILE_DIR' }),
+    source: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: 'an http(s) URL reaching a public address (or one in CONTROL_FEED_ALLOWED_NETWORKS), or the absolute path of a file under CONTROL_FEED_FILE_DIR',
+    }),
     format: Type.Optional(Type.Union([Type.Literal('netset'), Type.Literal('csv')], { description: 'netset (the default): one address or network a line, # or ; comments; csv: one column' })),
     column: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'csv: the column of the address, a 1-based index or (with header) its name' })),
     // No schema defaults here: the handler tells an absent field from a given one (header on a netset is refused).
