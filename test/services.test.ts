@@ -102,4 +102,11 @@ describe('the services as real processes', () => {
     expect(proc.output()).toContain('CONTROL_TOKENS: expected comma-separated name:role:sha256hex entries');
     expect(proc.output()).not.toContain('bst_this-is-a-clear-token');
   });
+
+  it('control exits 78 naming CONTROL_FEED_ALLOWED_NETWORKS and the entry that is not a network', async () => {
+    const proc = spawnService('control', { KAFKA_BROKERS: '127.0.0.1:1', HTTP_PORT: String(await freePort()), CONTROL_FEED_ALLOWED_NETWORKS: '10.20.0.0/16,10.0.0.0/33' });
+    running.push(proc);
+    expect(await exitWithin(proc, 10_000)).toBe(78);
+    expect(proc.output()).toContain('CONTROL_FEED_ALLOWED_NETWORKS: not a network: "10.0.0.0/33" (an IPv4 prefix length is an integer from 0 to 32, not 33)');
+  });
 });
