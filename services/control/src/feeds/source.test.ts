@@ -8,6 +8,8 @@ import { checkSourceAddress, FeedSourceError, readSource, type SourceLimits } fr
 /** A real HTTP server on one loopback address, counting the requests it gets. */
 class Site {
   readonly hits: string[] = [];
+  /** TCP connections accepted, requests or not (a TLS handshake that fails sends none). */
+  connections = 0;
   readonly routes = new Map<string, (res: import('node:http').ServerResponse) => void>();
   private server: Server | undefined;
   url = '';
@@ -22,6 +24,7 @@ class Site {
       if (route) route(res);
       else res.writeHead(404).end();
     });
+    this.server.on('connection', () => this.connections++);
     await new Promise<void>((resolve) => this.server!.listen(0, this.host, resolve));
     this.port = (this.server.address() as AddressInfo).port;
     this.url = `http://${this.host}:${this.port}`;
@@ -109,6 +112,31 @@ describe('reading a feed over http(s), by address', () => {
         limits({ allowed: parseAllowedNetworks('127.0.0.1') }, async () => ['127.0.0.1']),
       ),
     ).resolves.toBe('192.0.2.1\n');
+  });
+
+  it('guards https connections the same way (the hook is handed to tls.connect)', async () => {
+    const before = internal.connections;
+    for (const source of [`https://localhost:${internal.port}/list`, `https://127.0.0.1:${internal.port}/list`]) {
+      expect(await failure(readSource(source, limits(PUBLIC_ONLY))), source).toBeInstanceOf(FeedAddressError);
+    }
+    expect(
+      await failure(
+        readSource(
+          `https://feeds.example:${internal.port}/list`,
+          limits(PUBLIC_ONLY, async () => ['::1', '127.0.0.1']),
+        ),
+      ),
+    ).toBeInstanceOf(FeedAddressError);
+    expect(internal.connections).toBe(before);
+    // Allowed, it does connect (and fails the handshake: the server speaks plain HTTP).
+    const tls = await failure(
+      readSource(
+        `https://feeds.example:${internal.port}/list`,
+        limits({ allowed: parseAllowedNetworks('127.0.0.1') }, async () => ['127.0.0.1']),
+      ),
+    );
+    expect(tls).toBeInstanceOf(FeedSourceError);
+    expect(internal.connections).toBe(before + 1);
   });
 
   it('checks every redirect hop as the source itself', async () => {
