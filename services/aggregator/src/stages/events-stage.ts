@@ -53,13 +53,13 @@ export interface EventsPartition {
 export class EventsStage {
   readonly consumer: Consumer;
   readonly assigned: AssignedPartitions<EventsPartition>;
-  private readonly routes = new WeakMap<CompiledPolicy, Route>();
+  private readonly routes = new WeakMap<CompiledPolicy, RouteInStage>();
   /** The event being counted, for the evidence of hot subjects (sampled there, read further only then). */
   private readonly atHand = new EventInRecord();
   /** The sighting each partition-local count fills in: one object, not one per event. */
   private readonly sighting: Sighting = { rest: '', timeMs: 0, count: 1, watermark: 0, event: this.atHand };
-  private readonly country = new ScopedText('country');
-  private readonly region = new ScopedText('region');
+  private readonly country = new ScopedText('country:');
+  private readonly region = new ScopedText('region:');
   private readonly decoders;
   private readonly aloneCodecs: EventsAloneCodecs;
   private readonly guard: RecordGuard;
@@ -239,7 +239,7 @@ export class EventsStage {
   private count(owner: EventsPartition, live: boolean, attrs: RequestAttributes, t: number, watermark: number): void {
     const { ctx } = this;
     for (const policy of ctx.book.applicable(attrs)) {
-      const route = this.route(policy);
+      const { route, subjects } = this.route(policy);
       const value = route.valueOf(attrs);
       if (value === undefined) continue;
       // The window counts the sum of costs: the policy's cost for this route or method, else the event's.
@@ -252,7 +252,7 @@ export class EventsStage {
         seen.watermark = watermark;
         if (observeKeyed(ctx.decider, owner.counts, route, seen, ctx.outbox) === 'late') ctx.metrics.late.inc();
       } else if (live) {
-        owner.repartition.add(policy.id, route.scope + value, t - (t % route.resolutionMs), cost);
+        owner.repartition.add(policy.id, subjects.of(value), t - (t % route.resolutionMs), cost);
       }
     }
     if (!live) return;
@@ -271,17 +271,26 @@ export class EventsStage {
     return this.decoding.decoder;
   }
 
-  private route(policy: CompiledPolicy): Route {
-    let route = this.routes.get(policy);
-    if (!route) this.routes.set(policy, (route = routeOf(policy)));
-    return route;
+  private route(policy: CompiledPolicy): RouteInStage {
+    let known = this.routes.get(policy);
+    if (!known) {
+      const route = routeOf(policy);
+      this.routes.set(policy, (known = { route, subjects: new ScopedText(route.scope) }));
+    }
+    return known;
   }
 }
 
+/** A policy's route, and the subjects of its repartitioned events made once per run of one value. */
+interface RouteInStage {
+  route: Route;
+  subjects: ScopedText;
+}
+
 /**
- * `scope:value` for the last value seen, made again only when the value changes: the
- * events of one record mostly share a country and a region, and handing out the same
- * string also spares the repartition's map its hashing.
+ * `scope + value` for the last value seen, made again only when the value changes: the
+ * events of one record mostly share a country, a region, often a user, and handing out
+ * the same string also spares the repartition's map its hashing.
  */
 class ScopedText {
   private value: string | undefined;
@@ -292,7 +301,7 @@ class ScopedText {
   of(value: string): string {
     if (value !== this.value) {
       this.value = value;
-      this.text = `${this.scope}:${value}`;
+      this.text = this.scope + value;
     }
     return this.text;
   }
