@@ -67,7 +67,8 @@ const subjectArb = fc.oneof(
 const fieldsArb = fc.record({
   policyId: fc.constantFrom('p', 'q', 'manual', '"]'),
   origin: fc.constantFrom('aggregator', 'manual', 'feed:x'),
-  expiresAt: fc.integer({ min: 0, max: 200 }),
+  // Several seconds, as the index files bans by second of expiry.
+  expiresAt: fc.integer({ min: 0, max: 5000 }),
 });
 const queryArb = fc.record(
   {
@@ -83,7 +84,7 @@ const queryArb = fc.record(
 type Op =
   | { kind: 'set'; subject: string; fields: Partial<Ban> }
   | { kind: 'lift'; pick: number }
-  | { kind: 'query'; query: Omit<BanQuery, 'limit'>; limit: number; now: number; afterHeld: number | null };
+  | { kind: 'query'; query: Omit<BanQuery, 'limit'>; limit: number; now: number; afterHeld: number | null; nowHeld: number | null };
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('set' as const), subject: subjectArb, fields: fieldsArb }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('lift' as const), pick: fc.nat() }) },
@@ -93,7 +94,9 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
       kind: fc.constant('query' as const),
       query: queryArb,
       limit: fc.integer({ min: 1, max: 12 }),
-      now: fc.integer({ min: -10, max: 210 }),
+      now: fc.integer({ min: -10, max: 5100 }),
+      // Now exactly at a held ban's expiry: the boundary.
+      nowHeld: fc.option(fc.nat()),
       // A cursor on a held subject, as the next page's is.
       afterHeld: fc.option(fc.nat()),
     }),
@@ -112,6 +115,7 @@ describe('BanIndex against the pass over every ban (searchBans)', () => {
             if (keys.length > 0) state.applyBan(keys[op.pick % keys.length]!, null);
           } else {
             const keys = [...state.bans.keys()];
+            const now = op.nowHeld !== null && keys.length > 0 ? state.bans.get(keys[op.nowHeld % keys.length]!)!.expiresAt : op.now;
             const query = { ...op.query, limit: op.limit, ...(op.afterHeld !== null && keys.length > 0 ? { after: keys[op.afterHeld % keys.length]! } : {}) };
             expect(state.banIndex.search(query, op.now)).toEqual(searchBans(state.bans.values(), query, op.now));
             const expired = [...state.bans.values()].filter((b) => b.origin === 'manual' && b.expiresAt <= op.now).map((b) => b.subject);
@@ -143,12 +147,12 @@ describe('BanIndex against the pass over every ban (searchBans)', () => {
         const seen: string[] = [];
         let cursor: string | undefined;
         for (let i = 0; i < 400; i++) {
-          const page = index.search(cursor === undefined ? { ...fromStart, limit } : { ...fromStart, limit, after: cursor }, 100);
+          const page = index.search(cursor === undefined ? { ...fromStart, limit } : { ...fromStart, limit, after: cursor }, 2500);
           seen.push(...page.bans.map((b) => b.subject));
           if (page.next === null) break;
           cursor = page.next;
         }
-        expect(seen).toEqual(searchBans(held.values(), { ...fromStart, limit: 1_000_000 }, 100).bans.map((b) => b.subject));
+        expect(seen).toEqual(searchBans(held.values(), { ...fromStart, limit: 1_000_000 }, 2500).bans.map((b) => b.subject));
       }),
       { numRuns: 500 },
     );

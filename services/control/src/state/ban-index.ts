@@ -11,35 +11,52 @@ import { SortedList } from './sorted-list.js';
  * bans, and the total is the sum of the groups' sizes (or of their prefix ranges). The
  * groups are as many as the scope, policy and origin combinations held, not the bans.
  *
- * Expiry moves bans between groups: a second list in expiry order says which bans
+ * Expiry moves bans between groups: the bans held by second of expiry say which bans
  * crossed their expiry since the previous query (or, should the clock step back, which
  * are live again). searchBans (ban-search.ts) is the plain reference it is tested
  * against (ban-index.test.ts).
  */
 export class BanIndex {
-  private readonly groups = new Map<string, Group>();
-  private readonly byExpiry: SortedList<Ban>;
+  /** By scope, policy, origin, then live [0] and expired [1]: nested maps, as a joined key would cost a string per ban loaded. */
+  private readonly groups = new Map<string | null, Map<string, Map<string, [Group | undefined, Group | undefined]>>>();
+  /** Bans by the second of their expiry, and those seconds in order: no string is compared to place a ban in time. */
+  private readonly bySecond = new Map<number, Set<Ban>>();
+  private readonly seconds: SortedList<number>;
+  private count = 0;
   /** Bans expiring at or before this time sit in the expired groups. */
   private sweptTo = Number.NEGATIVE_INFINITY;
 
   /** `maxChunk`: of each sorted list (sorted-list.ts); tests make it small. */
   constructor(private readonly maxChunk?: number) {
-    this.byExpiry = new SortedList<Ban>(byExpiryThenSubject, maxChunk);
+    this.seconds = new SortedList<number>((a, b) => a - b, maxChunk);
   }
 
   get size(): number {
-    return this.byExpiry.size;
+    return this.count;
   }
 
   /** Replaces `previous` (the ban held for the subject, if any) with `next` (null: lifted). Both must have the subject. */
   replace(previous: Ban | undefined, next: Ban | null): void {
     if (previous !== undefined) {
       this.leave(previous, this.expired(previous));
-      this.byExpiry.delete(previous);
+      const second = secondOf(previous);
+      const held = this.bySecond.get(second);
+      if (held?.delete(previous)) this.count--;
+      if (held?.size === 0) {
+        this.bySecond.delete(second);
+        this.seconds.delete(second);
+      }
     }
     if (next !== null) {
       this.join(next, this.expired(next));
-      this.byExpiry.add(next);
+      const second = secondOf(next);
+      let held = this.bySecond.get(second);
+      if (held === undefined) {
+        this.bySecond.set(second, (held = new Set()));
+        this.seconds.add(second);
+      }
+      held.add(next);
+      this.count++;
     }
   }
 
@@ -77,13 +94,13 @@ export class BanIndex {
     if (query.scope?.includes(':')) throw new RangeError(`a scope holds no colon (got ${JSON.stringify(query.scope)})`);
     this.sweep(nowMs);
     const out: Group[] = [];
-    for (const g of this.groups.values()) {
-      if (g.expired && !query.includeExpired) continue;
-      if (query.scope !== undefined && g.scope !== query.scope) continue;
-      if (query.policy !== undefined && g.policy !== query.policy) continue;
-      if (query.origin !== undefined && g.origin !== query.origin) continue;
-      out.push(g);
-    }
+    const pick = <K, V>(map: Map<K, V> | undefined, key: K | undefined): Iterable<V> => (map === undefined ? [] : key === undefined ? map.values() : map.has(key) ? [map.get(key)!] : []);
+    for (const policies of pick(this.groups, query.scope))
+      for (const origins of pick(policies, query.policy))
+        for (const [live, expired] of pick(origins, query.origin)) {
+          if (live !== undefined) out.push(live);
+          if (expired !== undefined && query.includeExpired) out.push(expired);
+        }
     return out;
   }
 
@@ -92,9 +109,10 @@ export class BanIndex {
     if (nowMs === this.sweptTo || Number.isNaN(nowMs)) return;
     const [low, high, nowExpired] = nowMs > this.sweptTo ? [this.sweptTo, nowMs, true] : [nowMs, this.sweptTo, false];
     const crossing: Ban[] = [];
-    for (const ban of this.byExpiry.from((b) => b.expiresAt <= low)) {
-      if (ban.expiresAt > high) break;
-      crossing.push(ban);
+    const last = Math.floor(high / 1000);
+    for (const second of this.seconds.from((s) => s < Math.floor(low / 1000))) {
+      if (second > last) break;
+      for (const ban of this.bySecond.get(second)!) if (ban.expiresAt > low && ban.expiresAt <= high) crossing.push(ban);
     }
     for (const ban of crossing) {
       this.leave(ban, !nowExpired);
@@ -105,22 +123,34 @@ export class BanIndex {
 
   private join(ban: Ban, expired: boolean): void {
     const scope = scopeOf(ban.subject);
-    const key = groupKey(scope, ban, expired);
-    let group = this.groups.get(key);
-    if (group === undefined) {
-      group = { scope, policy: ban.policyId, origin: ban.origin, expired, bans: new SortedList(bySubject, this.maxChunk) };
-      this.groups.set(key, group);
-    }
+    let policies = this.groups.get(scope);
+    if (policies === undefined) this.groups.set(scope, (policies = new Map()));
+    let origins = policies.get(ban.policyId);
+    if (origins === undefined) policies.set(ban.policyId, (origins = new Map()));
+    let pair = origins.get(ban.origin);
+    if (pair === undefined) origins.set(ban.origin, (pair = [undefined, undefined]));
+    const slot = expired ? 1 : 0;
+    let group = pair[slot];
+    if (group === undefined) pair[slot] = group = { scope, policy: ban.policyId, origin: ban.origin, expired, bans: new SortedList(bySubject, this.maxChunk) };
     group.bans.add(ban);
   }
 
   private leave(ban: Ban, expired: boolean): void {
-    const key = groupKey(scopeOf(ban.subject), ban, expired);
-    const group = this.groups.get(key);
+    const scope = scopeOf(ban.subject);
+    const policies = this.groups.get(scope);
+    const origins = policies?.get(ban.policyId);
+    const pair = origins?.get(ban.origin);
+    const group = pair?.[expired ? 1 : 0];
     if (group === undefined) return;
     group.bans.delete(ban);
     // Groups come and go with the combinations held, so an old policy leaves nothing behind.
-    if (group.bans.size === 0) this.groups.delete(key);
+    if (group.bans.size > 0) return;
+    pair![expired ? 1 : 0] = undefined;
+    if (pair![expired ? 0 : 1] !== undefined) return;
+    origins!.delete(ban.origin);
+    if (origins!.size > 0) return;
+    policies!.delete(ban.policyId);
+    if (policies!.size === 0) this.groups.delete(scope);
   }
 }
 
@@ -139,15 +169,12 @@ interface Head {
 }
 
 const bySubject = (a: Ban, b: Ban) => (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0);
-const byExpiryThenSubject = (a: Ban, b: Ban) => (a.expiresAt < b.expiresAt ? -1 : a.expiresAt > b.expiresAt ? 1 : bySubject(a, b));
+const secondOf = (ban: Ban) => Math.floor(ban.expiresAt / 1000);
 
 function scopeOf(subject: string): string | null {
   const colon = subject.indexOf(':');
   return colon < 0 ? null : subject.slice(0, colon);
 }
-
-// JSON keeps any policy or origin text (a separator could be part of one) from naming two groups alike.
-const groupKey = (scope: string | null, ban: Ban, expired: boolean) => JSON.stringify([scope, ban.policyId, ban.origin, expired]);
 
 /**
  * The ranks [from, to) of a group's subjects matching the subject filter, in order and
