@@ -123,7 +123,7 @@ describe('web console: bans', () => {
     await page.goto(`${control.url}/console/#/bans`);
     await row(page, 'cidr:198.18.7.0/24').waitFor();
     const timing = await page.evaluate(() =>
-      performance.getEntriesByType('resource').map((e) => ({ path: new URL(e.name).pathname, start: e.startTime, end: (e as PerformanceResourceTiming).responseEnd })),
+      performance.getEntriesByType('resource').map((e) => ({ path: new URL(e.name).pathname, start: e.startTime, end: (e as unknown as { responseEnd: number }).responseEnd })),
     );
     const session = timing.find((t) => t.path === '/console/session');
     const rows = timing.find((t) => t.path === '/v1/bans');

@@ -117,11 +117,11 @@ describe('BanIndex against the pass over every ban (searchBans)', () => {
             const keys = [...state.bans.keys()];
             const now = op.nowHeld !== null && keys.length > 0 ? state.bans.get(keys[op.nowHeld % keys.length]!)!.expiresAt : op.now;
             const query = { ...op.query, limit: op.limit, ...(op.afterHeld !== null && keys.length > 0 ? { after: keys[op.afterHeld % keys.length]! } : {}) };
-            expect(state.banIndex.search(query, op.now)).toEqual(searchBans(state.bans.values(), query, op.now));
-            const expired = [...state.bans.values()].filter((b) => b.origin === 'manual' && b.expiresAt <= op.now).map((b) => b.subject);
+            expect(state.banIndex.search(query, now)).toEqual(searchBans(state.bans.values(), query, now));
+            const expired = [...state.bans.values()].filter((b) => b.origin === 'manual' && b.expiresAt <= now).map((b) => b.subject);
             expect(
               state.banIndex
-                .expiredOf('manual', op.now)
+                .expiredOf('manual', now)
                 .map((b) => b.subject)
                 .sort(),
             ).toEqual(expired.sort());
