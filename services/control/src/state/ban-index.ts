@@ -104,7 +104,12 @@ export class BanIndex {
     return out;
   }
 
-  /** Moves the bans whose expiry lies between the last sweep and `nowMs` to the groups of their new state. */
+  /**
+   * Moves the bans whose expiry lies between the last sweep and `nowMs` to the groups of
+   * their new state. The seconds at both ends are looked at whole: while a burst of bans
+   * sharing one second of expiry crosses it (a second or two), each query passes over that
+   * burst, not over every ban.
+   */
   private sweep(nowMs: number): void {
     if (nowMs === this.sweptTo || Number.isNaN(nowMs)) return;
     const [low, high, nowExpired] = nowMs > this.sweptTo ? [this.sweptTo, nowMs, true] : [nowMs, this.sweptTo, false];
