@@ -105,6 +105,34 @@ describe('web console: bans', () => {
     await page.context().close();
   });
 
+  it('opened by its address, asks for its rows with the session check, not after it, and once; an early answer refused before sign-in is not shown after it', async () => {
+    const { page, problems } = await watchedPage(browser);
+    const rowRequests: string[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/v1/bans' && r.method() === 'GET') rowRequests.push(r.url());
+    });
+    // No session yet: the early request is refused, the sign-in form shows, and after it the page asks again.
+    await page.goto(`${control.url}/console/#/bans`);
+    await page.locator(byTestId('signin-token')).fill(tokens.viewer);
+    await page.locator(byTestId('signin-submit')).click();
+    await row(page, 'ip:203.0.113.9').waitFor();
+    expect(rowRequests).toHaveLength(2);
+
+    rowRequests.length = 0;
+    await page.goto('about:blank');
+    await page.goto(`${control.url}/console/#/bans`);
+    await row(page, 'cidr:198.18.7.0/24').waitFor();
+    const timing = await page.evaluate(() =>
+      performance.getEntriesByType('resource').map((e) => ({ path: new URL(e.name).pathname, start: e.startTime, end: (e as unknown as { responseEnd: number }).responseEnd })),
+    );
+    const session = timing.find((t) => t.path === '/console/session');
+    const rows = timing.find((t) => t.path === '/v1/bans');
+    expect(session && rows && rows.start < session.end, JSON.stringify(timing)).toBe(true);
+    expect(rowRequests).toHaveLength(1);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
   it("shows the API's guard-rail refusal of a too-wide network in the ban form, and bans nothing", async () => {
     const { page, problems } = await watchedPage(browser);
     await signIn(page, control.url, tokens.operator);

@@ -145,6 +145,9 @@ describe('control API', () => {
       await waitUntil(async () => (await subjects('')).length === 4, 'four bans');
       expect(await subjects('?scope=ip')).toEqual(['ip:192.0.2.9', 'ip:203.0.113.7']);
       expect(await subjects('?origin=manual&subject=198.51')).toEqual(['cidr:198.51.100.0/24']);
+      // The start of the subject or of its value, not any part of it.
+      expect(await subjects('?subject=ip:192')).toEqual(['ip:192.0.2.9']);
+      expect(await subjects('?subject=113.7')).toEqual([]);
       expect(await subjects('?policy=login-rate')).toEqual(['ip:192.0.2.9']);
       const page = await control.call('GET', '/v1/bans?limit=2', as('viewer'));
       expect(page.body).toMatchObject({ total: 4, next: 'ip:192.0.2.9' });

@@ -35,11 +35,56 @@ export function useSession(session: SessionInfo | undefined, signedOut: () => vo
   onSignedOut = signedOut;
 }
 
+/** GETs started before the first render, by path, for the page that asks for them once rendered. */
+const early = new Map<string, { at: number; answer: Promise<unknown>; settled?: { value: unknown } }>();
+/** Older than this, an early answer is not used: the page asks again. */
+const EARLY_MS = 5_000;
+
+/**
+ * Starts a GET now, as the page is being loaded: the session check and the opened page's
+ * first request then travel together instead of one after the other. The first api()
+ * call for the same path takes the answer (once).
+ */
+export function prefetch(path: string): void {
+  const answer = request('GET', path);
+  const entry: { at: number; answer: Promise<unknown>; settled?: { value: unknown } } = { at: performance.now(), answer };
+  // Whoever takes it handles a refusal; until then it must not count as unhandled.
+  answer.then(
+    (value) => {
+      entry.settled = { value };
+    },
+    () => undefined,
+  );
+  early.set(path, entry);
+}
+
+/** The early answer for `path` if it has already arrived (taken once): a page can render with it at once. */
+export function takePrefetched<T>(path: string): T | undefined {
+  const entry = early.get(path);
+  if (entry?.settled === undefined || performance.now() - entry.at >= EARLY_MS) return undefined;
+  early.delete(path);
+  return entry.settled.value as T;
+}
+
+/** Forgets the early answers (signed out: they were refused, or belong to another user). */
+export function dropPrefetched(): void {
+  early.clear();
+}
+
 /**
  * A call to the control API (or /console) with the session cookie; writes carry the
  * CSRF token. Answers are JSON; a refusal becomes an ApiError with the problem's detail.
  */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const started = method === 'GET' ? early.get(path) : undefined;
+  if (started !== undefined) {
+    early.delete(path);
+    if (performance.now() - started.at < EARLY_MS) return started.answer as Promise<T>;
+  }
+  return request<T>(method, path, body);
+}
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrf !== undefined) headers['x-csrf-token'] = csrf;

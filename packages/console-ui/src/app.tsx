@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, message, useSession, type SessionInfo } from './api.js';
+import { api, dropPrefetched, message, useSession, type SessionInfo } from './api.js';
 import { AlertsPage } from './pages/alerts.js';
 import { AllowlistPage } from './pages/allowlist.js';
 import { AuditPage } from './pages/audit.js';
@@ -32,7 +32,10 @@ export function App() {
   useSession(session ?? undefined, () => setSession(null));
 
   useEffect(() => {
-    api<SessionInfo>('GET', '/console/session').then(setSession, () => setSession(null));
+    api<SessionInfo>('GET', '/console/session').then(setSession, () => {
+      dropPrefetched();
+      setSession(null);
+    });
     const onHash = () => {
       setPage(currentPage());
       // A result belongs to the page it was reported on.

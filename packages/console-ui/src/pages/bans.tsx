@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, enc, message, query } from '../api.js';
+import { api, enc, message, query, takePrefetched } from '../api.js';
 import { span, time } from '../format.js';
 import { useReport } from '../status.js';
 import { BanDetail } from './ban-detail.js';
@@ -14,13 +14,29 @@ interface Filters {
   origin: string;
 }
 
+interface BansAnswer {
+  bans: Ban[];
+  total: number;
+  next: string | null;
+}
+
+const NO_FILTERS: Filters = { subject: '', scope: '', policy: '', origin: '' };
+
+function bansPath(filters: Filters, cursor: string | undefined): string {
+  return `/v1/bans${query({ subject: filters.subject.trim(), scope: filters.scope.trim(), policy: filters.policy.trim(), origin: filters.origin, after: cursor, limit: PAGE_SIZE })}`;
+}
+
+/** What the page asks first: main.tsx starts it with the session check when the page is opened by its address. */
+export const FIRST_BANS_PAGE = bansPath(NO_FILTERS, undefined);
+
 /** Bans: searched and paged on the server (GET /v1/bans), ban by hand, lift, extend, and each ban's evidence and history. */
 export function BansPage({ session }: PageProps) {
   const report = useReport();
-  const [filters, setFilters] = useState<Filters>({ subject: '', scope: '', policy: '', origin: '' });
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   /** Cursors of the pages before this one (paging is forward on the server; "first" resets). */
   const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const [result, setResult] = useState<{ bans: Ban[]; total: number; next: string | null } | undefined>(undefined);
+  // Rows that arrived with the session check are drawn in the page's first render.
+  const [result, setResult] = useState<BansAnswer | undefined>(() => takePrefetched<BansAnswer>(FIRST_BANS_PAGE));
   const [open, setOpen] = useState<string | undefined>(undefined);
   const [reload, setReload] = useState(0);
   const [formError, setFormError] = useState('');
@@ -29,11 +45,11 @@ export function BansPage({ session }: PageProps) {
 
   useEffect(() => {
     const mine = ++seq.current;
+    if (mine === 1 && result !== undefined) return;
     // The first page at once; later searches wait for a pause in the typing.
     const timer = setTimeout(
       () => {
-        const q = query({ subject: filters.subject.trim(), scope: filters.scope.trim(), policy: filters.policy.trim(), origin: filters.origin, after: cursor, limit: PAGE_SIZE });
-        api<{ bans: Ban[]; total: number; next: string | null }>('GET', `/v1/bans${q}`).then(
+        api<BansAnswer>('GET', bansPath(filters, cursor)).then(
           (r) => mine === seq.current && setResult(r),
           (e) => mine === seq.current && report(`Search failed: ${message(e)}`, 'error'),
         );
@@ -112,7 +128,7 @@ export function BansPage({ session }: PageProps) {
       <h2>Search</h2>
       <div class="filters" data-testid="bans-search">
         <label class="field">
-          Subject contains
+          Subject starts with
           <input type="search" value={filters.subject} onInput={set('subject')} maxLength={512} data-testid="bans-filter-subject" />
         </label>
         <label class="field">

@@ -6,7 +6,6 @@ import { ProblemError } from '@banstream/platform';
 import { actorOf } from '../auth/guard.js';
 import { banDurationProblem, type GuardRails } from '../guards/index.js';
 import { BanSummaryView, BanView, DurationText, errorResponses, ForceFlag } from '../http/schemas.js';
-import { searchBans } from '../state/ban-search.js';
 import type { ChangeWriter } from '../state/change-writer.js';
 import type { ControlState } from '../state/control-state.js';
 import { banForcedOver } from './force.js';
@@ -23,7 +22,7 @@ const MANUAL = 'manual';
 const Query = Type.Object(
   {
     scope: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9_.-]*$', description: 'first scope of the subject: ip, cidr, user, apikey…' })),
-    subject: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'part of the subject text' })),
+    subject: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'the start of the subject (user:42) or of its value (203.0.113.)' })),
     policy: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     origin: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'aggregator or manual' })),
     includeExpired: Type.Optional(Type.Boolean({ default: false })),
@@ -60,7 +59,7 @@ export async function banRoutes(app: FastifyInstance, options: BanRoutesOptions)
         response: { 200: Type.Object({ bans: Type.Array(BanSummaryView), total: Type.Integer(), next: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses },
       },
     },
-    async (request) => searchBans(state.bans.values(), { ...request.query, limit: request.query.limit ?? 100 }, clock()),
+    async (request) => state.banIndex.search({ ...request.query, limit: request.query.limit ?? 100 }, clock()),
   );
 
   app.get<{ Params: Static<typeof SubjectParams> }>(
@@ -142,5 +141,5 @@ function held(state: ControlState, subject: string): Ban {
 
 /** Manual bans past their expiry: the aggregator lifts only its own, so the control plane lifts these. */
 export function expiredManualBans(state: ControlState, nowMs: number): Ban[] {
-  return [...state.bans.values()].filter((b) => b.origin === MANUAL && b.expiresAt <= nowMs);
+  return state.banIndex.expiredOf(MANUAL, nowMs);
 }

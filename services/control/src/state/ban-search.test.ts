@@ -35,6 +35,10 @@ describe('searchBans', () => {
     expect(subjects({ scope: 'ip', limit: 10 })).toEqual(['ip:203.0.113.10', 'ip:203.0.113.9']);
     expect(subjects({ subject: '203.0.113', origin: 'manual', limit: 10 })).toEqual(['ip:203.0.113.10']);
     expect(subjects({ policy: 'login', limit: 10 })).toEqual(['user:42']);
+    // The start of the subject or of its value: not any part of it.
+    expect(subjects({ subject: 'user:4', limit: 10 })).toEqual(['user:42']);
+    expect(subjects({ subject: '42', limit: 10 })).toEqual(['user:42']);
+    expect(subjects({ subject: '113.9', limit: 10 })).toEqual([]);
     expect(subjects({ scope: 'ip', includeExpired: true, limit: 10 })).toEqual(['ip:192.0.2.1', 'ip:203.0.113.10', 'ip:203.0.113.9']);
   });
 
@@ -53,7 +57,7 @@ function referenceSearch(bans: Iterable<Ban>, query: BanQuery, nowMs: number): {
   for (const b of bans) {
     if (!query.includeExpired && b.expiresAt <= nowMs) continue;
     if (query.scope !== undefined && !b.subject.startsWith(`${query.scope}:`)) continue;
-    if (query.subject !== undefined && !b.subject.includes(query.subject)) continue;
+    if (query.subject !== undefined && !(b.subject.startsWith(query.subject) || b.subject.slice(b.subject.indexOf(':') + 1).startsWith(query.subject))) continue;
     if (query.policy !== undefined && b.policyId !== query.policy) continue;
     if (query.origin !== undefined && b.origin !== query.origin) continue;
     matching.push(b);

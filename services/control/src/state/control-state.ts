@@ -1,4 +1,5 @@
 import type { AllowEntry, Ban, FeedRecord, GeoAlert, PolicyRecord } from '@banstream/schemas';
+import { BanIndex } from './ban-index.js';
 
 /**
  * What the compacted topics say, as this instance has read them: the latest
@@ -9,13 +10,22 @@ import type { AllowEntry, Ban, FeedRecord, GeoAlert, PolicyRecord } from '@banst
  */
 export class ControlState {
   readonly policies = new Map<string, PolicyRecord>();
+  /** Read only: applyBan keeps it and banIndex in step. */
   readonly bans = new Map<string, Ban>();
+  /** The same bans, grouped and sorted for GET /v1/bans. */
+  readonly banIndex: BanIndex;
   readonly allowlist = new Map<string, AllowEntry>();
   readonly feeds = new Map<string, FeedRecord>();
   private readonly versions = new Map<string, PolicyRecord[]>();
   private alertRing: GeoAlert[] = [];
 
-  constructor(private readonly alertsKept: number) {}
+  /** `banChunk`: see BanIndex; tests make it small. */
+  constructor(
+    private readonly alertsKept: number,
+    banChunk?: number,
+  ) {
+    this.banIndex = new BanIndex(banChunk);
+  }
 
   applyPolicy(id: string, record: PolicyRecord | null): void {
     if (record === null) {
@@ -36,8 +46,11 @@ export class ControlState {
   }
 
   applyBan(subject: string, ban: Ban | null): void {
-    if (ban === null) this.bans.delete(subject);
-    else this.bans.set(subject, ban);
+    // The record's key is the subject (a tombstone names only the key): a value naming another is held under its key.
+    const held = ban === null || ban.subject === subject ? ban : { ...ban, subject };
+    this.banIndex.replace(this.bans.get(subject), held);
+    if (held === null) this.bans.delete(subject);
+    else this.bans.set(subject, held);
   }
 
   applyAllow(entry: string, record: AllowEntry | null): void {
