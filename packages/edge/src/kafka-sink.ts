@@ -1,4 +1,4 @@
-import { KeyPartitioner, type Kafka, type PartitionerFactory } from '@banstream/kafka';
+import { KeyPartitioner, unansweredMessages, type Kafka } from '@banstream/kafka';
 import type { Logger } from '@banstream/platform';
 import type { KeyedRecord, RecordSink } from './sink.js';
 
@@ -24,21 +24,6 @@ export function producerStateLost(error: unknown): string | undefined {
 }
 
 /**
- * KeyPartitioner, noting where each record went: the sink checks every partition it
- * sent to was answered for (see `send`).
- */
-function notingPartitioner(routed: WeakMap<object, number>): PartitionerFactory {
-  return () => {
-    const partition = KeyPartitioner();
-    return (args) => {
-      const p = partition(args);
-      routed.set(args.message, p);
-      return p;
-    };
-  };
-}
-
-/**
  * Records to Kafka through an idempotent producer, acknowledged by every in-sync
  * replica, partitioned by murmur2 of the key as the Java client and kafkajs's default
  * partitioner do (KeyPartitioner, without kafkajs's cost), so one client network
@@ -48,14 +33,13 @@ function notingPartitioner(routed: WeakMap<object, number>): PartitionerFactory 
  */
 export function createKafkaSink(options: KafkaSinkOptions): RecordSink {
   const { kafka, topic, logger, reconnectMs } = options;
-  const routed = new WeakMap<object, number>();
   const newProducer = () =>
     kafka.producer({
       idempotent: true,
       maxInFlightRequests: 5,
       allowAutoTopicCreation: false,
       retry: { retries: Number.MAX_SAFE_INTEGER },
-      createPartitioner: notingPartitioner(routed),
+      createPartitioner: KeyPartitioner,
     });
   let producer = newProducer();
   let closed = false;
@@ -86,23 +70,14 @@ export function createKafkaSink(options: KafkaSinkOptions): RecordSink {
       await connecting;
       const used = producer;
       try {
-        // kafkajs 2.2.4 keeps a send's answers per broker across its retries and retries only
-        // brokers that have not answered: a partition whose leader died and moved to a broker
-        // that already answered for another partition is sent nowhere, yet send() resolves.
-        // So the partitions answered for are checked, and the records of any other are sent
-        // again, alone, by the same producer: their sequence numbers were given back, so a
-        // copy the dead leader did replicate is recognised by the new one as a duplicate.
-        let pending = records.map((r) => ({ key: r.key, value: r.value }));
+        // A send can resolve without some partitions (their leader moved: unansweredMessages);
+        // their records go again, alone, by the same producer.
+        let pending = [{ topic, messages: records.map((r) => ({ key: r.key, value: r.value })) }];
         for (let round = 1; ; round++) {
-          const answered = new Set((await used.send({ topic, acks: -1, messages: pending })).map((m) => m.partition));
-          const unanswered = pending.filter((m) => !answered.has(routed.get(m) ?? -1));
-          if (unanswered.length === 0) break;
-          logger.warn(
-            { topic, round, records: unanswered.length, partitions: [...new Set(unanswered.map((m) => routed.get(m)))] },
-            'kafka answered the send without these partitions (their leader moved): sending their records again',
-          );
+          pending = unansweredMessages(pending, await used.send({ topic, acks: -1, messages: pending[0]!.messages }));
+          if (pending.length === 0) break;
+          logger.warn({ topic, round, records: pending[0]!.messages.length }, 'kafka answered the send without some partitions (their leader moved): sending their records again');
           if (closed) throw new Error('the Kafka sink is closed');
-          pending = unanswered;
         }
       } catch (error) {
         const lost = producerStateLost(error);
