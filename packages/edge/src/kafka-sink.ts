@@ -1,4 +1,4 @@
-import { KeyPartitioner, type Kafka } from '@banstream/kafka';
+import { KeyPartitioner, unansweredMessages, type Kafka } from '@banstream/kafka';
 import type { Logger } from '@banstream/platform';
 import type { KeyedRecord, RecordSink } from './sink.js';
 
@@ -70,7 +70,15 @@ export function createKafkaSink(options: KafkaSinkOptions): RecordSink {
       await connecting;
       const used = producer;
       try {
-        await used.send({ topic, acks: -1, messages: records as KeyedRecord[] });
+        // A send can resolve without some partitions (their leader moved: unansweredMessages);
+        // their records go again, alone, by the same producer.
+        let pending = [{ topic, messages: records.map((r) => ({ key: r.key, value: r.value })) }];
+        for (let round = 1; ; round++) {
+          pending = unansweredMessages(pending, await used.send({ topic, acks: -1, messages: pending[0]!.messages }));
+          if (pending.length === 0) break;
+          logger.warn({ topic, round, records: pending[0]!.messages.length }, 'kafka answered the send without some partitions (their leader moved): sending their records again');
+          if (closed) throw new Error('the Kafka sink is closed');
+        }
       } catch (error) {
         const lost = producerStateLost(error);
         if (!lost) throw error;

@@ -1,7 +1,7 @@
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { keyPartition, murmur2 } from '@banstream/core';
-import { KeyPartitioner } from './key-partitioner.js';
+import { KeyPartitioner, unansweredMessages } from './key-partitioner.js';
 
 const metadata = (n: number): PartitionMetadata[] => Array.from({ length: n }, (_, partitionId) => ({ partitionId, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
 
@@ -55,5 +55,34 @@ describe('keyPartition', () => {
     const seen = new Set<number>();
     for (let i = 0; i < 60; i++) seen.add(ours({ topic: 't', partitionMetadata, message: { value: null } }));
     expect(seen.size).toBe(6);
+  });
+});
+
+describe('unansweredMessages', () => {
+  const place = KeyPartitioner();
+  const route = (topic: string, messages: { key: string; value: string }[]) => messages.map((message) => place({ topic, partitionMetadata: metadata(3), message }));
+
+  it('returns the messages of the partitions a send was not answered for, per topic, in order', () => {
+    const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+    const a = keys.map((key) => ({ key, value: 'a' }));
+    const b = keys.map((key) => ({ key, value: 'b' }));
+    const pa = route('a', a);
+    route('b', b);
+    const answers = [0, 1, 2].filter((p) => p !== pa[0]).map((partition) => ({ topicName: 'a', partition }));
+    const all = [0, 1, 2].map((partition) => ({ topicName: 'b', partition }));
+    expect(
+      unansweredMessages(
+        [
+          { topic: 'a', messages: a },
+          { topic: 'b', messages: b },
+        ],
+        [...answers, ...all],
+      ),
+    ).toEqual([{ topic: 'a', messages: a.filter((_, i) => pa[i] === pa[0]) }]);
+    expect(unansweredMessages([{ topic: 'b', messages: b }], all)).toEqual([]);
+  });
+
+  it('refuses messages KeyPartitioner never placed (a producer made without it)', () => {
+    expect(() => unansweredMessages([{ topic: 'a', messages: [{ key: 'x', value: 'y' }] }], [])).toThrow(/not placed by KeyPartitioner/);
   });
 });

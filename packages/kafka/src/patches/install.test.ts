@@ -7,6 +7,7 @@ import { GROUPING_MODULE, groupMessagesPerPartition } from './grouping-fix.js';
 import { ENCODER_MODULE } from './encoder-fix.js';
 import { PRODUCE_V3_MODULE } from './produce-request-fix.js';
 import { BROKER_MODULE, CLUSTER_MODULE } from './coordinator-refusals-fix.js';
+import { CONSUMER_GROUP_MODULE } from './member-rejoin-fix.js';
 import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
 
 const require = createRequire(import.meta.url);
@@ -16,12 +17,12 @@ const prototypeOf = (module: unknown) => (module as { prototype: Record<string, 
 
 describe('installKafkaPatches', () => {
   // One test, in order: a test file runs in a process of its own, so kafkajs starts unloaded.
-  it('is not done by importing the port (kafkajs not even loaded), and patches all five when called before the first client', () => {
+  it('is not done by importing the port (kafkajs not even loaded), and patches all six when called before the first client', () => {
     expect(kafkajsLoaded()).toBe(false);
     expect(kafkajsModulesLoaded()).toEqual([]);
     expect(kafkajsGroupingFixed()).toBe(false);
 
-    expect(installKafkaPatches()).toEqual({ grouping: true, idleTimer: true, encoder: true, produceRequest: true, coordinatorRefusals: true });
+    expect(installKafkaPatches()).toEqual({ grouping: true, idleTimer: true, encoder: true, produceRequest: true, coordinatorRefusals: true, memberRejoin: true });
     expect(kafkajsLoaded()).toBe(false); // the patches load kafkajs's parts they replace, not kafkajs
     createKafka({ brokers: ['127.0.0.1:9'], clientId: 'unit', logger: createLogger({ service: 'unit', level: 'silent' }) });
     expect(kafkajsLoaded()).toBe(true);
@@ -35,6 +36,7 @@ describe('installKafkaPatches', () => {
     expect((require(PRODUCE_V3_MODULE) as () => unknown).name).toBe('produceRequest');
     expect(prototypeOf(require(BROKER_MODULE)).findGroupCoordinator).not.toBe(prototypeOf(freshKafkajsModule(BROKER_MODULE)).findGroupCoordinator);
     expect(prototypeOf(require(CLUSTER_MODULE)).findGroupCoordinatorMetadata).not.toBe(prototypeOf(freshKafkajsModule(CLUSTER_MODULE)).findGroupCoordinatorMetadata);
-    expect(installKafkaPatches()).toEqual({ grouping: true, idleTimer: true, encoder: true, produceRequest: true, coordinatorRefusals: true });
+    expect(prototypeOf(require(CONSUMER_GROUP_MODULE)).joinAndSync).not.toBe(prototypeOf(freshKafkajsModule(CONSUMER_GROUP_MODULE)).joinAndSync);
+    expect(installKafkaPatches()).toEqual({ grouping: true, idleTimer: true, encoder: true, produceRequest: true, coordinatorRefusals: true, memberRejoin: true });
   });
 });

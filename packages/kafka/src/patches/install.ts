@@ -3,8 +3,9 @@ import { fixKafkajsEncoder } from './encoder-fix.js';
 import { fixKafkajsGrouping } from './grouping-fix.js';
 import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
 import { fixKafkajsProduceRequest } from './produce-request-fix.js';
+import { keepKafkajsMemberAcrossRestarts } from './member-rejoin-fix.js';
 
-/** Which of the five patches are in place after installKafkaPatches(). */
+/** Which of the six patches are in place after installKafkaPatches(). */
 export interface KafkaPatches {
   /** One-pass grouping of a send's records by partition (needs kafkajs not yet loaded). */
   grouping: boolean;
@@ -16,6 +17,8 @@ export interface KafkaPatches {
   produceRequest: boolean;
   /** A group's refusal (GROUP_AUTHORIZATION_FAILED) kept as the cause of "Failed to find group coordinator", so the port can name it. */
   coordinatorRefusals: boolean;
+  /** A consumer restarted after a crash joins its group as the member it was, not a new one the group makes wait out the old one's session. */
+  memberRejoin: boolean;
 }
 
 /**
@@ -36,5 +39,6 @@ export function installKafkaPatches(): KafkaPatches {
     encoder: fixKafkajsEncoder(),
     produceRequest: fixKafkajsProduceRequest(),
     coordinatorRefusals: keepKafkajsCoordinatorRefusals(),
+    memberRejoin: keepKafkajsMemberAcrossRestarts(),
   };
 }

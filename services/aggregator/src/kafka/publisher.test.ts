@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { namedRefusal, type Producer, type RenewableProducer } from '@banstream/kafka';
+import { KeyPartitioner, namedRefusal, type Producer, type RenewableProducer } from '@banstream/kafka';
 import { loadSchemaCatalog } from '@banstream/schemas';
 import { Publisher, type AggregatorTopics } from './publisher.js';
 
@@ -44,5 +44,32 @@ describe('Publisher and a topic Kafka refuses its principal', () => {
       .catch((e: unknown) => e)) as Error;
     expect(error.message).toBe('Kafka refused WRITE on topic b.bans.v1 for principal User:aggregator (TOPIC_AUTHORIZATION_FAILED)');
     expect(sends).toEqual([[topics.bans]]);
+  });
+});
+
+describe('Publisher and a send kafkajs resolved without a partition (its leader moved)', () => {
+  it('sends the records of that partition again, and only those', async () => {
+    const place = KeyPartitioner();
+    const sends: { topic: string; key: string; partition: number }[][] = [];
+    const producer = {
+      async sendBatch({ topicMessages }: { topicMessages: { topic: string; messages: { key: string }[] }[] }) {
+        const routed = topicMessages.flatMap(({ topic, messages }) =>
+          messages.map((message) => ({ topic, key: message.key, partition: place({ topic, partitionMetadata: [{}, {}, {}] as never, message: message as never }) })),
+        );
+        sends.push(routed);
+        // The first answer leaves out the bans topic's partition of the first ban.
+        const skipped = sends.length === 1 ? routed.find((r) => r.topic === topics.bans)!.partition : -1;
+        const answered = [...new Set(routed.map((r) => `${r.topic}|${r.partition}`))].map((t) => ({ topicName: t.split('|')[0]!, partition: Number(t.split('|')[1]) }));
+        return answered.filter((a) => !(a.topicName === topics.bans && a.partition === skipped));
+      },
+    };
+    const renewable = { producer: producer as unknown as Producer, renew: async () => undefined } as unknown as RenewableProducer;
+    const publisher = new Publisher(renewable, renewable, topics, loadSchemaCatalog());
+    const bans = Array.from({ length: 8 }, (_, i) => ({ key: `ip:192.0.2.${i}`, value: null }));
+    await publisher.decisions({ bans, counts: [{ key: 'p|ip:192.0.2.1', value: null }], alerts: [], baselines: [], history: [] })();
+    expect(sends).toHaveLength(2);
+    const skipped = sends[0]!.find((r) => r.topic === topics.bans)!.partition;
+    expect(sends[1]).toEqual(sends[0]!.filter((r) => r.topic === topics.bans && r.partition === skipped));
+    expect(sends[1]!.length).toBeLessThan(bans.length);
   });
 });

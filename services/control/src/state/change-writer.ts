@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Producer } from '@banstream/kafka';
+import { unansweredMessages, type Producer } from '@banstream/kafka';
 import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type BanHistoryEntry, type FeedRecord, type PolicyRecord, type SchemaCatalog } from '@banstream/schemas';
 import { withDeadline } from '@banstream/platform';
 import type { ControlState } from './control-state.js';
@@ -150,10 +150,12 @@ export class ChangeWriter {
       if (entry) add(this.topics.history, change.key, this.codecs.history.encode(entry));
     }
     const producer = await withDeadline(this.producers.current(), this.timeoutMs, 'connecting to Kafka');
-    const sent = producer.sendBatch({
-      acks: -1,
-      topicMessages: [{ topic: this.topics.audit, messages: [{ key: audit.actor, value: this.codecs.audit.encode(audit) }] }, ...[...byTopic].map(([topic, messages]) => ({ topic, messages }))],
-    });
+    const topicMessages = [{ topic: this.topics.audit, messages: [{ key: audit.actor, value: this.codecs.audit.encode(audit) }] }, ...[...byTopic].map(([topic, messages]) => ({ topic, messages }))];
+    // A send can resolve without some partitions (their leader moved: unansweredMessages);
+    // their records go again, alone, by the same producer.
+    const sent = (async () => {
+      for (let left = topicMessages; left.length > 0; ) left = unansweredMessages(left, await producer.sendBatch({ acks: -1, topicMessages: left }));
+    })();
     this.lastSend = {
       producer,
       settled: sent.then(
