@@ -39,13 +39,20 @@ export function unansweredMessages<M extends object>(
   sent: readonly { topic: string; messages: readonly M[] }[],
   answers: readonly { topicName: string; partition: number }[],
 ): { topic: string; messages: M[] }[] {
-  const answered = new Set(answers.map((a) => `${a.partition}\0${a.topicName}`));
+  // Per topic, not a text per message: this runs after every send, over every message.
+  const answered = new Map<string, Set<number>>();
+  for (const a of answers) {
+    let partitions = answered.get(a.topicName);
+    if (!partitions) answered.set(a.topicName, (partitions = new Set()));
+    partitions.add(a.partition);
+  }
   const left: { topic: string; messages: M[] }[] = [];
   for (const { topic, messages } of sent) {
+    const partitions = answered.get(topic);
     const unanswered = messages.filter((m) => {
       const partition = routed.get(m);
       if (partition === undefined) throw new TypeError(`unansweredMessages: a message for ${topic} was not placed by KeyPartitioner (make the producer with createPartitioner: KeyPartitioner)`);
-      return !answered.has(`${partition}\0${topic}`);
+      return partitions === undefined || !partitions.has(partition);
     });
     if (unanswered.length > 0) left.push({ topic, messages: unanswered });
   }
