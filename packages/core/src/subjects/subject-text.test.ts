@@ -74,6 +74,22 @@ describe('normaliseSubject: what an operator types becomes what compileKey produ
     expect(normaliseSubject(typed)).toBe(canonical);
     expect(normaliseSubject(canonical)).toBe(canonical);
   });
+
+  // Kafka stores U+FFFD for a lone surrogate: the subject held would not be the one answered.
+  it.each(['user:\ud800', 'user:a\udc00b', 'ip:192.0.2.1|user:\ud83d', 'header.x-a:\ude00\ud83d'])('refuses %j, not Unicode text (SUBJECT_INVALID)', (typed) => {
+    let error: unknown;
+    try {
+      normaliseSubject(typed);
+    } catch (e) {
+      error = e;
+    }
+    expect(isBanstreamError(error) && error.code).toBe('SUBJECT_INVALID');
+    expect((error as Error).message).toMatch(/lone surrogate/);
+  });
+
+  it('takes a paired surrogate (an emoji) as it is', () => {
+    expect(normaliseSubject('user:\ud83d\ude00')).toBe('user:\ud83d\ude00');
+  });
 });
 
 describe('formatSubject', () => {

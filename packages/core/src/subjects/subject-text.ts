@@ -25,12 +25,18 @@ export interface SubjectPart {
 /** Longest subject text parseSubject reads: far above any it produces. */
 export const MAX_SUBJECT_TEXT_LENGTH = 4096;
 
+/** A UTF-16 surrogate without its pair (`u` mode reads a pair as one code point). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /** Kinds whose values are free text (so may be hashed); the others have a closed form. */
 const FREE_TEXT = new Set(['user', 'header', 'cookie', 'method', 'host', 'path', 'route', 'country', 'region']);
 
 export function parseSubject(text: string): SubjectPart[] {
   if (typeof text !== 'string' || text.length === 0) throw invalidSubject(text, 'empty');
   if (text.length > MAX_SUBJECT_TEXT_LENGTH) throw invalidSubject(text, `longer than ${MAX_SUBJECT_TEXT_LENGTH} characters`);
+  // Kafka holds keys and values as UTF-8, where a lone surrogate becomes U+FFFD: another subject than the one answered.
+  const lone = LONE_SURROGATE.exec(text);
+  if (lone) throw invalidSubject(text, `a lone surrogate (\\u${lone[0].charCodeAt(0).toString(16)}) at ${lone.index}: not Unicode text`);
   const parts = text.split(SUBJECT_SEPARATOR).map((part) => {
     const colon = part.indexOf(':');
     if (colon <= 0) throw invalidSubject(text, `${quote(part)} is not scope:value`);
