@@ -63,7 +63,27 @@ export class SortedList<T> {
     target.splice(index, 1);
     this.count--;
     if (target.length === 0) this.chunks.splice(chunk, 1);
+    else if (target.length < this.maxChunk >>> 2 && this.chunks.length > 1) this.join(chunk);
     return true;
+  }
+
+  /** How many chunks the items are in: at most 4 × size / maxChunk + 1. */
+  get chunkCount(): number {
+    return this.chunks.length;
+  }
+
+  /**
+   * Joins a chunk emptied below a quarter to a neighbour (split again if that makes one
+   * too long): otherwise deletes that leave one long-lived item per chunk (bans expiring
+   * in the order they came, a few renewed) keep a chunk per item, and a rank adds up as
+   * many lengths as there are items.
+   */
+  private join(chunk: number): void {
+    const left = chunk > 0 ? chunk - 1 : chunk;
+    const joined = this.chunks[left]!;
+    for (const item of this.chunks[left + 1]!) joined.push(item);
+    this.chunks.splice(left + 1, 1);
+    if (joined.length > this.maxChunk) this.chunks.splice(left + 1, 0, joined.splice(joined.length >>> 1));
   }
 
   // Inserts and deletes compare directly rather than through a `below` closure: a million of them load at start.
