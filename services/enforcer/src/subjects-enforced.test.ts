@@ -43,15 +43,6 @@ describe('every subject the control API accepts is enforced', () => {
     TIMEOUT_MS,
   );
 
-  it('a ban the aggregator placed for a user id with a lone surrogate denies the requests that earned it', () => {
-    // The event reached the aggregator as UTF-8 (U+FFFD for the lone surrogate): that is the subject banned.
-    const banned = Buffer.from('user:victim\ud800', 'utf8').toString('utf8');
-    const state = fresh();
-    state.bans.observe(banned, manualBan(banned, { startedAt: 0, expiresAt: NOW + 60_000 }));
-    expect(decide(state, { ip: '203.0.113.7', userId: 'victim\ud800' })).toMatchObject({ allowed: false, source: 'ban' });
-    expect(decide(state, { ip: '203.0.113.7', userId: 'victim' }).allowed).toBe(true);
-  });
-
   it(
     'an allowlist entry written as the API writes it allows a request carrying it, over a ban',
     () => {
