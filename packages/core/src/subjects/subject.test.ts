@@ -197,7 +197,7 @@ describe('subjects: properties', () => {
         ...event,
         userId: event.userId && afterKafka(event.userId),
         path: afterKafka(event.path),
-        headers: Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k, afterKafka(v)])),
+        headers: Object.fromEntries(Object.entries(event.headers).map(([k, v]) => [k, afterKafka(v)])),
       };
       expect(subjectFor(key, attributesFromRequest(sent))).toBe(subjectFor(key, attributesFromEvent(read)));
     }
