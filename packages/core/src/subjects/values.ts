@@ -32,20 +32,10 @@ export function boundValue(raw: string | null | undefined, maxBytes: number = MA
   if (raw.length > maxBytes) return hashValue(raw);
   let plain = !(raw.charCodeAt(0) === 0x68 && raw.charCodeAt(1) === 0x3a); // `h:`
   let ascii = true;
-  let surrogate = false;
   for (let i = 0; i < raw.length; i++) {
     const c = raw.charCodeAt(i);
     if (needsEscape(c)) plain = false;
-    else if (c > 0x7f) {
-      ascii = false;
-      if (c >= 0xd800 && c <= 0xdfff) surrogate = true;
-    }
-  }
-  // Events reach the aggregator as UTF-8, which holds U+FFFD for a lone surrogate: the
-  // subject it counts and bans is that text, so the enforcer must look that one up.
-  if (surrogate) {
-    const wellFormed = (raw as string & { toWellFormed(): string }).toWellFormed();
-    if (wellFormed !== raw) return boundValue(wellFormed, maxBytes);
+    else if (c > 0x7f) ascii = false;
   }
   const value = plain ? raw : escapeValue(raw);
   const bytes = ascii ? value.length : Buffer.byteLength(value, 'utf8');
