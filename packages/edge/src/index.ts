@@ -7,3 +7,4 @@ export { createKafkaSink, type KafkaSinkOptions } from './kafka-sink.js';
 export { isPermanentFailure, type KeyedRecord, type RecordSink } from './sink.js';
 export { avroLong, concatBatch, isEncoded, type BufferedEvent, type EncodedEvent } from './engine/encoded.js';
 export { edgeMetrics } from './metrics.js';
+export { wellFormedEvent } from './engine/well-formed.js';

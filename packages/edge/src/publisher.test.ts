@@ -91,6 +91,19 @@ describe('EdgePublisher', () => {
     await publisher.close();
   });
 
+  it('writes U+FFFD in place of a lone surrogate, as the enforcer builds its subjects, alone or beside encoded events', async () => {
+    const sink = new FakeSink();
+    const { publisher } = publisherWith(sink);
+    publisher.publish({ ...event('198.51.100.1'), userId: 'bot\ud800' });
+    await settled(publisher);
+    const eventType = catalog.latest(SCHEMA_NAMES.requestEvent).type;
+    expect(publisher.offer([{ key: '198.51.100.0/24', body: eventType.toBuffer(event('198.51.100.2')) }])).toBe(true);
+    publisher.publish({ ...event('198.51.100.3'), userId: `${'x'.repeat(70)}\udc00` });
+    await settled(publisher);
+    expect(sink.events().map((e) => e.userId)).toEqual(['bot\ufffd', event('198.51.100.2').userId, `${'x'.repeat(70)}\ufffd`]);
+    await publisher.close();
+  });
+
   it('sends events handed over already encoded, alone or with objects, as valid batch records', async () => {
     const sink = new FakeSink();
     const { publisher } = publisherWith(sink);

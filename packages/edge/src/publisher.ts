@@ -7,6 +7,7 @@ import { EventBuffer, type BufferStats, type DropReason, type Pending } from './
 import { estimateEventBytes } from './engine/event-size.js';
 import { concatBatch, encodedTimestamp, estimateBytes, isEncoded, type BufferedEvent } from './engine/encoded.js';
 import { encodeGroups, groupByKey, type EncodedRecord } from './engine/records.js';
+import { wellFormedEvent } from './engine/well-formed.js';
 import { createKafkaSink } from './kafka-sink.js';
 import { edgeMetrics, type EdgeMetrics } from './metrics.js';
 import { resolveOptions, type EdgePublisherOptions, type ResolvedOptions } from './options.js';
@@ -107,15 +108,14 @@ class Publisher implements EdgePublisher {
     const bodyOf = (event: BufferedEvent): Uint8Array => {
       if (isEncoded(event)) return event.body;
       if (!eventType.isValid(event) || !costInRange(event)) throw new TypeError('not a RequestEvent');
-      return eventType.toBuffer(event);
+      return eventType.toBuffer(wellFormedEvent(event));
     };
     const batchType = catalog.latest(SCHEMA_NAMES.requestEventBatch).type;
     // Objects only (edges): checked once, then avsc writes the batch. Any encoded event: bodies are concatenated.
     this.encodeBatch = (events) => {
       if (events.some(isEncoded)) return concatBatch(header, events.map(bodyOf));
-      const batch = { events };
-      if (!batchType.isValid(batch) || !events.every(costInRange)) throw new TypeError('not a batch of RequestEvent');
-      return Buffer.concat([header, batchType.toBuffer(batch)]);
+      if (!batchType.isValid({ events }) || !events.every(costInRange)) throw new TypeError('not a batch of RequestEvent');
+      return Buffer.concat([header, batchType.toBuffer({ events: (events as RequestEvent[]).map(wellFormedEvent) })]);
     };
     this.isValidEvent = (event) => isEncoded(event) || (eventType.isValid(event) && costInRange(event));
     this.sink = options.sink ?? createKafkaSink({ kafka: options.kafka!, topic: options.topic!, logger: this.logger, reconnectMs: this.config.retryBackoffMs });

@@ -37,6 +37,10 @@ export function boundValue(raw: string | null | undefined, maxBytes: number = MA
     if (needsEscape(c)) plain = false;
     else if (c > 0x7f) ascii = false;
   }
+  // A lone surrogate cannot cross UTF-8 (the events topic): the edge writes U+FFFD in its
+  // place (wellFormedEvent), so the enforcer's subject must say U+FFFD too, or the ban the
+  // aggregator places is never the one looked up.
+  if (!ascii && !raw.isWellFormed()) raw = raw.toWellFormed();
   const value = plain ? raw : escapeValue(raw);
   const bytes = ascii ? value.length : Buffer.byteLength(value, 'utf8');
   return bytes <= maxBytes ? value : hashValue(raw);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { attributesFromRequest, subjectFor } from '@banstream/core';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
-import { countedEventsReader } from './counted-event-reader.js';
-import { checkEvent } from './event-check.js';
+import { wellFormedEvent } from '@banstream/edge';
+import { checkEvent, countedEventsReader } from '@banstream/engine';
 
 const catalog = loadSchemaCatalog();
 const codec = catalog.codec(SCHEMA_NAMES.requestEventBatch);
@@ -30,9 +30,9 @@ const eventOf = (userId: string): RequestEvent => ({
   cost: 1,
 });
 
-/** The subject the aggregator counts (and bans) for an event written as the edge writes it (avsc) and read by its reader. */
+/** The subject the aggregator counts (and bans) for an event written as the edge writes it (wellFormedEvent, then avsc) and read by its reader. */
 function aggregatorSubject(userId: string): string | undefined {
-  const [event] = read(codec.encode({ events: [eventOf(userId)] }))!;
+  const [event] = read(codec.encode({ events: [wellFormedEvent(eventOf(userId))] }))!;
   const checked = checkEvent(event!, NOW, 5_000);
   return checked.ok ? subjectFor(['user'], checked.attrs) : undefined;
 }
@@ -42,13 +42,18 @@ describe('a user id with a lone surrogate, from the enforcer to the aggregator',
     for (const id of ['victim', 'é', 'victim\ud83d\ude00']) expect(aggregatorSubject(id)).toBe(subjectFor(['user'], attributesFromRequest(request(id))));
   });
 
-  // Not fixed. UTF-8 cannot carry a lone surrogate: avsc writes one in a string of at most
-  // 64 bytes as ED A0 80 (read back as three U+FFFD), a longer one as U+FFFD. The enforcer
-  // looks the request up under the lone surrogate, the aggregator bans the U+FFFD text: the
-  // ban never applies to the requests that earned it. A fix makes the event's strings
-  // well-formed before they are written (edge and gateway) and the enforcer's subject values
-  // the same way. `.fails` keeps this visible: drop it when they agree.
-  it.fails('bans the subject the enforcer looks up', () => {
-    for (const id of ['victim\ud800', `${'x'.repeat(70)}\udc00`]) expect(aggregatorSubject(id)).toBe(subjectFor(['user'], attributesFromRequest(request(id))));
+  // UTF-8 cannot carry a lone surrogate: avsc writes one in a string of at most 64 bytes
+  // as ED A0 80 (read back as three U+FFFD), a longer one as U+FFFD. Both sides put one
+  // U+FFFD in its place first (the edge's wellFormedEvent, the enforcer's boundValue).
+  it('bans the subject the enforcer looks up, for short and long ids', () => {
+    for (const id of ['victim\ud800', `${'x'.repeat(70)}\udc00`, '\udfff\ud800', `${'é'.repeat(200)}\ud800`]) {
+      expect(aggregatorSubject(id)).toBe(subjectFor(['user'], attributesFromRequest(request(id))));
+    }
+  });
+
+  it('would not without the edge making the event well-formed (what the test above guards)', () => {
+    const [event] = read(codec.encode({ events: [eventOf('victim\ud800')] }))!;
+    const checked = checkEvent(event!, NOW, 5_000);
+    expect(checked.ok && subjectFor(['user'], checked.attrs)).not.toBe(subjectFor(['user'], attributesFromRequest(request('victim\ud800'))));
   });
 });
