@@ -35,9 +35,11 @@ async function partitionValues(kafka: Kafka, admin: Admin, topic: string, partit
  * mid-send and moved to a broker that had already answered for another partition of
  * the same send is then sent nowhere, and send() resolves as if it had been written:
  * the gateway answered 202 for events that never reached Kafka. Here the placement
- * makes it certain: partition 0 lives on brokers 1 and 3 (unaffected), partition 1's
- * leader is broker 2 and its other replica broker 1, so killing broker 2 moves it to
+ * makes the move certain: partition 0 lives on brokers 1 and 3 (unaffected), partition
+ * 1's leader is broker 2 and its other replica broker 1, so killing broker 2 moves it to
  * broker 1, which answered for partition 0 while broker 2 was refusing connections.
+ * Whether a retry then skips broker 1 depends on timing (in about half the runs kafkajs
+ * writes partition 1 itself); either way every record must be there, once.
  */
 describe('fault: a partition leader dies mid-send and the partition moves to a broker that already answered', () => {
   let cluster: TestCluster | undefined;
@@ -93,8 +95,11 @@ describe('fault: a partition leader dies mid-send and the partition moves to a b
     ]);
     const states = await partitionStates(admin, topic);
     expect(states[1]!.leader, 'partition 1 moved to broker 1, which answered for partition 0').toBe(1);
-    // The path this test is about was taken: kafkajs resolved without partition 1.
-    expect(lines().some((l) => String(l.msg).startsWith('kafka answered the send without some partitions'))).toBe(true);
+    // Whether kafkajs resolved without partition 1 (the path the sink's resend is for) depends
+    // on when its retry sees the leader move: said, not asserted. What must hold either way is
+    // below, every record once; kafka-sink.test.ts pins the resend itself.
+    const resent = lines().some((l) => String(l.msg).startsWith('kafka answered the send without some partitions'));
+    console.log(`leader move mid-send: ${resent ? 'kafkajs resolved without partition 1, the sink sent it again' : 'kafkajs wrote partition 1 itself'}`);
 
     expect(await partitionValues(kafka, admin, topic, 0)).toEqual(['warm-0', 'after-kill-0']);
     expect(await partitionValues(kafka, admin, topic, 1)).toEqual(['warm-1', 'after-kill-1']);
