@@ -302,21 +302,27 @@ describe('four enforcer processes hammering one key', () => {
   });
 
   it.each(Object.keys(POLICIES) as HardAlgorithm[])('%s: a hard limit of N admits exactly N in total', async (algorithm) => {
-    const subject = `ip:198.51.100.${Object.keys(POLICIES).indexOf(algorithm)}`;
-    // Written to all four before any answer is read, with one start time: they run together.
-    const task: WorkerTask = { policy: POLICIES[algorithm], subject, attempts: 100, wave: 5, startAt: Date.now() + 300 };
-    for (const w of workers) w.child.stdin!.write(`${JSON.stringify(task)}\n`);
-    const results = await Promise.all(workers.map(async (w) => JSON.parse(await w.next()) as WorkerResult));
-
-    const total = results.reduce((sum, r) => ({ admitted: sum.admitted + r.admitted, denied: sum.denied + r.denied, failMode: sum.failMode + r.failMode }));
-    expect(total).toEqual({ admitted: N, denied: 4 * 100 - N, failMode: 0 });
-    // More than one instance got a share: they really competed for the key.
-    expect(results.filter((r) => r.admitted > 0).length).toBeGreaterThan(1);
+    const policy = POLICIES[algorithm];
+    // Exact every time; and at least once more than one instance got a share, so they really
+    // competed for the key (on a loaded machine one process may be scheduled alone for the
+    // few ms that 50 admissions take: up to three keys are tried for that).
+    let competed = 0;
+    let subject = '';
+    for (let round = 0; round < 3 && competed < 2; round++) {
+      subject = `ip:198.51.${100 + round}.${Object.keys(POLICIES).indexOf(algorithm)}`;
+      // Written to all four before any answer is read, with one start time: they run together.
+      const task: WorkerTask = { policy, subject, attempts: 100, wave: 5, startAt: Date.now() + 300 };
+      for (const w of workers) w.child.stdin!.write(`${JSON.stringify(task)}\n`);
+      const results = await Promise.all(workers.map(async (w) => JSON.parse(await w.next()) as WorkerResult));
+      const total = results.reduce((sum, r) => ({ admitted: sum.admitted + r.admitted, denied: sum.denied + r.denied, failMode: sum.failMode + r.failMode }));
+      expect(total).toEqual({ admitted: N, denied: 4 * 100 - N, failMode: 0 });
+      competed = results.filter((r) => r.admitted > 0).length;
+    }
+    expect(competed).toBeGreaterThan(1);
 
     // One key, tagged by the subject (one Cluster slot), expiring when idle.
-    const keys = await redis.keys(`${prefix}hl:${POLICIES[algorithm].id}:*`);
+    const keys = (await redis.keys(`${prefix}hl:${policy.id}:*`)).filter((k) => k.endsWith(`{${subject}}`));
     expect(keys).toHaveLength(1);
-    expect(keys[0]!.endsWith(`{${subject}}`)).toBe(true);
     expect(await redis.pttl(keys[0]!)).toBeGreaterThan(0);
   });
 });
