@@ -51,11 +51,16 @@ export function nonPublicKind(ip: IpAddress): string | undefined {
   return cidrContains(GLOBAL_UNICAST_V6, ip) ? undefined : 'not global unicast';
 }
 
+/** The kind of a non-public address the policy does not allow (`loopback`, `private`, …), or undefined if a feed may connect to it. */
+function refusedKind(ip: IpAddress, policy: FeedAddressPolicy): string | undefined {
+  const kind = nonPublicKind(ip);
+  return kind === undefined || policy.allowed.some((c) => cidrContains(c, ip)) ? undefined : kind;
+}
+
 /** Why the policy refuses this address, or undefined if a feed may connect to it. */
 export function addressRefusal(ip: IpAddress, policy: FeedAddressPolicy): string | undefined {
-  const kind = nonPublicKind(ip);
-  if (kind === undefined || policy.allowed.some((c) => cidrContains(c, ip))) return undefined;
-  return `${ip.text} is a ${kind} address`;
+  const kind = refusedKind(ip, policy);
+  return kind === undefined ? undefined : `${ip.text} is a ${kind} address`;
 }
 
 /** A feed's URL or one of its redirects names, or connected to, an address the policy refuses. */
@@ -97,7 +102,7 @@ export async function resolveChecked(host: string, policy: FeedAddressPolicy, re
   for (const text of texts) {
     const ip = tryParseIp(text);
     if (ip === undefined) throw new FeedAddressError(`${host} resolves to something that is not an address`);
-    const kind = addressRefusal(ip, policy) === undefined ? undefined : nonPublicKind(ip);
+    const kind = refusedKind(ip, policy);
     if (kind !== undefined) throw new FeedAddressError(`${host} refused: it resolves to a ${kind} address; ${HINT}`);
     ips.push(ip);
   }
