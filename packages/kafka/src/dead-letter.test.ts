@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { BanstreamError } from '@banstream/core';
 import { loadSchemaCatalog, SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
-import { deadLetterRecord, DLQ_MAX_KEY_BYTES, DLQ_MAX_VALUE_BYTES, reasonOfError, refusedRecord } from './dead-letter.js';
+import type { Message, Producer, RecordMetadata } from 'kafkajs';
+import { deadLetterRecord, deadLetterSink, DLQ_MAX_KEY_BYTES, DLQ_MAX_VALUE_BYTES, reasonOfError, refusedRecord } from './dead-letter.js';
+import { KeyPartitioner } from './key-partitioner.js';
 
 describe('deadLetterRecord', () => {
   const source = { topic: 'p.events.v1', partition: 3, offset: '12', key: Buffer.from('k'), value: Buffer.from('v') };
@@ -58,5 +60,38 @@ describe('reasonOfError', () => {
     expect(reasonOfError(new TypeError('x is undefined'))).toEqual({ code: 'RECORD_HANDLING_FAILED', message: 'TypeError: x is undefined' });
     expect(reasonOfError(new Error('plain'))).toEqual({ code: 'RECORD_HANDLING_FAILED', message: 'plain' });
     expect(reasonOfError('thrown text', 'OTHER')).toEqual({ code: 'OTHER', message: 'thrown text' });
+  });
+});
+
+describe('deadLetterSink', () => {
+  const catalog = loadSchemaCatalog();
+  const letter = (key: string) => deadLetterRecord({ topic: 'p.bans.v1', partition: 0, offset: '1', key: Buffer.from(key), value: Buffer.from('v') }, { code: 'X', message: 'm' }, 1);
+
+  it('sends again the dead letters of a partition a send resolved without (its leader moved), until each is acknowledged', async () => {
+    // A stand-in for kafkajs's send (unit test of the loop): it places each message with
+    // KeyPartitioner over 3 partitions, as kafkajs does, and leaves one partition unanswered once.
+    const partitioner = KeyPartitioner({ retry: undefined } as never);
+    const sends: { partition: number; key: string }[][] = [];
+    let dropped: number | undefined;
+    const producer = {
+      async send({ topic, messages }: { topic: string; messages: Message[] }): Promise<RecordMetadata[]> {
+        const placed = messages.map((message) => ({
+          partition: partitioner({ topic, message, partitionMetadata: [0, 1, 2].map((p) => ({ partitionId: p, leader: 0, replicas: [0], isr: [0], partitionErrorCode: 0 })) }),
+          key: String(message.key),
+        }));
+        sends.push(placed);
+        dropped ??= placed[0]!.partition;
+        const answered = new Set(placed.map((m) => m.partition));
+        if (sends.length === 1) answered.delete(dropped);
+        return [...answered].map((partition) => ({ topicName: topic, partition, errorCode: 0 }));
+      },
+    } as unknown as Producer;
+    const sink = deadLetterSink({ topic: 'p.dlq.v1', catalog, producer: async () => producer });
+    await sink(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map(letter));
+    expect(sends).toHaveLength(2);
+    expect(sends[0]).toHaveLength(8);
+    expect(sends[1]!.length).toBeGreaterThan(0);
+    expect(sends[1]!.every((m) => m.partition === dropped)).toBe(true);
+    expect(sends[1]!.map((m) => m.key)).toEqual(sends[0]!.filter((m) => m.partition === dropped).map((m) => m.key));
   });
 });

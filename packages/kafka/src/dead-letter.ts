@@ -2,6 +2,7 @@ import type { Producer } from 'kafkajs';
 import { BanstreamError } from '@banstream/core';
 import { SCHEMA_NAMES, type DlqRecord, type SchemaCatalog } from '@banstream/schemas';
 import { inSends, type KafkaRefusal } from './capped-sends.js';
+import { unansweredMessages } from './key-partitioner.js';
 
 /**
  * Reason codes of the DLQ that are not a BanstreamError's own: a record whose handling
@@ -88,7 +89,7 @@ export type DeadLetterSink = (records: readonly DlqRecord[]) => Promise<void>;
 export interface DeadLetterSinkOptions {
   topic: string;
   catalog: SchemaCatalog;
-  /** The producer to send with, connected. */
+  /** The producer to send with, connected, made with KeyPartitioner (unansweredMessages). */
   producer: () => Promise<Producer>;
   /** Told of a producer whose send failed (an idempotent one shared with other writes may need replacing). */
   failed?: (producer: Producer) => void;
@@ -102,7 +103,11 @@ export function deadLetterSink(options: DeadLetterSinkOptions): DeadLetterSink {
     const producer = await options.producer();
     try {
       for (const messages of inSends(records.map((r) => ({ key: r.key, value: codec.encode(r) })))) {
-        await producer.send({ topic: options.topic, acks: -1, messages });
+        // A send can resolve without some partitions (their leader moved: unansweredMessages);
+        // their dead letters go again, by the same producer, until every one is acknowledged.
+        for (let left = [{ topic: options.topic, messages }]; left.length > 0; ) {
+          left = unansweredMessages(left, await producer.send({ topic: options.topic, acks: -1, messages: left[0]!.messages }));
+        }
       }
     } catch (error) {
       options.failed?.(producer);
