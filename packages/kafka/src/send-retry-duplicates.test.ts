@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { fixKafkajsSendRetries, settledRetries, unpatchedSendMessages } from './patches/send-retry-fix.js';
 
 const require = createRequire(import.meta.url);
 
@@ -20,8 +21,19 @@ interface TopicData {
  * attempts at once (a dead broker: connection refused), broker 1 answers after `slowMs`
  * (a leader waiting, acks all, for its in-sync replicas). Returns what each broker appended.
  */
-async function sendThroughKafkajs(refusals: number, slowMs: number) {
-  const createSendMessages = require('kafkajs/src/producer/sendMessages.js');
+async function sendThroughKafkajs(refusals: number, slowMs: number, createSendMessages: (args: object) => unknown): Promise<{ broker: number; partition: number; firstSequence: number }[]> {
+  const { send, appended } = producerSend(refusals, slowMs, createSendMessages);
+  await send([
+    { partition: 0, key: 'a', value: 'x' },
+    { partition: 1, key: 'b', value: 'y' },
+  ]);
+  // Requests the send no longer waits for may still be queued behind broker 1's lock.
+  await new Promise((r) => setTimeout(r, slowMs * (refusals + 2)));
+  return appended;
+}
+
+/** The send function of one producer over the two brokers above (kafkajs makes one per producer), and what the brokers appended. */
+function producerSend(refusals: number, slowMs: number, createSendMessages: (args: object) => unknown) {
   const createRetry = require('kafkajs/src/retry/index.js');
   const Lock = require('kafkajs/src/utils/lock.js');
   const { KafkaJSConnectionError } = require('kafkajs/src/errors.js');
@@ -69,47 +81,65 @@ async function sendThroughKafkajs(refusals: number, slowMs: number) {
       { partitionId: 0, leader: 1 },
       { partitionId: 1, leader: 2 },
     ],
-    findLeaderForPartitions: (_topic: string, partitions: string[]) => ({ 1: partitions.filter((p) => Number(p) === 0).map(Number), 2: partitions.filter((p) => Number(p) === 1).map(Number) }),
+    findLeaderForPartitions: (_topic: string, partitions: string[]) => {
+      // Partition 0 is led by broker 1, partition 1 by broker 2; a broker leading none of them gets no request.
+      const led: Record<number, number[]> = {};
+      for (const p of partitions.map(Number)) (led[p === 0 ? 1 : 2] ??= []).push(p);
+      return led;
+    },
     findBroker: async ({ nodeId }: { nodeId: string }) => brokers.get(Number(nodeId)),
   };
   const logger = { debug() {}, info() {}, warn() {}, error() {} };
-  const send = createSendMessages({
+  const send = (createSendMessages as (args: object) => (input: object) => Promise<unknown>)({
     logger,
     cluster,
     partitioner: ({ message }: { message: { partition: number } }) => message.partition,
     eosManager,
     retrier: createRetry({ initialRetryTime: 20, retries: 10 }),
   });
-  await send({
-    acks: -1,
-    timeout: 30_000,
-    topicMessages: [
-      {
-        topic: 'events',
-        messages: [
-          { partition: 0, key: 'a', value: 'x' },
-          { partition: 1, key: 'b', value: 'y' },
-        ],
-      },
-    ],
-  });
-  // Requests the send no longer waits for may still be queued behind broker 1's lock.
-  await new Promise((r) => setTimeout(r, slowMs * (refusals + 2)));
-  return appended;
+  return {
+    appended,
+    send: (messages: { partition: number; key: string; value: string }[]) => send({ acks: -1, timeout: 30_000, topicMessages: [{ topic: 'events', messages }] }),
+  };
 }
 
+type SendFactory = Parameters<typeof settledRetries>[0];
+const kafkajsOwn = () => unpatchedSendMessages() as unknown as (args: object) => unknown;
+const patched = () => settledRetries(unpatchedSendMessages()) as unknown as (args: object) => unknown;
+
 describe('kafkajs 2.2.4 idempotent send, retried while a request is in flight', () => {
-  // Not fixed: while broker 1's answer is slow, each retry caused by broker 2 queues another
-  // request to broker 1 (its answer not in yet), with the next sequence numbers, so the
-  // broker cannot take it for a copy: the record is written once per retry (4 times with 3
-  // refusals). `.fails` keeps this visible: drop it when a patch makes the test pass.
-  it.fails('writes each record once when one broker refuses a few attempts and another answers slowly', async () => {
-    const appended = await sendThroughKafkajs(3, 300);
+  it('writes a record once per retry without the patch (what the patch is for)', async () => {
+    const appended = await sendThroughKafkajs(3, 300, kafkajsOwn());
+    expect(appended.filter((a) => a.partition === 0).length).toBeGreaterThan(1);
+  });
+
+  it('writes each record once with the patch when one broker refuses a few attempts and another answers slowly', async () => {
+    const appended = await sendThroughKafkajs(3, 300, patched());
     expect(appended.filter((a) => a.partition === 0)).toHaveLength(1);
+    expect(appended.filter((a) => a.partition === 1)).toHaveLength(1);
   });
 
   it('writes each record once when no retry happens while a request is in flight', async () => {
-    const appended = await sendThroughKafkajs(0, 50);
+    const appended = await sendThroughKafkajs(0, 50, patched());
     expect(appended.map((a) => a.partition).sort()).toEqual([0, 1]);
+  });
+
+  it("keeps each send's wait to its own requests: a send retried while another send's request is slow does not wait for it", async () => {
+    // One producer: send A goes to broker 1 alone (answers after 600 ms); send B to broker 2
+    // alone, refused once. B's retry has nothing of its own in flight, so it ends first; a
+    // wait for every request of the producer would hold it until A's answer.
+    const { send } = producerSend(1, 600, patched());
+    const ended: string[] = [];
+    const a = send([{ partition: 0, key: 'a', value: 'x' }]).then(() => ended.push('A'));
+    await new Promise((r) => setTimeout(r, 20));
+    const b = send([{ partition: 1, key: 'b', value: 'y' }]).then(() => ended.push('B'));
+    await Promise.all([a, b]);
+    expect(ended).toEqual(['B', 'A']);
+  });
+
+  it('is what installKafkaPatches puts in kafkajs’s module cache', () => {
+    expect(fixKafkajsSendRetries()).toBe(true);
+    const inCache = require('kafkajs/src/producer/sendMessages.js') as SendFactory;
+    expect(inCache).not.toBe(unpatchedSendMessages());
   });
 });

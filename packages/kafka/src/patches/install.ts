@@ -4,8 +4,9 @@ import { fixKafkajsGrouping } from './grouping-fix.js';
 import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
 import { fixKafkajsProduceRequest } from './produce-request-fix.js';
 import { keepKafkajsMemberAcrossRestarts } from './member-rejoin-fix.js';
+import { fixKafkajsSendRetries } from './send-retry-fix.js';
 
-/** Which of the six patches are in place after installKafkaPatches(). */
+/** Which of the seven patches are in place after installKafkaPatches(). */
 export interface KafkaPatches {
   /** One-pass grouping of a send's records by partition (needs kafkajs not yet loaded). */
   grouping: boolean;
@@ -19,6 +20,8 @@ export interface KafkaPatches {
   coordinatorRefusals: boolean;
   /** A consumer restarted after a crash joins its group as the member it was, not a new one the group makes wait out the old one's session. */
   memberRejoin: boolean;
+  /** A send's retry waits for the requests of its earlier attempts, so no record is written twice under new sequence numbers (needs kafkajs's producer not yet loaded). */
+  sendRetries: boolean;
 }
 
 /**
@@ -33,6 +36,8 @@ export interface KafkaPatches {
 export function installKafkaPatches(): KafkaPatches {
   // Grouping first: the others load parts of kafkajs, never its producer.
   const grouping = fixKafkajsGrouping();
+  // Next: it loads sendMessages (which takes the grouping above), not yet the producer that takes it.
+  const sendRetries = fixKafkajsSendRetries();
   return {
     grouping,
     idleTimer: fixKafkajsIdleTimerLoop(),
@@ -40,5 +45,6 @@ export function installKafkaPatches(): KafkaPatches {
     produceRequest: fixKafkajsProduceRequest(),
     coordinatorRefusals: keepKafkajsCoordinatorRefusals(),
     memberRejoin: keepKafkajsMemberAcrossRestarts(),
+    sendRetries,
   };
 }

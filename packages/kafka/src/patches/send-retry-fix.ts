@@ -1,0 +1,120 @@
+import { createRequire } from 'node:module';
+
+/**
+ * kafkajs 2.2.4's send (producer/sendMessages.js) sends one request per leader and
+ * fails an attempt as soon as one of them fails, while the others may still be on their
+ * way; the retry then sends again to every broker that has not answered yet, the slow
+ * one included. That second request waits for the first behind the broker's lock, then
+ * takes the next sequence numbers, so the broker cannot take it for a copy and writes
+ * the records again: once per retry (one broker refused, another slow, as in a broker
+ * failover; 4 copies for 3 refusals in send-retry-duplicates.test.ts). Copies count twice
+ * in the aggregator's windows.
+ *
+ * The fix: a retry first waits until every request of the same send's earlier attempts
+ * has settled (its answer is then known, and that broker is not sent to again). Requests
+ * are followed per send through the producer's broker lock, taken and released around
+ * each one. The first attempt never waits, and no send waits for another's requests, so
+ * sends of one producer still overlap. Applied once per process by installKafkaPatches(),
+ * before kafkajs's producer is loaded.
+ */
+
+type SendFactory = (args: SendArgs) => unknown;
+interface BrokerLocks {
+  acquireBrokerLock(broker: unknown): Promise<void>;
+  releaseBrokerLock(broker: unknown): Promise<void> | void;
+}
+interface SendArgs {
+  eosManager: BrokerLocks;
+  retrier: (attempt: (bail: unknown, retryCount: number, retryTime: number) => Promise<unknown>) => Promise<unknown>;
+  [other: string]: unknown;
+}
+
+const require = createRequire(import.meta.url);
+export const SEND_MESSAGES_MODULE = 'kafkajs/src/producer/sendMessages.js';
+const PRODUCER_MODULE = 'kafkajs/src/producer/messageProducer.js';
+let original: SendFactory | undefined;
+
+/** Wraps kafkajs's send factory if its producer is not loaded yet; returns whether the wrapped one is in place. */
+export function fixKafkajsSendRetries(): boolean {
+  if (original !== undefined) return true;
+  if (require.cache[require.resolve(PRODUCER_MODULE)] !== undefined) return false;
+  const factory = require(SEND_MESSAGES_MODULE) as unknown;
+  const module = require.cache[require.resolve(SEND_MESSAGES_MODULE)];
+  if (module === undefined || typeof factory !== 'function') return false;
+  original = factory as SendFactory;
+  module.exports = settledRetries(original);
+  return true;
+}
+
+/** kafkajs's own send factory, as it was before the fix (for the test that shows the copies). */
+export function unpatchedSendMessages(): SendFactory {
+  return original ?? (require(SEND_MESSAGES_MODULE) as SendFactory);
+}
+
+/**
+ * The fix on any factory with sendMessages's arguments (its unit test's too). Each send
+ * follows only its own requests: kafkajs makes one send function per producer, so the
+ * factory is called again per send, with a lock wrapper and a retrier of that send's own.
+ * One send's retry never waits for another send's requests (the aggregator sends
+ * concurrently through one producer).
+ */
+export function settledRetries(factory: SendFactory): SendFactory {
+  return (args) => {
+    const perSend = async (input: unknown) => {
+      const tracker = new SendRequests(args.eosManager);
+      const send = factory({
+        ...args,
+        eosManager: tracker.locks,
+        retrier: (attempt) =>
+          args.retrier(async (bail, retryCount, retryTime) => {
+            if (retryCount > 0) await tracker.settled();
+            return attempt(bail, retryCount, retryTime);
+          }),
+      }) as (input: unknown) => Promise<unknown>;
+      return send(input);
+    };
+    return perSend;
+  };
+}
+
+/** The requests of one send, followed through the producer's broker lock taken and released around each. */
+class SendRequests {
+  readonly locks: BrokerLocks;
+  /** Requests between asking for a broker's lock and letting it go. */
+  private inFlight = 0;
+  private idle: (() => void)[] = [];
+
+  constructor(eosManager: BrokerLocks) {
+    const locks = Object.create(eosManager as object) as BrokerLocks;
+    locks.acquireBrokerLock = async (broker) => {
+      this.inFlight++;
+      try {
+        await eosManager.acquireBrokerLock.call(eosManager, broker);
+      } catch (error) {
+        // kafkajs lets go only of a lock it took.
+        this.settle();
+        throw error;
+      }
+    };
+    locks.releaseBrokerLock = async (broker) => {
+      try {
+        await eosManager.releaseBrokerLock.call(eosManager, broker);
+      } finally {
+        this.settle();
+      }
+    };
+    this.locks = locks;
+  }
+
+  /** Resolves once none of this send's requests is in flight. */
+  settled(): Promise<void> {
+    return this.inFlight === 0 ? Promise.resolve() : new Promise<void>((wake) => this.idle.push(wake));
+  }
+
+  private settle(): void {
+    if (--this.inFlight > 0) return;
+    const waiting = this.idle;
+    this.idle = [];
+    for (const wake of waiting) wake();
+  }
+}
