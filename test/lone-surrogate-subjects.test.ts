@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { attributesFromRequest, subjectFor } from '@banstream/core';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
@@ -49,6 +50,22 @@ describe('a user id with a lone surrogate, from the enforcer to the aggregator',
     for (const id of ['victim\ud800', `${'x'.repeat(70)}\udc00`, '\udfff\ud800', `${'é'.repeat(200)}\ud800`]) {
       expect(aggregatorSubject(id)).toBe(subjectFor(['user'], attributesFromRequest(request(id))));
     }
+  });
+
+  // Fuzzed, fixed seed: ids of any length (across avsc's 64-byte switch and the hashing of
+  // long ids) mixing ASCII, other text, paired surrogates and lone ones of both halves.
+  it('bans the subject the enforcer looks up for generated ids (differential, fixed seed)', () => {
+    const unit = fc.oneof(
+      fc.constantFrom('a', 'Z', '0', ':', ' ', 'é', '\u4e2d', '\ufffd', '\ud83d\ude00'),
+      fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+    );
+    const id = fc.array(unit, { minLength: 1, maxLength: 300 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(id, (userId) => {
+        expect(aggregatorSubject(userId)).toBe(subjectFor(['user'], attributesFromRequest(request(userId))));
+      }),
+      { seed: 20261126, numRuns: 500 },
+    );
   });
 
   it('would not without the edge making the event well-formed (what the test above guards)', () => {
