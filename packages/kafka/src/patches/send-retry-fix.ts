@@ -59,21 +59,18 @@ export function unpatchedSendMessages(): SendFactory {
  * concurrently through one producer).
  */
 export function settledRetries(factory: SendFactory): SendFactory {
-  return (args) => {
-    const perSend = async (input: unknown) => {
-      const tracker = new SendRequests(args.eosManager);
-      const send = factory({
-        ...args,
-        eosManager: tracker.locks,
-        retrier: (attempt) =>
-          args.retrier(async (bail, retryCount, retryTime) => {
-            if (retryCount > 0) await tracker.settled();
-            return attempt(bail, retryCount, retryTime);
-          }),
-      }) as (input: unknown) => Promise<unknown>;
-      return send(input);
-    };
-    return perSend;
+  return (args) => async (input: unknown) => {
+    const tracker = new SendRequests(args.eosManager);
+    const send = factory({
+      ...args,
+      eosManager: tracker.locks,
+      retrier: (attempt) =>
+        args.retrier(async (bail, retryCount, retryTime) => {
+          if (retryCount > 0) await tracker.settled();
+          return attempt(bail, retryCount, retryTime);
+        }),
+    }) as (input: unknown) => Promise<unknown>;
+    return send(input);
   };
 }
 
