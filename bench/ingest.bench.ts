@@ -9,7 +9,8 @@
  * - ceiling_events_per_s: a bare kafkajs producer (same idempotent settings, acks all,
  *   same events per send and sends in flight as the publisher) sending the same
  *   pre-encoded Avro batches as records, from a client made as the gateway's is
- *   (createKafka after installKafkaPatches(), so with the same kafkajs fixes); ratio = avro_events_per_s / ceiling;
+ *   (createKafka after installKafkaPatches(), so with the same kafkajs fixes), in a
+ *   fresh process each round (bench/ingest/ceiling-child.ts says why); ratio = avro_events_per_s / ceiling;
  * - publish_ns_per_event: the cost of EdgePublisher.publish() on the caller's thread,
  *   timed per chunk of CHUNK calls (median and p99 over chunks).
  * Every throughput figure is the median of RUNS interleaved rounds. The machine is shared:
@@ -25,12 +26,12 @@
  */
 import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
-import { createKafka, ensureTopics, installKafkaPatches, KeyPartitioner, topicFullName, topicSpecs, type Kafka, type KafkaSecurity } from '@banstream/kafka';
-import { eventPartitionKey } from '@banstream/core';
+import { createKafka, ensureTopics, installKafkaPatches, topicFullName, topicSpecs, type Kafka, type KafkaSecurity } from '@banstream/kafka';
 import { createEdgePublisher, EDGE_PUBLISHER_DEFAULTS } from '@banstream/edge';
 import { createIngestService, ingestEnv } from '@banstream/ingest';
 import { createHttpServer, createLogger, createMetricsRegistry, loadConfig, Readiness, type Registry } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
+import { runCeilingProcess } from './ingest/ceiling-child.js';
 import { chunks, Loader, seededEvents } from './ingest-load.js';
 import { median, note, percentile, report, sig } from './lib.js';
 import { grantBenchAcls, SECURE, secureRatio, startBenchBroker, type Transport } from './secure.js';
@@ -74,23 +75,6 @@ async function gatewayRun(loader: Loader, registry: Registry, bodies: Buffer[], 
   const deliveredMs = performance.now() - started;
   const cpu = process.cpuUsage(cpu0);
   return { perS: (events / deliveredMs) * 1000, acceptPerS: (events / acceptedMs) * 1000, cpuUsPerEvent: (cpu.user + cpu.system) / events, retried };
-}
-
-/** The same Avro batches straight to Kafka, shaped like the publisher's sends. */
-async function ceilingRun(kafka: Kafka, topic: string, records: { key: string; value: Buffer }[], events: number): Promise<number> {
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: KeyPartitioner });
-  await producer.connect();
-  const perSend = Math.max(1, Math.floor(EDGE_PUBLISHER_DEFAULTS.maxEventsPerSend / BATCH));
-  const sends = chunks(records, perSend);
-  let next = 0;
-  const started = performance.now();
-  const worker = async () => {
-    while (next < sends.length) await producer.send({ topic, acks: -1, messages: sends[next++]! });
-  };
-  await Promise.all(Array.from({ length: EDGE_PUBLISHER_DEFAULTS.maxInFlight }, worker));
-  const ms = performance.now() - started;
-  await producer.disconnect();
-  return (events / ms) * 1000;
 }
 
 /** publish() alone, on this thread: ns per call, per chunk of CHUNK calls; then waits for delivery. */
@@ -157,8 +141,18 @@ interface Series {
 const emptySeries = (): Series => ({ avro: [], json: [], ceiling: [], avroAccept: [], jsonAccept: [], avroCpu: [], jsonCpu: [], retried: 0 });
 
 /** One round on one transport: the ceiling, then the gateway with Avro, then with JSON. */
-async function round(series: Series, kafka: Kafka, topic: string, gateway: Awaited<ReturnType<typeof startGateway>>, inputs: Inputs): Promise<void> {
-  series.ceiling.push(await ceilingRun(kafka, topic, inputs.records, EVENTS));
+async function round(series: Series, transport: Transport, topic: string, gateway: Awaited<ReturnType<typeof startGateway>>, inputs: Inputs): Promise<void> {
+  series.ceiling.push(
+    await runCeilingProcess({
+      brokers: transport.brokers,
+      ...(transport.security === undefined ? {} : { security: transport.security }),
+      topic,
+      events: EVENTS,
+      networks: NETWORKS,
+      batch: BATCH,
+      t0: inputs.t0,
+    }),
+  );
   const avro = await gatewayRun(gateway.loader, gateway.registry, inputs.avroBodies, 'application/avro', EVENTS);
   const json = await gatewayRun(gateway.loader, gateway.registry, inputs.jsonBodies, 'application/json', EVENTS);
   series.avro.push(avro.perS);
@@ -195,17 +189,17 @@ function figuresOf(series: Series): Record<string, number> {
 interface Inputs {
   avroBodies: Buffer[];
   jsonBodies: Buffer[];
-  records: { key: string; value: Buffer }[];
+  /** The events' clock, for the ceiling process to make the same batches. */
+  t0: number;
 }
 
 function makeInputs(): Inputs {
   note(`inputs: ${EVENTS} events from ${NETWORKS} client /24s, batches of ${BATCH}`);
-  const events = seededEvents(EVENTS, NETWORKS, 42, Date.now());
-  const batches = chunks(events, BATCH);
+  const t0 = Date.now();
+  const batches = chunks(seededEvents(EVENTS, NETWORKS, 42, t0), BATCH);
   const avroBodies = batches.map((b) => batchCodec.encode({ events: b }));
   const jsonBodies = batches.map((b) => Buffer.from(JSON.stringify(b)));
-  const records = avroBodies.map((value, i) => ({ key: eventPartitionKey(batches[i]![0]!.ip), value }));
-  return { avroBodies, jsonBodies, records };
+  return { avroBodies, jsonBodies, t0 };
 }
 
 const params = (brokers: string) => ({
@@ -234,12 +228,13 @@ async function main(): Promise<void> {
   await ensureTopics(admin, topicSpecs({ prefix, partitions: PARTITIONS, replicationFactor: 1 }));
 
   note(`gateway on ${BROKERS}, topic ${topic}`);
-  const gateway = await startGateway({ name: 'plaintext', brokers: BROKERS, security: undefined, env: { KAFKA_BROKERS: BROKERS } }, prefix);
+  const plaintext: Transport = { name: 'plaintext', brokers: BROKERS, security: undefined, env: { KAFKA_BROKERS: BROKERS } };
+  const gateway = await startGateway(plaintext, prefix);
   const inputs = makeInputs();
   const series = emptySeries();
   for (let r = 0; r < RUNS; r++) {
     note(`round ${r + 1}/${RUNS}: ceiling, avro, json`);
-    await round(series, kafka, topic, gateway, inputs);
+    await round(series, plaintext, topic, gateway, inputs);
   }
   await gateway.stop();
 
@@ -289,7 +284,7 @@ async function secureMain(): Promise<void> {
       const order = r % 2 === 0 ? [0, 1] : [1, 0];
       for (const i of order) {
         note(`round ${r + 1}/${RUNS} over ${transports[i]!.name}: ceiling, avro, json`);
-        await round(series[i]!, kafka[i]!, topic, gateways[i]!, inputs);
+        await round(series[i]!, transports[i]!, topic, gateways[i]!, inputs);
       }
     }
     for (const g of gateways) await g.stop();
