@@ -1,4 +1,4 @@
-import { KeyPartitioner, unansweredMessages, type Kafka } from '@banstream/kafka';
+import { KeyPartitioner, sendUntilAnswered, type Kafka } from '@banstream/kafka';
 import type { Logger } from '@banstream/platform';
 import type { KeyedRecord, RecordSink } from './sink.js';
 
@@ -70,15 +70,15 @@ export function createKafkaSink(options: KafkaSinkOptions): RecordSink {
       await connecting;
       const used = producer;
       try {
-        // A send can resolve without some partitions (their leader moved: unansweredMessages);
-        // their records go again, alone, by the same producer.
-        let pending = [{ topic, messages: records.map((r) => ({ key: r.key, value: r.value })) }];
-        for (let round = 1; ; round++) {
-          pending = unansweredMessages(pending, await used.send({ topic, acks: -1, messages: pending[0]!.messages }));
-          if (pending.length === 0) break;
-          logger.warn({ topic, round, records: pending[0]!.messages.length }, 'kafka answered the send without some partitions (their leader moved): sending their records again');
-          if (closed) throw new Error('the Kafka sink is closed');
-        }
+        // A send can resolve without some partitions (their leader moved): their records go again, alone, by the same producer.
+        await sendUntilAnswered(
+          (pending) => used.send({ topic, acks: -1, messages: pending[0]!.messages }),
+          [{ topic, messages: records.map((r) => ({ key: r.key, value: r.value })) }],
+          (pending, round) => {
+            logger.warn({ topic, round, records: pending[0]!.messages.length }, 'kafka answered the send without some partitions (their leader moved): sending their records again');
+            if (closed) throw new Error('the Kafka sink is closed');
+          },
+        );
       } catch (error) {
         const lost = producerStateLost(error);
         if (!lost) throw error;

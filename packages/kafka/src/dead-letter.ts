@@ -2,7 +2,7 @@ import type { Producer } from 'kafkajs';
 import { BanstreamError } from '@banstream/core';
 import { SCHEMA_NAMES, type DlqRecord, type SchemaCatalog } from '@banstream/schemas';
 import { inSends, type KafkaRefusal } from './capped-sends.js';
-import { unansweredMessages } from './key-partitioner.js';
+import { sendUntilAnswered } from './key-partitioner.js';
 
 /**
  * Reason codes of the DLQ that are not a BanstreamError's own: a record whose handling
@@ -103,11 +103,8 @@ export function deadLetterSink(options: DeadLetterSinkOptions): DeadLetterSink {
     const producer = await options.producer();
     try {
       for (const messages of inSends(records.map((r) => ({ key: r.key, value: codec.encode(r) })))) {
-        // A send can resolve without some partitions (their leader moved: unansweredMessages);
-        // their dead letters go again, by the same producer, until every one is acknowledged.
-        for (let left = [{ topic: options.topic, messages }]; left.length > 0; ) {
-          left = unansweredMessages(left, await producer.send({ topic: options.topic, acks: -1, messages: left[0]!.messages }));
-        }
+        // A send can resolve without some partitions (their leader moved): their dead letters go again until every one is acknowledged.
+        await sendUntilAnswered((left) => producer.send({ topic: options.topic, acks: -1, messages: left[0]!.messages }), [{ topic: options.topic, messages }]);
       }
     } catch (error) {
       options.failed?.(producer);

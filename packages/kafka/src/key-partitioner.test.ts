@@ -1,7 +1,7 @@
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { keyPartition, murmur2 } from '@banstream/core';
-import { KeyPartitioner, unansweredMessages } from './key-partitioner.js';
+import { KeyPartitioner, sendUntilAnswered, unansweredMessages } from './key-partitioner.js';
 
 const metadata = (n: number): PartitionMetadata[] => Array.from({ length: n }, (_, partitionId) => ({ partitionId, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
 
@@ -84,5 +84,52 @@ describe('unansweredMessages', () => {
 
   it('refuses messages KeyPartitioner never placed (a producer made without it)', () => {
     expect(() => unansweredMessages([{ topic: 'a', messages: [{ key: 'x', value: 'y' }] }], [])).toThrow(/not placed by KeyPartitioner/);
+  });
+});
+
+describe('sendUntilAnswered', () => {
+  const place = KeyPartitioner();
+  /** A stand-in for a send: places every message over 3 partitions and answers for all but those in `unanswered` (one list per send). */
+  const sender = (unanswered: number[][]) => {
+    const sends: { topic: string; keys: string[] }[][] = [];
+    const send = async (topicMessages: { topic: string; messages: { key: string; value: null }[] }[]) => {
+      sends.push(topicMessages.map(({ topic, messages }) => ({ topic, keys: messages.map((m) => m.key) })));
+      const skip = new Set(unanswered[sends.length - 1] ?? []);
+      return topicMessages.flatMap(({ topic, messages }) =>
+        [...new Set(messages.map((message) => place({ topic, partitionMetadata: metadata(3), message })))].filter((p) => !skip.has(p)).map((partition) => ({ topicName: topic, partition })),
+      );
+    };
+    return { send, sends };
+  };
+  const keys = Array.from({ length: 30 }, (_, i) => ({ key: `k${i}`, value: null }));
+  const partitionOf = (key: string) => keyPartition(key, 3);
+
+  it('sends once when every partition is answered', async () => {
+    const { send, sends } = sender([]);
+    const heard: number[] = [];
+    await sendUntilAnswered(send, [{ topic: 't', messages: keys }], (_, round) => heard.push(round));
+    expect(sends).toHaveLength(1);
+    expect(heard).toEqual([]);
+  });
+
+  it('sends the messages of unanswered partitions again, alone and in order, until each is answered', async () => {
+    const { send, sends } = sender([[0, 2], [2]]);
+    const heard: [number, number][] = [];
+    await sendUntilAnswered(send, [{ topic: 't', messages: keys }], (left, round) => heard.push([round, left[0]!.messages.length]));
+    const of = (ps: number[]) => keys.map((m) => m.key).filter((k) => ps.includes(partitionOf(k)));
+    expect(sends.map((s) => s[0]!.keys)).toEqual([keys.map((m) => m.key), of([0, 2]), of([2])]);
+    expect(heard).toEqual([
+      [1, of([0, 2]).length],
+      [2, of([2]).length],
+    ]);
+  });
+
+  it('gives up when onResend throws, without sending again', async () => {
+    const { send, sends } = sender([[1]]);
+    const error = await sendUntilAnswered(send, [{ topic: 't', messages: keys }], () => {
+      throw new Error('closed');
+    }).catch((e: unknown) => e);
+    expect(error).toEqual(new Error('closed'));
+    expect(sends).toHaveLength(1);
   });
 });

@@ -58,3 +58,21 @@ export function unansweredMessages<M extends object>(
   }
   return left;
 }
+
+/**
+ * Sends `topicMessages` with `send`, then again, by the same producer, the messages of
+ * every partition a send resolved without (unansweredMessages), until each one is
+ * answered. `onResend` hears each repeat before it goes (to log it); it may throw to
+ * give up (a sink being closed). Only for producers made with KeyPartitioner.
+ */
+export async function sendUntilAnswered<M extends object>(
+  send: (topicMessages: { topic: string; messages: M[] }[]) => Promise<readonly { topicName: string; partition: number }[]>,
+  topicMessages: { topic: string; messages: M[] }[],
+  onResend?: (left: { topic: string; messages: M[] }[], round: number) => void,
+): Promise<void> {
+  let left = unansweredMessages(topicMessages, await send(topicMessages));
+  for (let round = 1; left.length > 0; round++) {
+    onResend?.(left, round);
+    left = unansweredMessages(left, await send(left));
+  }
+}

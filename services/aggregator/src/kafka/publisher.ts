@@ -1,4 +1,4 @@
-import { accessRefusal, cappedPublication, refusedRecord, unansweredMessages, type Producer, type Message, type KafkaRefusal, type RenewableProducer } from '@banstream/kafka';
+import { accessRefusal, cappedPublication, refusedRecord, sendUntilAnswered, type Producer, type Message, type KafkaRefusal, type RenewableProducer } from '@banstream/kafka';
 import { SCHEMA_NAMES, type DlqRecord, type SchemaCatalog, type SubjectCountBatch } from '@banstream/schemas';
 import type { Drained, Keyed } from '@banstream/engine';
 
@@ -128,9 +128,8 @@ async function sendAll(producer: Producer, messages: readonly Outgoing[]): Promi
   }
   const topicMessages = [...byTopic].map(([topic, list]) => ({ topic, messages: list }));
   try {
-    // A send can resolve without some partitions (their leader moved: unansweredMessages);
-    // their records go again, alone, by the same producer.
-    for (let left = topicMessages; left.length > 0; ) left = unansweredMessages(left, await producer.sendBatch({ topicMessages: left, acks: -1 }));
+    // A send can resolve without some partitions (their leader moved): their records go again, alone, by the same producer.
+    await sendUntilAnswered((left) => producer.sendBatch({ topicMessages: left, acks: -1 }), topicMessages);
   } catch (error) {
     // Kafka does not say which topic of a send its principal may not write: each topic's
     // records alone, so the refusal names the one (rewriting the others is harmless: see cappedPublication).

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { unansweredMessages, type Producer } from '@banstream/kafka';
+import { sendUntilAnswered, type Producer } from '@banstream/kafka';
 import { SCHEMA_NAMES, type AllowEntry, type AuditRecord, type Ban, type BanHistoryEntry, type FeedRecord, type PolicyRecord, type SchemaCatalog } from '@banstream/schemas';
 import { withDeadline } from '@banstream/platform';
 import type { ControlState } from './control-state.js';
@@ -151,11 +151,8 @@ export class ChangeWriter {
     }
     const producer = await withDeadline(this.producers.current(), this.timeoutMs, 'connecting to Kafka');
     const topicMessages = [{ topic: this.topics.audit, messages: [{ key: audit.actor, value: this.codecs.audit.encode(audit) }] }, ...[...byTopic].map(([topic, messages]) => ({ topic, messages }))];
-    // A send can resolve without some partitions (their leader moved: unansweredMessages);
-    // their records go again, alone, by the same producer.
-    const sent = (async () => {
-      for (let left = topicMessages; left.length > 0; ) left = unansweredMessages(left, await producer.sendBatch({ acks: -1, topicMessages: left }));
-    })();
+    // A send can resolve without some partitions (their leader moved): their records go again, alone, by the same producer.
+    const sent = sendUntilAnswered((left) => producer.sendBatch({ acks: -1, topicMessages: left }), topicMessages);
     this.lastSend = {
       producer,
       settled: sent.then(
