@@ -39,6 +39,11 @@ export function seededEvents(count: number, networks: number, seed: number, t0: 
   }));
 }
 
+/** The ingest run's inputs: `events` seeded events (seed 42, the last at `t0`) in batches of `batch`; the gateway and the ceiling process make them alike. */
+export function runBatches(events: number, networks: number, batch: number, t0: number): RequestEvent[][] {
+  return chunks(seededEvents(events, networks, 42, t0), batch);
+}
+
 export function chunks<T>(xs: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));

@@ -32,7 +32,7 @@ import { createIngestService, ingestEnv } from '@banstream/ingest';
 import { createHttpServer, createLogger, createMetricsRegistry, loadConfig, Readiness, type Registry } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES, type RequestEvent } from '@banstream/schemas';
 import { runCeilingProcess } from './ingest/ceiling-child.js';
-import { chunks, Loader, seededEvents } from './ingest-load.js';
+import { Loader, runBatches, seededEvents } from './ingest-load.js';
 import { median, note, percentile, report, sig } from './lib.js';
 import { grantBenchAcls, SECURE, secureRatio, startBenchBroker, type Transport } from './secure.js';
 
@@ -196,7 +196,7 @@ interface Inputs {
 function makeInputs(): Inputs {
   note(`inputs: ${EVENTS} events from ${NETWORKS} client /24s, batches of ${BATCH}`);
   const t0 = Date.now();
-  const batches = chunks(seededEvents(EVENTS, NETWORKS, 42, t0), BATCH);
+  const batches = runBatches(EVENTS, NETWORKS, BATCH, t0);
   const avroBodies = batches.map((b) => batchCodec.encode({ events: b }));
   const jsonBodies = batches.map((b) => Buffer.from(JSON.stringify(b)));
   return { avroBodies, jsonBodies, t0 };

@@ -2,6 +2,7 @@
  * Shared helpers for benchmarks: machine facts, robust statistics, the result file.
  * A benchmark reports; it never judges (no thresholds, no exit codes for "too slow").
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -111,4 +112,28 @@ export function report(name: string, params: Record<string, unknown>, figures: F
 /** Progress goes to stderr so the result stays the last line of stdout. */
 export function note(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);
+}
+
+/**
+ * Runs `file` (a bench module) in a fresh node process with `job` as JSON in the
+ * environment variable `jobVar`, and resolves the JSON of the last line it prints. Without
+ * the caller's NODE_OPTIONS: a ceiling runs on node's defaults, like the service it is
+ * compared with.
+ */
+export function runJsonChild<T>(file: string, jobVar: string, job: unknown): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const { NODE_OPTIONS: _ignored, ...env } = process.env;
+    const child = spawn(process.execPath, ['--import', 'tsx', file], { env: { ...env, [jobVar]: JSON.stringify(job) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (code !== 0) return reject(new Error(`${file} exited with ${code ?? signal}: ${out}`));
+      try {
+        resolve(JSON.parse(out.trim().split('\n').at(-1) ?? '') as T);
+      } catch {
+        reject(new Error(`${file} printed no result: ${out}`));
+      }
+    });
+  });
 }

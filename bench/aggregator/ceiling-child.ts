@@ -3,10 +3,10 @@
  * it is compared with and its heap holds nothing but the consumer (not the preload's
  * garbage). Run by runCeilingProcess; prints its DrainResult as JSON on stdout.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseBrokers } from '@banstream/kafka';
 import { SCHEMA_NAMES, loadSchemaCatalog } from '@banstream/schemas';
+import { runJsonChild } from '../lib.js';
 import { benchKafka, drainWithKafkajs, type BenchSecurity, type DrainResult, type DrainShare } from './kafka.js';
 
 export interface CeilingJob {
@@ -25,26 +25,7 @@ export interface CeilingJob {
 const SELF = fileURLToPath(import.meta.url);
 
 export function runCeilingProcess(job: CeilingJob): Promise<DrainResult> {
-  return new Promise((resolve, reject) => {
-    // Like the service, without the caller's NODE_OPTIONS: both run on node's defaults.
-    const { NODE_OPTIONS: _ignored, ...env } = process.env;
-    const child = spawn(process.execPath, ['--import', 'tsx', SELF], {
-      env: { ...env, BENCH_CEILING_JOB: JSON.stringify(job) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('error', reject);
-    child.once('exit', (code, signal) => {
-      const line = out.trim().split('\n').at(-1) ?? '';
-      if (code !== 0) return reject(new Error(`ceiling process exited with ${code ?? signal}: ${out}`));
-      try {
-        resolve(JSON.parse(line) as DrainResult);
-      } catch {
-        reject(new Error(`ceiling process printed no result: ${out}`));
-      }
-    });
-  });
+  return runJsonChild<DrainResult>(SELF, 'BENCH_CEILING_JOB', job);
 }
 
 /**

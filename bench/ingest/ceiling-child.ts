@@ -8,20 +8,20 @@
  * gateway had run there before it (a full collection before each round moved it by 40%).
  * Run by runCeilingProcess; prints events per second as JSON on stdout.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { eventPartitionKey } from '@banstream/core';
 import { EDGE_PUBLISHER_DEFAULTS } from '@banstream/edge';
 import { createKafka, installKafkaPatches, KeyPartitioner, parseBrokers, type KafkaSecurity } from '@banstream/kafka';
 import { createLogger } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
-import { chunks, seededEvents } from '../ingest-load.js';
+import { chunks, runBatches } from '../ingest-load.js';
+import { runJsonChild } from '../lib.js';
 
 export interface CeilingJob {
   brokers: string;
   security?: KafkaSecurity;
   topic: string;
-  /** The run's inputs, made again here as the parent made them (seed 42). */
+  /** The run's inputs (runBatches), made again here as the parent made them. */
   events: number;
   networks: number;
   batch: number;
@@ -31,26 +31,17 @@ export interface CeilingJob {
 const SELF = fileURLToPath(import.meta.url);
 
 /** Events per second of one ceiling round, in a fresh node process. */
-export function runCeilingProcess(job: CeilingJob): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const { NODE_OPTIONS: _ignored, ...env } = process.env;
-    const child = spawn(process.execPath, ['--import', 'tsx', SELF], { env: { ...env, BENCH_INGEST_CEILING_JOB: JSON.stringify(job) }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('error', reject);
-    child.once('exit', (code, signal) => {
-      const perS = Number((JSON.parse(out.trim().split('\n').at(-1) || '{}') as { eventsPerS?: number }).eventsPerS);
-      if (code !== 0 || !Number.isFinite(perS)) reject(new Error(`ingest ceiling process exited with ${code ?? signal}: ${out}`));
-      else resolve(perS);
-    });
-  });
+export async function runCeilingProcess(job: CeilingJob): Promise<number> {
+  const { eventsPerS } = await runJsonChild<{ eventsPerS: number }>(SELF, 'BENCH_INGEST_CEILING_JOB', job);
+  if (!Number.isFinite(eventsPerS)) throw new Error(`ingest ceiling process printed no rate: ${JSON.stringify(eventsPerS)}`);
+  return eventsPerS;
 }
 
 async function child(job: CeilingJob): Promise<void> {
   installKafkaPatches();
   const logger = createLogger({ service: 'bench-ingest-ceiling', level: 'warn' });
   const codec = loadSchemaCatalog().codec(SCHEMA_NAMES.requestEventBatch);
-  const batches = chunks(seededEvents(job.events, job.networks, 42, job.t0), job.batch);
+  const batches = runBatches(job.events, job.networks, job.batch, job.t0);
   const records = batches.map((events) => ({ key: eventPartitionKey(events[0]!.ip), value: codec.encode({ events }) }));
   const kafka = createKafka({ brokers: parseBrokers(job.brokers), clientId: 'bench-ingest-ceiling', logger, ...(job.security === undefined ? {} : { security: job.security }) });
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 5, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: KeyPartitioner });
