@@ -19,6 +19,7 @@ function producerWithoutBans() {
       const sent = topicMessages.map((t) => t.topic);
       sends.push(sent);
       if (sent.includes(topics.bans)) throw refused(sent);
+      return [];
     },
   };
   const renewable = { producer: producer as unknown as Producer, renew: async () => undefined } as unknown as RenewableProducer;
@@ -71,5 +72,35 @@ describe('Publisher and a send kafkajs resolved without a partition (its leader 
     const skipped = sends[0]!.find((r) => r.topic === topics.bans)!.partition;
     expect(sends[1]).toEqual(sends[0]!.filter((r) => r.topic === topics.bans && r.partition === skipped));
     expect(sends[1]!.length).toBeLessThan(bans.length);
+  });
+});
+
+describe('Publisher sending each topic alone after a refusal, and a send resolved without a partition', () => {
+  it('sends that partition again before the next topic', async () => {
+    const place = KeyPartitioner();
+    const sends: { topic: string; partition: number }[][] = [];
+    const producer = {
+      async sendBatch({ topicMessages }: { topicMessages: { topic: string; messages: { key: string }[] }[] }) {
+        const routed = topicMessages.flatMap(({ topic, messages }) =>
+          messages.map((message) => ({ topic, partition: place({ topic, partitionMetadata: [{}, {}, {}] as never, message: message as never }) })),
+        );
+        sends.push(routed);
+        const sent = topicMessages.map((t) => t.topic);
+        // The principal may not write counts; the bans sent alone are first answered without one partition.
+        if (sent.includes(topics.counts)) throw refused(sent);
+        const answered = [...new Set(routed.map((r) => r.partition))].map((partition) => ({ topicName: topics.bans, partition }));
+        return sends.length === 2 ? answered.slice(1) : answered;
+      },
+    };
+    const renewable = { producer: producer as unknown as Producer, renew: async () => undefined } as unknown as RenewableProducer;
+    const publisher = new Publisher(renewable, renewable, topics, loadSchemaCatalog());
+    const bans = Array.from({ length: 8 }, (_, i) => ({ key: `ip:192.0.2.${i}`, value: null }));
+    const error = (await publisher
+      .decisions({ bans, counts: [{ key: 'p|ip:192.0.2.1', value: null }], alerts: [], baselines: [], history: [] })()
+      .catch((e: unknown) => e)) as Error;
+    expect(error.message).toBe('Kafka refused WRITE on topic b.counts.v1 for principal User:aggregator (TOPIC_AUTHORIZATION_FAILED)');
+    const unanswered = sends[1]![0]!.partition;
+    expect(sends.map((s) => [...new Set(s.map((r) => r.topic))])).toEqual([[topics.bans, topics.counts], [topics.bans], [topics.bans], [topics.counts]]);
+    expect(sends[2]).toEqual(sends[1]!.filter((r) => r.partition === unanswered));
   });
 });

@@ -127,14 +127,15 @@ async function sendAll(producer: Producer, messages: readonly Outgoing[]): Promi
     list.push(m);
   }
   const topicMessages = [...byTopic].map(([topic, list]) => ({ topic, messages: list }));
+  // A send can resolve without some partitions (their leader moved): their records go again, alone, by the same producer.
+  const send = (parts: typeof topicMessages) => sendUntilAnswered((left) => producer.sendBatch({ topicMessages: left, acks: -1 }), parts);
   try {
-    // A send can resolve without some partitions (their leader moved): their records go again, alone, by the same producer.
-    await sendUntilAnswered((left) => producer.sendBatch({ topicMessages: left, acks: -1 }), topicMessages);
+    await send(topicMessages);
   } catch (error) {
     // Kafka does not say which topic of a send its principal may not write: each topic's
     // records alone, so the refusal names the one (rewriting the others is harmless: see cappedPublication).
     if (topicMessages.length < 2 || accessRefusal(error) === undefined) throw error;
-    for (const part of topicMessages) await producer.sendBatch({ topicMessages: [part], acks: -1 });
+    for (const part of topicMessages) await send([part]);
   }
 }
 
