@@ -89,7 +89,7 @@ export type DeadLetterSink = (records: readonly DlqRecord[]) => Promise<void>;
 export interface DeadLetterSinkOptions {
   topic: string;
   catalog: SchemaCatalog;
-  /** The producer to send with, connected, made with KeyPartitioner (unansweredMessages). */
+  /** The producer to send with, connected, made with KeyPartitioner (sendUntilAnswered). */
   producer: () => Promise<Producer>;
   /** Told of a producer whose send failed (an idempotent one shared with other writes may need replacing). */
   failed?: (producer: Producer) => void;

@@ -6,7 +6,7 @@ export type { Admin, Consumer, EachBatchPayload, Kafka, KafkaMessage, Message, P
 export { createKafka, parseBrokers, type KafkaClientOptions } from './client.js';
 export { produceRequestEncodings } from './patches/produce-request-fix.js';
 export { kafkajsGroupingFixed } from './patches/grouping-fix.js';
-export { KeyPartitioner, sendUntilAnswered, unansweredMessages } from './key-partitioner.js';
+export { KeyPartitioner, sendUntilAnswered } from './key-partitioner.js';
 export { topicSpecs, topicFullName, TOPIC_NAMES, type TopicName, type TopicSpec, type TopicLayoutOptions } from './topics.js';
 export { ensureTopics, type EnsureTopicsResult } from './topic-admin.js';
 export { kafkaSecurityFromConfig, kafkaPrincipal, type KafkaSecurity, type KafkaSecurityConfig, type SaslMechanism } from './security.js';
