@@ -132,10 +132,10 @@ describe('end to end: edges, aggregator, control, CLI', () => {
     expect(subjects).toEqual([`cidr:${BOTNET_PREFIX}`, `ip:${FLOOD_IP}`]);
     expect(subjects.some((s) => isLegitimateIp(s.replace(/^(ip|cidr):/, ''), PARTITIONS))).toBe(false);
     const { legit, spike } = driver!.stats;
-    console.log(`traffic: ${JSON.stringify(driver!.stats)}`);
+    console.log(`traffic: ${JSON.stringify(driver!.stats)}, failures: ${JSON.stringify(driver!.failures)}`);
     expect(legit.sent).toBeGreaterThan(50);
     expect(spike.sent).toBeGreaterThan(100);
-    expect([legit.denied, legit.failed, spike.denied, spike.failed, driver!.deniedLegit.size]).toEqual([0, 0, 0, 0, 0]);
+    expect([legit.denied, legit.erred, legit.failed, spike.denied, spike.erred, spike.failed, driver!.deniedLegit.size]).toEqual([0, 0, 0, 0, 0, 0, 0]);
     expect(legit.allowed).toBeGreaterThan(0);
   });
 
