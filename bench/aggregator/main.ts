@@ -25,6 +25,7 @@ import {
 import { runCeilingProcess, runParallelCeiling } from './ceiling-child.js';
 import { serviceNodeFlags } from '../../scripts/run/node-flags.mjs';
 import { CONSUMED_METRIC, freePort, serviceNodeArgs, timeService, type ServiceRun } from './service.js';
+import { summarise } from './summary.js';
 
 export function intEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -187,6 +188,11 @@ export async function main(repoRoot: string): Promise<void> {
         startup_to_first_event_s: sig(all.startupMs / 1000, 3),
         // Less noisy than events/s on a shared machine: what one event costs the service (all its processes).
         cpu_us_per_event: sig(all.cpuUsPerEvent, 3),
+        // The join race (summary.ts): runs whose workers did not join together, left out of the rates above
+        // unless every run raced (steady_runs 0).
+        steady_runs: all.steadyRuns,
+        raced_runs: all.racedRuns,
+        events_replayed_max: all.maxReplayed,
       });
       if (parallelCeiling.length > 0) {
         Object.assign(figures, {
@@ -230,7 +236,7 @@ export async function main(repoRoot: string): Promise<void> {
         fetch_only: 'the ceiling consumer without the decode, counting records (events/s from the known total)',
         service: SKIP_SERVICE
           ? 'skipped (BENCH_AGG_SKIP_SERVICE=1)'
-          : `node ${SERVICE_NODE_ARGS.join(' ')} with AGGREGATOR_WORKERS=${WORKERS}${WORKERS > 1 ? ' (and again with 1: *_one_worker)' : ''}, fresh AGGREGATOR_GROUP_ID and output topics (all but events and policies recreated empty) per run; ${CONSUMED_METRIC}{replay="false"} summed over the workers, sampled every 50 ms; rate between the first sample above 0 and the first sample at the total; CPU and peak RSS summed over the service's processes`,
+          : `node ${SERVICE_NODE_ARGS.join(' ')} with AGGREGATOR_WORKERS=${WORKERS}${WORKERS > 1 ? ' (and again with 1: *_one_worker)' : ''}, fresh AGGREGATOR_GROUP_ID and output topics (all but events and policies recreated empty) per run; ${CONSUMED_METRIC}{replay="false"} summed over the workers, sampled every 50 ms; rate between the first sample above 0 and the first sample at the total; CPU and peak RSS summed over the service's processes; rates and CPU over the runs without replay (steady_runs; raced_runs, whose workers did not join the group together, are left out: bench/aggregator/summary.ts)`,
         ceiling_parallel:
           WORKERS > 1
             ? `${WORKERS} ceiling consumers side by side, each in a group of its own draining partitions p % ${WORKERS} = its index (the others paused), timed from the first one's first batch to the last one's end`
@@ -250,22 +256,6 @@ export async function main(repoRoot: string): Promise<void> {
   } finally {
     await admin.disconnect();
   }
-}
-
-/** Medians over runs; the rate also as its minimum. */
-export function summarise(runs: readonly ServiceRun[]): { rate: number; min: number; peakRssMb: number; startupMs: number; cpuUsPerEvent: number } {
-  const finite = (xs: number[]) => xs.filter((x) => Number.isFinite(x));
-  const rates = finite(runs.map((r) => r.eventsPerS));
-  const rss = finite(runs.map((r) => r.peakRssMb));
-  const startup = finite(runs.map((r) => r.startupMs));
-  const cpu = finite(runs.map((r) => r.cpuUsPerEvent));
-  return {
-    rate: rates.length > 0 ? median(rates) : 0,
-    min: rates.length > 0 ? min(rates) : 0,
-    peakRssMb: rss.length > 0 ? Math.max(...rss) : Number.NaN,
-    startupMs: startup.length > 0 ? median(startup) : Number.NaN,
-    cpuUsPerEvent: cpu.length > 0 ? median(cpu) : Number.NaN,
-  };
 }
 
 export async function cleanUp(admin: Admin, prefix: string): Promise<void> {

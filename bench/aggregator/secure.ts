@@ -17,7 +17,8 @@ import { grantBenchAcls, secureRatio, startBenchBroker, type Transport } from '.
 import { DEFAULT_SHAPE, eventSpanMs, generateEvents } from './events.js';
 import { BENCH_POLICIES, LONGEST_WINDOW_MS, PARTITIONS, benchKafka, createTopics, freshOutputTopics, preload, publishPolicies, type BenchSecurity } from './kafka.js';
 import { runCeilingProcess } from './ceiling-child.js';
-import { cleanUp, intEnv, summarise } from './main.js';
+import { cleanUp, intEnv } from './main.js';
+import { summarise } from './summary.js';
 import { CONSUMED_METRIC, freePort, serviceNodeArgs, timeService, type ServiceRun } from './service.js';
 
 const EVENTS = intEnv('BENCH_AGG_EVENTS', 1_000_000);
