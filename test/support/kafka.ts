@@ -25,7 +25,7 @@ export async function createTestTopic(admin: Admin, prefix: string, partitions =
  * deadline. A broker that dies mid-test becomes a KAFKA_UNAVAILABLE error naming
  * the topic and the cause, not a hang.
  */
-export async function produceOrFail(producer: Producer, topic: string, messages: { key: string; value: Buffer }[]): Promise<void> {
+export async function produceOrFail(producer: Producer, topic: string, messages: { key: string; value: Buffer | null }[]): Promise<void> {
   try {
     await withDeadline(producer.send({ topic, acks: -1, messages }), PRODUCE_DEADLINE_MS, `producing ${messages.length} record(s) to ${topic}`);
   } catch (cause) {

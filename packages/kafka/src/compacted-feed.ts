@@ -39,6 +39,8 @@ export interface CompactedFeedOptions {
 }
 
 const DEFAULT_SLOW_RECORD_MS = 1_000;
+const RESTART_FIRST_MS = 1_000;
+const RESTART_MAX_MS = 30_000;
 
 /**
  * Reads a compacted topic (policies, allowlist, bans) from the beginning and keeps
@@ -67,8 +69,14 @@ export class CompactedFeed {
   private readonly reached = new Map<number, bigint>();
   /** Callers waiting until every partition is read up to the offsets they saw. */
   private waiters: { targets: Map<number, bigint>; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  /** Why the consumer stopped for good (kafkajs does not restart it after an error it calls not retriable, an ACL refusal say). */
+  /** Why the consumer stopped before the feed first caught up (kafkajs does not restart it after an error it calls not retriable, an ACL refusal say). */
   private crashed: unknown;
+  /** True once start() has caught up: a later crash restarts the consumer instead of failing the feed. */
+  private started = false;
+  private stopping = false;
+  /** Restarts since the last batch read: the next backoff doubles with each. */
+  private restartsInARow = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: CompactedFeedOptions) {
     // A ban or a policy change reaches us within milliseconds whatever the fetch wait: the
@@ -82,7 +90,8 @@ export class CompactedFeed {
     // Without this, a feed refused by an ACL would wait for its catch-up for ever: it fails instead,
     // with the refusal the port named (access.ts), and so does the start of its service.
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
-      if (payload.restart) return;
+      if (payload.restart || this.stopping) return;
+      if (this.started) return this.restartLater(payload.error);
       this.crashed = payload.error;
       for (const w of this.waiters) w.reject(payload.error);
       this.waiters = [];
@@ -96,7 +105,14 @@ export class CompactedFeed {
     caughtUp.catch(() => undefined);
     await this.consumer.connect();
     await this.consumer.subscribe({ topic, fromBeginning: true });
-    await this.consumer.run({
+    await this.run();
+    await caughtUp;
+    this.started = true;
+  }
+
+  private run(): Promise<void> {
+    const { topic } = this.options;
+    return this.consumer.run({
       eachBatch: async ({ batch }) => {
         const dead: DlqRecord[] = [];
         for (const m of batch.messages) {
@@ -105,12 +121,39 @@ export class CompactedFeed {
         }
         if (batch.messages.length > 0) this.reached.set(batch.partition, BigInt(batch.lastOffset()) + 1n);
         this.checkCaughtUp();
+        this.restartsInARow = 0;
         // Not awaited: a DLQ Kafka cannot take now must not hold back the bans and policies behind it.
         if (dead.length > 0)
           void this.options.deadLetters?.(dead).catch((error: unknown) => this.options.logger.error({ err: error, topic, records: dead.length }, 'could not write skipped records to the DLQ'));
       },
     });
-    await caughtUp;
+  }
+
+  /**
+   * kafkajs gives up on a consumer for good after an error it does not retry: an ACL
+   * refusal, or a TypeError, RangeError, ReferenceError or SyntaxError anywhere in its
+   * fetch loop (its own metadata code throws a TypeError for a topic a broker lists
+   * without partitions; or a bug in this handler). An enforcer whose bans feed stopped
+   * would go on answering from a state that no longer moves. The consumer is started
+   * again, after 1 s doubling to 30 s while it keeps failing, from the offsets it
+   * committed; records read again are applied again (every record sets a key's state).
+   * Logged at error and counted (banstream_feed_restarts_total): the caches serve the last
+   * state they have meanwhile, and the feed's lag shows it.
+   */
+  private restartLater(error: unknown): void {
+    const delayMs = Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** this.restartsInARow);
+    this.restartsInARow++;
+    this.metrics?.restarts.inc({ feed: this.feed });
+    this.options.logger.error({ err: error, topic: this.options.topic, feed: this.feed, restartInMs: delayMs }, 'feed consumer stopped on an error Kafka does not retry: restarting it');
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (this.stopping) return;
+      // A failure to connect or join crashes it again, and comes back here.
+      this.consumer
+        .connect()
+        .then(() => this.run())
+        .catch((e: unknown) => (this.stopping ? undefined : this.restartLater(e)));
+    }, delayMs).unref();
   }
 
   /**
@@ -123,6 +166,8 @@ export class CompactedFeed {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
     await this.consumer.disconnect();
     // The group was this instance's alone; leave nothing behind on the broker.
     await this.options.admin.deleteGroups([this.options.groupId]).catch(() => undefined);

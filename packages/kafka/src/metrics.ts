@@ -10,6 +10,11 @@ export function feedMetrics(registry: Registry) {
       help: 'Records of a compacted topic skipped unapplied (their handler threw, or an earlier process stalled on them), by feed and reason code',
       labelNames: ['feed', 'reason'],
     }),
+    restarts: counter(registry, {
+      name: 'banstream_feed_restarts_total',
+      help: 'Times a compacted-topic reader was started again after its Kafka consumer stopped on an error the client does not retry, by feed',
+      labelNames: ['feed'],
+    }),
     slow: counter(registry, { name: 'banstream_feed_slow_records_total', help: 'Records of a compacted topic applied, but slower than the time budget', labelNames: ['feed'] }),
   };
 }

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CompactedFeed, type FeedRecord } from '@banstream/kafka';
+import { createMetricsRegistry } from '@banstream/platform';
+import { captureLogger, testInfra, waitUntil } from './support/infra.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
+import { produceOrFail } from './support/kafka.js';
+import { sumMetric } from './support/aggregator.js';
+
+/**
+ * kafkajs stops a consumer for good on an error it calls unrecoverable: a TypeError,
+ * RangeError, ReferenceError or SyntaxError anywhere in its fetch loop, its own (its
+ * metadata code throws a TypeError for a topic a broker lists without partitions) or
+ * one in our batch handler. A feed that has caught up must not go quiet then: an
+ * enforcer would keep answering from bans that no longer change. Here a dead-letter
+ * sink with a bug throws a TypeError once, in the handler, on the real broker.
+ */
+describe('compacted feed: a consumer kafkajs gives up on', () => {
+  const { kafkaBrokers } = testInfra();
+  let broker: TestBroker;
+
+  beforeAll(async () => {
+    broker = await connectTestBroker(kafkaBrokers, 1);
+  }, 60_000);
+  afterAll(async () => broker?.close());
+
+  it('is started again, counted and logged, and the records after the failure are applied', async () => {
+    const { kafka, admin, producer, topics } = broker;
+    const topic = topics.name('bans');
+    const applied = new Map<string, string | null>();
+    const log = captureLogger();
+    const registry = createMetricsRegistry('feed-restart-test', { defaultMetrics: false });
+    let sinkCalls = 0;
+    const feed = new CompactedFeed({
+      kafka,
+      admin,
+      topic,
+      groupId: `feed-restart-test.${topics.prefix}`,
+      logger: log.logger,
+      feed: 'bans',
+      registry,
+      onRecord: (r: FeedRecord) => {
+        const value = r.value?.toString('utf8') ?? null;
+        if (value === 'unreadable') throw new Error('not a ban');
+        applied.set(r.key, value);
+      },
+      // The planted bug: the first call throws in the handler instead of returning a rejected promise.
+      deadLetters: () => {
+        sinkCalls++;
+        if (sinkCalls === 1) throw new TypeError('planted: the dead-letter sink threw');
+        return Promise.resolve();
+      },
+    });
+    await produceOrFail(producer, topic, [{ key: 'ip:203.0.113.1', value: Buffer.from('first') }]);
+    await feed.start();
+    try {
+      expect(applied.get('ip:203.0.113.1')).toBe('first');
+
+      await produceOrFail(producer, topic, [{ key: 'ip:203.0.113.2', value: Buffer.from('unreadable') }]);
+      await waitUntil(() => sinkCalls >= 1, 'the unreadable record handed to the sink', 15_000);
+      await produceOrFail(producer, topic, [{ key: 'ip:203.0.113.3', value: Buffer.from('after the crash') }]);
+
+      // Read again from the committed offset: the unreadable record (sink called once more) and the next.
+      await waitUntil(() => applied.get('ip:203.0.113.3') === 'after the crash', 'the record after the crash applied', 30_000);
+      expect(sinkCalls).toBe(2);
+      expect(sumMetric(await registry.metrics(), 'banstream_feed_restarts_total', 'feed="bans"')).toBe(1);
+      const restarts = log.lines().filter((l) => l.msg === 'feed consumer stopped on an error Kafka does not retry: restarting it');
+      expect(restarts).toHaveLength(1);
+      expect(restarts[0]).toMatchObject({ level: 50, feed: 'bans', topic, restartInMs: 1_000 }); // pino's error;
+
+      // Caught up again: catchUp() answers for records written after the restart.
+      await produceOrFail(producer, topic, [{ key: 'ip:203.0.113.4', value: null }]);
+      await feed.catchUp();
+      expect(applied.get('ip:203.0.113.4')).toBeNull();
+    } finally {
+      await feed.stop();
+    }
+  }, 60_000);
+});
