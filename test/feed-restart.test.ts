@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompactedFeed, type FeedRecord } from '@banstream/kafka';
+import { CompactedFeed, whenGivenUp, type FeedRecord } from '@banstream/kafka';
 import { createMetricsRegistry } from '@banstream/platform';
 import { captureLogger, testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
@@ -73,6 +73,34 @@ describe('compacted feed: a consumer kafkajs gives up on', () => {
       expect(applied.get('ip:203.0.113.4')).toBeNull();
     } finally {
       await feed.stop();
+    }
+  }, 60_000);
+
+  it('whenGivenUp tells a TypeError in the batch handler (given up) from a plain error (kafkajs restarts)', async () => {
+    const { kafka, producer, topics } = broker;
+    const topic = topics.name('counts');
+    const given: Error[] = [];
+    const consumer = kafka.consumer({ groupId: `given-up-test.${topics.prefix}`, maxWaitTimeInMs: 100 });
+    whenGivenUp(consumer, (error) => given.push(error));
+    let batches = 0;
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    try {
+      await consumer.run({
+        eachBatch: async () => {
+          batches++;
+          // kafkajs retries the first (a plain Error), then restarts the consumer; it stops for good on the TypeError.
+          if (batches === 1) throw new Error('planted: retried');
+          throw new TypeError('planted: given up');
+        },
+      });
+      await produceOrFail(producer, topic, [{ key: 'k', value: Buffer.from('v') }]);
+      await waitUntil(() => given.length > 0, 'kafkajs to give up on the consumer', 30_000);
+      expect(batches).toBe(2);
+      expect(given).toHaveLength(1);
+      expect((given[0]!.cause as Error).name).toBe('TypeError');
+    } finally {
+      await consumer.disconnect();
     }
   }, 60_000);
 });

@@ -1,5 +1,6 @@
 import type { Admin, Consumer, Kafka } from 'kafkajs';
 import { feedMetrics } from './metrics.js';
+import { whenGivenUp } from './given-up.js';
 import type { DlqRecord } from '@banstream/schemas';
 import { unwatched, type Logger, type RecordWatch, type Registry } from '@banstream/platform';
 import { deadLetterRecord, DLQ_REASON, reasonOfError, type DeadLetterReason, type DeadLetterSink } from './dead-letter.js';
@@ -89,11 +90,11 @@ export class CompactedFeed {
     this.metrics = options.registry && feedMetrics(options.registry);
     // Without this, a feed refused by an ACL would wait for its catch-up for ever: it fails instead,
     // with the refusal the port named (access.ts), and so does the start of its service.
-    this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
-      if (payload.restart || this.stopping) return;
-      if (this.started) return this.restartLater(payload.error);
-      this.crashed = payload.error;
-      for (const w of this.waiters) w.reject(payload.error);
+    whenGivenUp(this.consumer, (error) => {
+      if (this.stopping) return;
+      if (this.started) return this.restartLater(error);
+      this.crashed = error;
+      for (const w of this.waiters) w.reject(error);
       this.waiters = [];
     });
   }

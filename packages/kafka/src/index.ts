@@ -12,6 +12,7 @@ export { ensureTopics, type EnsureTopicsResult } from './topic-admin.js';
 export { kafkaSecurityFromConfig, kafkaPrincipal, type KafkaSecurity, type KafkaSecurityConfig, type SaslMechanism } from './security.js';
 export { accessRefusal, namedRefusal, ACCESS_REFUSALS, type AccessAttempt, type AccessRefusal } from './access.js';
 export { kafkaEnv, kafkaSecurityEnv, kafkaFromConfig, ensureTopicsFromConfig, kafkaReachable, type KafkaConfig } from './from-config.js';
+export { whenGivenUp } from './given-up.js';
 export { CompactedFeed, type CompactedFeedOptions, type FeedRecord } from './compacted-feed.js';
 export { feedMetrics } from './metrics.js';
 export { createTopicsEnv } from './cli/create-topics-env.js';

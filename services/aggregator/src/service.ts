@@ -1,6 +1,6 @@
 import { Allowlist, PolicyBook } from '@banstream/core';
 import { Occasional, unwatched } from '@banstream/platform';
-import { accessRefusal, CompactedFeed, DLQ_REASON, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, RenewableProducer, topicFullName } from '@banstream/kafka';
+import { accessRefusal, CompactedFeed, whenGivenUp, DLQ_REASON, ensureTopicsFromConfig, kafkaFromConfig, kafkaReachable, KeyPartitioner, RenewableProducer, topicFullName } from '@banstream/kafka';
 import type { RunServiceDeps, Service } from '@banstream/platform';
 import { allowlistEntry, loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { aggregatorEnv, stateDirOf, type AggregatorConfig } from './config.js';
@@ -41,6 +41,19 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
     if (deps.fail) deps.fail(error);
     else logger.fatal({ err: error }, (error as Error).message);
     return true;
+  };
+  /**
+   * kafkajs stops a consumer for good after an error it does not retry (a TypeError in its
+   * own fetch loop, say): a stage stopped so counts and bans nothing while the process
+   * looks alive. The process fails instead (exit 1): its supervisor starts a new worker,
+   * which rebuilds the windows from Kafka. (The compacted feeds restart themselves.)
+   */
+  const stageGivenUp = (stage: string, cause: Error): void => {
+    if (refusedByKafka(cause) || failing) return;
+    failing = true;
+    const error = new Error(`the aggregator's ${stage} consumer stopped on an error Kafka does not retry: ${cause.message}`, { cause });
+    if (deps.fail) deps.fail(error);
+    else logger.fatal({ err: error, stage }, error.message);
   };
   const consumer = kafka.consumer.bind(kafka);
   kafka.consumer = (options) => {
@@ -184,6 +197,7 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
           }),
       });
       stages = { events: new EventsStage(ctx), subjects: new SubjectsStage(ctx) };
+      for (const [name, stage] of Object.entries(stages)) whenGivenUp(stage.consumer, (error) => stageGivenUp(name, error));
       await Promise.all([stages.events.connect(), stages.subjects.connect()]);
       // The workers of a supervisor join the groups at once: one rebalance, not one per worker.
       await deps.startTogether?.();
