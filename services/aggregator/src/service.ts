@@ -44,16 +44,16 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
   };
   /**
    * kafkajs stops a consumer for good after an error it does not retry (a TypeError in its
-   * own fetch loop, say): a stage stopped so counts and bans nothing while the process
-   * looks alive. The process fails instead (exit 1): its supervisor starts a new worker,
+   * own fetch loop, say): a stage stopped so counts and bans nothing, a notifier posts
+   * nothing, while the process looks alive. The process fails instead (exit 1): its supervisor starts a new worker,
    * which rebuilds the windows from Kafka. (The compacted feeds restart themselves.)
    */
-  const stageGivenUp = (stage: string, cause: Error): void => {
+  const consumerGivenUp = (what: string, cause: Error): void => {
     if (refusedByKafka(cause) || failing) return;
     failing = true;
-    const error = new Error(`the aggregator's ${stage} consumer stopped on an error Kafka does not retry: ${cause.message}`, { cause });
+    const error = new Error(`the aggregator's ${what} consumer stopped on an error Kafka does not retry: ${cause.message}`, { cause });
     if (deps.fail) deps.fail(error);
-    else logger.fatal({ err: error, stage }, error.message);
+    else logger.fatal({ err: error, consumer: what }, error.message);
   };
   const consumer = kafka.consumer.bind(kafka);
   kafka.consumer = (options) => {
@@ -156,6 +156,7 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
       const metadata = await admin.fetchTopicMetadata({ topics: [topics.events, topics.subjects] });
       const partitionsOf = (name: string) => metadata.topics.find((t) => t.name === name)?.partitions.length ?? 0;
       if (config.GEO_ALERT_ENABLED) geo = geoAlerting({ config, kafka, admin, logger, metrics, topics, catalog, instance });
+      if (geo?.notifier) whenGivenUp(geo.notifier.consumer, (error) => consumerGivenUp('webhook notifier', error));
       await Promise.all([...feeds.map((f) => f.start()), geo?.baselines.start(), geo?.notifier?.start()]);
       logger.info({ policies: book.policies.map((p) => p.id), allowlist: allowlist.size, bans: ledger.size, baselines: geo?.baselines.size }, 'policies, allowlist, bans and baselines read');
       await Promise.all([decisions.connect(), bulk.connect()]);
@@ -197,7 +198,7 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
           }),
       });
       stages = { events: new EventsStage(ctx), subjects: new SubjectsStage(ctx) };
-      for (const [name, stage] of Object.entries(stages)) whenGivenUp(stage.consumer, (error) => stageGivenUp(name, error));
+      for (const [name, stage] of Object.entries(stages)) whenGivenUp(stage.consumer, (error) => consumerGivenUp(name, error));
       await Promise.all([stages.events.connect(), stages.subjects.connect()]);
       // The workers of a supervisor join the groups at once: one rebalance, not one per worker.
       await deps.startTogether?.();

@@ -30,7 +30,7 @@ const HEARTBEAT_EVERY_MS = 1_000;
  * at the end of the topic the first time the group is seen.
  */
 export class WebhookNotifier {
-  private readonly consumer: Consumer;
+  readonly consumer: Consumer;
   private readonly codec;
   private readonly logger: Logger;
   private stopping = false;
