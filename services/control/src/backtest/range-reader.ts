@@ -1,4 +1,4 @@
-import type { Admin, Kafka } from '@banstream/kafka';
+import { whenGivenUp, type Admin, type Kafka } from '@banstream/kafka';
 import type { Logger } from '@banstream/platform';
 import { TimeMerge } from './merge.js';
 
@@ -70,6 +70,8 @@ export async function readRange(options: RangeReaderOptions): Promise<{ records:
     }
     if (merge.done) finish();
   };
+  // Without this, a consumer kafkajs gives up on (a TypeError in its fetch loop) would hold the backtest for ever.
+  whenGivenUp(consumer, fail);
   const onAbort = () => fail(new Error('backtest cancelled'));
   options.signal?.addEventListener('abort', onAbort);
   try {
