@@ -8,6 +8,9 @@ import { availableParallelism, cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** For a spawned service or helper: its output goes to stderr, so the result stays the last line of stdout. */
+export const CHILD_STDIO: ['ignore', number, number] = ['ignore', 2, 2];
+
 export interface Machine {
   cores: number;
   node: string;

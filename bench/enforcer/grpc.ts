@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import { credentials, type Client } from '@grpc/grpc-js';
 import { authorizationService } from '../../services/enforcer/src/grpc/protos.js';
 import type { CheckRequest } from '../../services/enforcer/src/grpc/messages.js';
-import { median, note } from '../lib.js';
+import { CHILD_STDIO, median, note } from '../lib.js';
 import { freePort, serviceNodeArgs, waitReady } from '../aggregator/service.js';
 import { echoClient, ECHO_SERVER } from './grpc-echo.js';
 
@@ -117,9 +117,9 @@ export async function measureGrpc(env: Record<string, string>): Promise<GrpcFigu
     children.push(
       spawn(process.execPath, [...(process.env.BENCH_GRPC_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...serviceNodeArgs('enforcer')], {
         env: { PATH: process.env.PATH ?? '', ...env, HTTP_PORT: String(httpPort), ENFORCER_GRPC_PORT: String(grpcPort), LOG_LEVEL: 'warn' },
-        stdio: 'inherit',
+        stdio: CHILD_STDIO,
       }),
-      spawn(process.execPath, ['--input-type=module', '-e', ECHO_SERVER], { env: { PATH: process.env.PATH ?? '', PORT: String(echoPort) }, stdio: 'inherit' }),
+      spawn(process.execPath, ['--input-type=module', '-e', ECHO_SERVER], { env: { PATH: process.env.PATH ?? '', PORT: String(echoPort) }, stdio: CHILD_STDIO }),
     );
     await waitReady(`http://127.0.0.1:${httpPort}/readyz`);
     const { Client, service } = authorizationService();

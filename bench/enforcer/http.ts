@@ -23,7 +23,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import autocannon from 'autocannon';
-import { median, note } from '../lib.js';
+import { CHILD_STDIO, median, note } from '../lib.js';
 import { freePort, serviceNodeArgs } from '../aggregator/service.js';
 
 const DURATION_S = 2;
@@ -150,12 +150,12 @@ export async function measureHttp(env: Record<string, string>): Promise<HttpFigu
   const sidecar = (port: number, batch: boolean) =>
     spawn(process.execPath, serviceNodeArgs('enforcer'), {
       env: { PATH: process.env.PATH ?? '', ...env, HTTP_PORT: String(port), LOG_LEVEL: 'warn', ENFORCER_BATCH_ANSWERS: String(batch) },
-      stdio: 'inherit',
+      stdio: CHILD_STDIO,
     });
   try {
     children.push(sidecar(sidecarPort, true), sidecar(unbatchedPort, false));
     const helloWorld = (port: number, batch: boolean) =>
-      spawn(process.execPath, ['--input-type=module', '-e', HELLO], { env: { PATH: process.env.PATH ?? '', PORT: String(port), BATCH: batch ? '1' : '0' }, stdio: 'inherit' });
+      spawn(process.execPath, ['--input-type=module', '-e', HELLO], { env: { PATH: process.env.PATH ?? '', PORT: String(port), BATCH: batch ? '1' : '0' }, stdio: CHILD_STDIO });
     children.push(helloWorld(helloPort, false), helloWorld(batchedHelloPort, true));
     await waitReady(`http://127.0.0.1:${sidecarPort}/readyz`);
     await waitReady(`http://127.0.0.1:${unbatchedPort}/readyz`);
