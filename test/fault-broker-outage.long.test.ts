@@ -53,11 +53,12 @@ describe('fault: the broker stopped for 30 s', () => {
     const kafka = testKafka(KAFKA_BROKERS, captureLogger().logger);
     const admin = kafka.admin();
     await admin.connect();
+    const enforcerLog = captureLogger();
     enforcer = createEnforcer({
       kafka,
       admin,
       topicPrefix: p.broker.topics.prefix,
-      logger: captureLogger().logger,
+      logger: enforcerLog.logger,
       registry: createMetricsRegistry('outage', { defaultMetrics: false }),
       instanceId: 'outage',
     });
@@ -98,7 +99,18 @@ describe('fault: the broker stopped for 30 s', () => {
     });
     // A ban decided after the restart reaches the enforcer through its own, resumed feed.
     await waitUntil(() => p.ban('ip:203.0.113.6').then(() => true), 'the broker to take a new ban', 60_000, 500);
-    await waitUntil(async () => !(await decide('203.0.113.6')).allowed, 'the new ban at the enforcer', 60_000, 100);
+    // On a failure, what the enforcer logged at error (a feed restarted, say) is the lead.
+    const enforcerErrors = () =>
+      enforcerLog
+        .lines()
+        .filter((l) => (l.level as number) >= 50)
+        .map((l) => `${l.msg} (${JSON.stringify(l.err ?? l.feed ?? '')})`);
+    await waitUntil(
+      async () => !(await decide('203.0.113.6')).allowed,
+      () => `the new ban at the enforcer; its errors: ${enforcerErrors().join(' | ') || 'none'}`,
+      60_000,
+      100,
+    );
     expect((await decide('203.0.113.5')).source).toBe('ban');
     traffic.stop();
 
