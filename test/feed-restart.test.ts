@@ -57,11 +57,14 @@ describe('compacted feed: a consumer kafkajs gives up on', () => {
 
       await produceOrFail(producer, topic, [{ key: 'ip:203.0.113.2', value: Buffer.from('unreadable') }]);
       await waitUntil(() => sinkCalls >= 1, 'the unreadable record handed to the sink', 15_000);
+      // Down (an enforcer reports not ready) until the consumer has joined again.
+      await waitUntil(() => feed.down, 'the feed to say it is down', 5_000, 10);
       await produceOrFail(producer, topic, [{ key: 'ip:203.0.113.3', value: Buffer.from('after the crash') }]);
 
       // Read again from the committed offset: the unreadable record (sink called once more) and the next.
       await waitUntil(() => applied.get('ip:203.0.113.3') === 'after the crash', 'the record after the crash applied', 30_000);
       expect(sinkCalls).toBe(2);
+      expect(feed.down).toBe(false);
       expect(sumMetric(await registry.metrics(), 'banstream_feed_restarts_total', 'feed="bans"')).toBe(1);
       const restarts = log.lines().filter((l) => l.msg === 'feed consumer stopped on an error Kafka does not retry: restarting it');
       expect(restarts).toHaveLength(1);
@@ -89,7 +92,7 @@ describe('compacted feed: a consumer kafkajs gives up on', () => {
       await consumer.run({
         eachBatch: async () => {
           batches++;
-          // kafkajs retries the first (a plain Error), then restarts the consumer; it stops for good on the TypeError.
+          // kafkajs retries the batch after a plain Error, within its fetch loop; it stops for good on the TypeError.
           if (batches === 1) throw new Error('planted: retried');
           throw new TypeError('planted: given up');
         },
@@ -101,6 +104,39 @@ describe('compacted feed: a consumer kafkajs gives up on', () => {
       expect((given[0]!.cause as Error).name).toBe('TypeError');
     } finally {
       await consumer.disconnect();
+      await broker.admin.deleteGroups([`given-up-test.${topics.prefix}`]).catch(() => undefined);
     }
+  }, 60_000);
+
+  it('stopped while a restart waits, starts no consumer again', async () => {
+    const { kafka, admin, producer, topics } = broker;
+    const topic = topics.name('allowlist');
+    const registry = createMetricsRegistry('feed-restart-stop-test', { defaultMetrics: false });
+    const applied: string[] = [];
+    const feed = new CompactedFeed({
+      kafka,
+      admin,
+      topic,
+      groupId: `feed-restart-stop-test.${topics.prefix}`,
+      logger: captureLogger().logger,
+      feed: 'allowlist',
+      registry,
+      onRecord: (r) => {
+        if (r.value?.toString('utf8') === 'unreadable') throw new Error('not an entry');
+        applied.push(r.key);
+      },
+      deadLetters: () => {
+        throw new TypeError('planted: the dead-letter sink threw');
+      },
+    });
+    await feed.start();
+    await produceOrFail(producer, topic, [{ key: 'a', value: Buffer.from('unreadable') }]);
+    await waitUntil(() => feed.down, 'the feed to be given up on', 15_000, 10);
+    await feed.stop();
+    await produceOrFail(producer, topic, [{ key: 'b', value: Buffer.from('after the stop') }]);
+    // Past the 1 s the restart would have waited.
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(applied).toEqual([]);
+    expect(sumMetric(await registry.metrics(), 'banstream_feed_restarts_total', 'feed="allowlist"')).toBe(1);
   }, 60_000);
 });

@@ -42,6 +42,7 @@ export interface CompactedFeedOptions {
 const DEFAULT_SLOW_RECORD_MS = 1_000;
 const RESTART_FIRST_MS = 1_000;
 const RESTART_MAX_MS = 30_000;
+const RESTART_HEALTHY_MS = 60_000;
 
 /**
  * Reads a compacted topic (policies, allowlist, bans) from the beginning and keeps
@@ -75,9 +76,13 @@ export class CompactedFeed {
   /** True once start() has caught up: a later crash restarts the consumer instead of failing the feed. */
   private started = false;
   private stopping = false;
-  /** Restarts since the last batch read: the next backoff doubles with each. */
+  /** Restarts less than RESTART_HEALTHY_MS apart: the next backoff doubles with each. */
   private restartsInARow = 0;
+  private lastRestartAt = 0;
   private restartTimer: NodeJS.Timeout | undefined;
+  /** The restart under way (connect, then join), awaited by stop(). */
+  private restarting: Promise<void> | undefined;
+  private givenUp = false;
 
   constructor(private readonly options: CompactedFeedOptions) {
     // A ban or a policy change reaches us within milliseconds whatever the fetch wait: the
@@ -122,7 +127,6 @@ export class CompactedFeed {
         }
         if (batch.messages.length > 0) this.reached.set(batch.partition, BigInt(batch.lastOffset()) + 1n);
         this.checkCaughtUp();
-        this.restartsInARow = 0;
         // Not awaited: a DLQ Kafka cannot take now must not hold back the bans and policies behind it.
         if (dead.length > 0)
           void this.options.deadLetters?.(dead).catch((error: unknown) => this.options.logger.error({ err: error, topic, records: dead.length }, 'could not write skipped records to the DLQ'));
@@ -138,23 +142,43 @@ export class CompactedFeed {
    * would go on answering from a state that no longer moves. The consumer is started
    * again, after 1 s doubling to 30 s while it keeps failing, from the offsets it
    * committed; records read again are applied again (every record sets a key's state).
-   * Logged at error and counted (banstream_feed_restarts_total): the caches serve the last
-   * state they have meanwhile, and the feed's lag shows it.
+   * Logged at error and counted (banstream_feed_restarts_total); `down` until the
+   * consumer has joined again (an enforcer reports not ready meanwhile, answering from
+   * the last state it read). The backoff starts again at 1 s once the consumer has
+   * lasted RESTART_HEALTHY_MS.
    */
   private restartLater(error: unknown): void {
+    this.givenUp = true;
+    const now = Date.now();
+    if (now - this.lastRestartAt > RESTART_HEALTHY_MS) this.restartsInARow = 0;
+    this.lastRestartAt = now;
     const delayMs = Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** this.restartsInARow);
     this.restartsInARow++;
     this.metrics?.restarts.inc({ feed: this.feed });
     this.options.logger.error({ err: error, topic: this.options.topic, feed: this.feed, restartInMs: delayMs }, 'feed consumer stopped on an error Kafka does not retry: restarting it');
+    clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.stopping) return;
-      // A failure to connect or join crashes it again, and comes back here.
-      this.consumer
-        .connect()
-        .then(() => this.run())
-        .catch((e: unknown) => (this.stopping ? undefined : this.restartLater(e)));
+      this.restarting = this.restart().finally(() => (this.restarting = undefined));
     }, delayMs).unref();
+  }
+
+  private async restart(): Promise<void> {
+    try {
+      await this.consumer.connect();
+      if (this.stopping) return;
+      // Resolves once joined; a failure to join crashes the consumer again, which comes back to restartLater.
+      await this.run();
+      if (this.restartTimer === undefined) this.givenUp = false;
+    } catch (error) {
+      if (!this.stopping) this.restartLater(error);
+    }
+  }
+
+  /** True from a crash kafkajs gave up on until the restarted consumer has joined its group. */
+  get down(): boolean {
+    return this.givenUp;
   }
 
   /**
@@ -169,6 +193,8 @@ export class CompactedFeed {
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.restartTimer);
+    // A restart under way ends first, so no consumer joins after the disconnect.
+    await this.restarting;
     await this.consumer.disconnect();
     // The group was this instance's alone; leave nothing behind on the broker.
     await this.options.admin.deleteGroups([this.options.groupId]).catch(() => undefined);

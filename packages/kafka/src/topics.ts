@@ -45,7 +45,7 @@ export function topicSpecs(options: TopicLayoutOptions): TopicSpec[] {
   const minIsr = String(Math.min(2, options.replicationFactor));
 
   const configs: Record<TopicName, Record<string, string>> = {
-    events: { ...deleteAfter(eventsRetention), 'compression.type': 'producer', ...appendTime },
+    events: { ...deleteAfter(eventsRetention), ...appendTime },
     bans: compactWithTombstones,
     counts: compact,
     policies: compactWithTombstones,
@@ -67,6 +67,9 @@ export function topicSpecs(options: TopicLayoutOptions): TopicSpec[] {
     // Control topics are small; one partition keeps their order total and cheap to rebuild.
     numPartitions: topic === 'events' || topic === 'counts' || topic === 'bans' || topic === 'ban-history' || topic.startsWith('aggregator-') ? options.partitions : 1,
     replicationFactor: options.replicationFactor,
-    configs: { ...configs[topic], 'min.insync.replicas': minIsr },
+    // kafkajs reads no Snappy, LZ4 or ZSTD batch (KafkaJSNotImplemented) and gives up on the
+    // consumer that meets one: any producer could stop a reader so. Kept uncompressed, the
+    // broker decompresses such a batch on write. banstream's own producers do not compress.
+    configs: { ...configs[topic], 'compression.type': 'uncompressed', 'min.insync.replicas': minIsr },
   }));
 }

@@ -1,6 +1,6 @@
 import type { Admin, Kafka } from '@banstream/kafka';
 import { checkTimeZone, GeoSettings, parseGeoOverrides, parseGeoTimeZones, type DetectorOptions } from '@banstream/core';
-import type { Logger } from '@banstream/platform';
+import type { Logger, Registry } from '@banstream/platform';
 import type { SchemaCatalog } from '@banstream/schemas';
 import type { AggregatorConfig } from './config.js';
 import { BaselineFeed } from './kafka/baseline-feed.js';
@@ -22,6 +22,8 @@ interface GeoDeps {
   admin: Admin;
   logger: Logger;
   metrics: AggregatorMetrics;
+  /** Where the baselines feed counts its skipped records and restarts. */
+  registry: Registry;
   topics: AggregatorTopics;
   catalog: SchemaCatalog;
   /** Unique per process: the baselines feed reads every record in a group of its own. */
@@ -33,14 +35,14 @@ interface GeoDeps {
  * zone fails the start with CONFIG_INVALID), the baselines topic every instance
  * reads, and the webhook notifier.
  */
-export function geoAlerting({ config, kafka, admin, logger, metrics, topics, catalog, instance }: GeoDeps): GeoAlerting {
+export function geoAlerting({ config, kafka, admin, logger, metrics, registry, topics, catalog, instance }: GeoDeps): GeoAlerting {
   const settings = new GeoSettings(
     { ratio: config.GEO_ALERT_RATIO, z: config.GEO_ALERT_Z, minRate: config.GEO_ALERT_MIN_RATE },
     parseGeoOverrides(config.GEO_ALERT_OVERRIDES),
     parseGeoTimeZones(config.GEO_TIME_ZONES),
     checkTimeZone(config.GEO_DEFAULT_TIME_ZONE),
   );
-  const baselines = new BaselineFeed({ kafka, admin, logger, catalog, topic: topics.baselines, groupId: `${config.AGGREGATOR_GROUP_ID}.baselines.${instance}` });
+  const baselines = new BaselineFeed({ kafka, admin, logger, registry, catalog, topic: topics.baselines, groupId: `${config.AGGREGATOR_GROUP_ID}.baselines.${instance}` });
   const url = config.GEO_ALERT_WEBHOOK_URL;
   const notifier =
     url === undefined

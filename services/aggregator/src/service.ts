@@ -155,7 +155,7 @@ export function createAggregatorService(deps: RunServiceDeps<AggregatorConfig>):
       if (ensured) logger.info({ created: ensured.created }, 'topics ensured');
       const metadata = await admin.fetchTopicMetadata({ topics: [topics.events, topics.subjects] });
       const partitionsOf = (name: string) => metadata.topics.find((t) => t.name === name)?.partitions.length ?? 0;
-      if (config.GEO_ALERT_ENABLED) geo = geoAlerting({ config, kafka, admin, logger, metrics, topics, catalog, instance });
+      if (config.GEO_ALERT_ENABLED) geo = geoAlerting({ config, kafka, admin, logger, metrics, registry, topics, catalog, instance });
       if (geo?.notifier) whenGivenUp(geo.notifier.consumer, (error) => consumerGivenUp('webhook notifier', error));
       await Promise.all([...feeds.map((f) => f.start()), geo?.baselines.start(), geo?.notifier?.start()]);
       logger.info({ policies: book.policies.map((p) => p.id), allowlist: allowlist.size, bans: ledger.size, baselines: geo?.baselines.size }, 'policies, allowlist, bans and baselines read');

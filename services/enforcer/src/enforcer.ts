@@ -55,9 +55,11 @@ export interface Enforcer {
   start(): Promise<void>;
   stop(): Promise<void>;
   /**
-   * True once every cache has caught up with its topic. Until then check() waits (a
-   * bounded time) for the policies and the allowlist, and decides by failure modes
-   * with the source `warming` rather than allow for lack of data (warm-up.ts).
+   * True once every cache has caught up with its topic, and false again while a feed's
+   * consumer is being started again after Kafka's client gave up on it. Until the first
+   * catch-up check() waits (a bounded time) for the policies and the allowlist, and
+   * decides by failure modes with the source `warming` rather than allow for lack of
+   * data (warm-up.ts); afterwards it answers from the caches.
    */
   readonly ready: boolean;
   check(request: Omit<RequestInput, 'timestamp'>): Promise<Decision>;
@@ -177,7 +179,8 @@ export function createEnforcer(options: EnforcerOptions): Enforcer {
 
   return {
     get ready() {
-      return ready;
+      // A feed whose consumer is being started again (CompactedFeed) does not move: its cache is the last state read.
+      return ready && !feeds.some((f) => f.down);
     },
     bans: state.bans,
     async start() {

@@ -1,5 +1,5 @@
 import { CompactedFeed, type Admin, type Kafka } from '@banstream/kafka';
-import type { Logger } from '@banstream/platform';
+import type { Logger, Registry } from '@banstream/platform';
 import { SCHEMA_NAMES, type SchemaCatalog } from '@banstream/schemas';
 import type { DetectorSnapshot } from '@banstream/core';
 import { snapshotOf } from '@banstream/engine';
@@ -10,6 +10,8 @@ export interface BaselineFeedOptions {
   topic: string;
   groupId: string;
   logger: Logger;
+  /** Where its skipped records and restarts are counted (feed `baselines`). */
+  registry?: Registry;
   catalog: SchemaCatalog;
 }
 
@@ -32,6 +34,8 @@ export class BaselineFeed {
       topic: options.topic,
       groupId: options.groupId,
       logger: options.logger,
+      feed: 'baselines',
+      registry: options.registry,
       onRecord: (r) => {
         if (r.value === null) this.latest.delete(r.key);
         else this.latest.set(r.key, r.value);

@@ -56,6 +56,9 @@ export async function readRange(options: RangeReaderOptions): Promise<{ records:
     finish = resolve;
     fail = reject;
   });
+  // Awaited below; marked handled now, as it may fail while the consumer is still joining.
+  finished.catch(() => undefined);
+  let givenUp: Error | undefined;
   const release = () => {
     for (const record of merge.drain()) {
       options.onRecord(record);
@@ -71,7 +74,10 @@ export async function readRange(options: RangeReaderOptions): Promise<{ records:
     if (merge.done) finish();
   };
   // Without this, a consumer kafkajs gives up on (a TypeError in its fetch loop) would hold the backtest for ever.
-  whenGivenUp(consumer, fail);
+  whenGivenUp(consumer, (error) => {
+    givenUp = error;
+    fail(error);
+  });
   const onAbort = () => fail(new Error('backtest cancelled'));
   options.signal?.addEventListener('abort', onAbort);
   try {
@@ -100,6 +106,8 @@ export async function readRange(options: RangeReaderOptions): Promise<{ records:
         release();
       },
     });
+    // Given up on while joining: kafkajs has dropped the group, and a seek would fail with a lesser error.
+    if (givenUp) throw givenUp;
     for (const [partition, r] of range) consumer.seek({ topic, partition, offset: r.start.toString() });
     await finished;
     return { records: read, total };

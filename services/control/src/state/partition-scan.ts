@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Admin, Kafka } from '@banstream/kafka';
+import { whenGivenUp, type Admin, type Kafka } from '@banstream/kafka';
 
 export interface ScanRequest<T> {
   topic: string;
@@ -93,6 +93,12 @@ export class PartitionScanner {
       finish();
     };
     const timer = setTimeout(() => stop(next), Math.max(0, deadline - Date.now()));
+    // A consumer kafkajs gives up on would read nothing until the deadline, and the page would look merely unfinished.
+    let givenUp: Error | undefined;
+    whenGivenUp(consumer, (error) => {
+      givenUp = error;
+      stop(next);
+    });
     try {
       await consumer.connect();
       await consumer.subscribe({ topic, fromBeginning: false });
@@ -120,8 +126,10 @@ export class PartitionScanner {
           if (Number(batch.lastOffset()) >= end - 1) stop(null);
         },
       });
+      if (givenUp) throw givenUp;
       consumer.seek({ topic, partition, offset: String(begin) });
       await finished;
+      if (givenUp) throw givenUp;
       if (page.next !== null && page.next >= end) page.next = null;
       return page;
     } finally {

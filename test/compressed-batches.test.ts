@@ -1,0 +1,60 @@
+import { createRequire } from 'node:module';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CompactedFeed, CompressionTypes } from '@banstream/kafka';
+import { captureLogger, testInfra } from './support/infra.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
+import { snappyLiterals } from './support/snappy.js';
+
+// The producer here stands for anyone who may write to a topic (an edge's credentials, an
+// operator's tool): it uses kafkajs's codec table directly, as the attacker's client would.
+const { CompressionCodecs } = createRequire(import.meta.url)('kafkajs') as { CompressionCodecs: Record<number, () => unknown> };
+
+/**
+ * kafkajs 2.2.4 reads no Snappy, LZ4 or ZSTD batch: it throws KafkaJSNotImplemented and
+ * gives up on the consumer for good. Every topic is kept `compression.type=uncompressed`
+ * (packages/kafka topics.ts), so the broker stores such a batch uncompressed and every
+ * reader reads it. Without that setting the feed below never starts.
+ */
+describe('a batch compressed with a codec kafkajs cannot read', () => {
+  const { kafkaBrokers } = testInfra();
+  let broker: TestBroker;
+
+  beforeAll(async () => {
+    broker = await connectTestBroker(kafkaBrokers, 1);
+  }, 60_000);
+  afterAll(async () => broker?.close());
+
+  it('is stored uncompressed by the broker, so a compacted feed reads it and the records after it', async () => {
+    const { kafka, admin, producer, topics } = broker;
+    const topic = topics.name('bans');
+    const refuse = CompressionCodecs[CompressionTypes.Snappy]!;
+    CompressionCodecs[CompressionTypes.Snappy] = () => ({
+      compress: async (encoder: { buffer: Buffer }) => snappyLiterals(encoder.buffer),
+      decompress: async () => {
+        throw new Error('this process reads no Snappy: only the broker may');
+      },
+    });
+    try {
+      await producer.send({ topic, acks: -1, compression: CompressionTypes.Snappy, messages: [{ key: 'ip:203.0.113.10', value: Buffer.from('written as Snappy') }] });
+    } finally {
+      CompressionCodecs[CompressionTypes.Snappy] = refuse;
+    }
+    await producer.send({ topic, acks: -1, messages: [{ key: 'ip:203.0.113.11', value: Buffer.from('written plain') }] });
+
+    const applied = new Map<string, string>();
+    const feed = new CompactedFeed({
+      kafka,
+      admin,
+      topic,
+      groupId: `compressed-batches-test.${topics.prefix}`,
+      logger: captureLogger().logger,
+      onRecord: (r) => applied.set(r.key, r.value?.toString('utf8') ?? ''),
+    });
+    try {
+      await feed.start();
+      expect(Object.fromEntries(applied)).toEqual({ 'ip:203.0.113.10': 'written as Snappy', 'ip:203.0.113.11': 'written plain' });
+    } finally {
+      await feed.stop();
+    }
+  }, 60_000);
+});
