@@ -13,7 +13,9 @@ const { CompressionCodecs } = createRequire(import.meta.url)('kafkajs') as { Com
  * kafkajs 2.2.4 reads no Snappy, LZ4 or ZSTD batch: it throws KafkaJSNotImplemented and
  * gives up on the consumer for good. Every topic is kept `compression.type=uncompressed`
  * (packages/kafka topics.ts), so the broker stores such a batch uncompressed and every
- * reader reads it. Without that setting the feed below never starts.
+ * reader reads it (without that setting the feed below never starts), and a batch that
+ * would be over the broker's size limit uncompressed is refused at the door instead of
+ * being decompressed by every reader.
  */
 describe('a batch compressed with a codec kafkajs cannot read', () => {
   const { kafkaBrokers } = testInfra();
@@ -56,5 +58,16 @@ describe('a batch compressed with a codec kafkajs cannot read', () => {
     } finally {
       await feed.stop();
     }
+  }, 60_000);
+
+  it('is refused whole when it would be larger than the broker takes uncompressed (a gzip bomb)', async () => {
+    const { producer, topics } = broker;
+    const topic = topics.name('events');
+    // 16 MiB of zeros is about 16 KiB of gzip: under the broker's 1 MiB limit as written,
+    // far over it once decompressed, which is what kafkajs would have to hold.
+    const bomb = Buffer.alloc(16 << 20);
+    await expect(producer.send({ topic, acks: -1, compression: CompressionTypes.GZIP, messages: [{ key: '203.0.113.0/24', value: bomb }] })).rejects.toThrow(/larger than the max message size/i);
+    const [end] = await broker.admin.fetchTopicOffsets(topic);
+    expect(end!.high).toBe('0');
   }, 60_000);
 });

@@ -2,7 +2,7 @@ import type { Admin, Consumer, Kafka } from 'kafkajs';
 import { feedMetrics } from './metrics.js';
 import { whenGivenUp } from './given-up.js';
 import type { DlqRecord } from '@banstream/schemas';
-import { unwatched, type Logger, type RecordWatch, type Registry } from '@banstream/platform';
+import { RestartBackoff, unwatched, type Logger, type RecordWatch, type Registry } from '@banstream/platform';
 import { deadLetterRecord, DLQ_REASON, reasonOfError, type DeadLetterReason, type DeadLetterSink } from './dead-letter.js';
 
 export interface FeedRecord {
@@ -40,9 +40,6 @@ export interface CompactedFeedOptions {
 }
 
 const DEFAULT_SLOW_RECORD_MS = 1_000;
-const RESTART_FIRST_MS = 1_000;
-const RESTART_MAX_MS = 30_000;
-const RESTART_HEALTHY_MS = 60_000;
 
 /**
  * Reads a compacted topic (policies, allowlist, bans) from the beginning and keeps
@@ -76,8 +73,8 @@ export class CompactedFeed {
   /** True once start() has caught up: a later crash restarts the consumer instead of failing the feed. */
   private started = false;
   private stopping = false;
-  /** Restarts less than RESTART_HEALTHY_MS apart: the next backoff doubles with each. */
-  private restartsInARow = 0;
+  /** The supervisor's policy for workers that die: 1 s doubling to 30 s, afresh after 60 s without a restart. */
+  private readonly backoff = new RestartBackoff();
   private lastRestartAt = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   /** The restart under way (connect, then join), awaited by stop(). */
@@ -145,15 +142,13 @@ export class CompactedFeed {
    * Logged at error and counted (banstream_feed_restarts_total); `down` until the
    * consumer has joined again (an enforcer reports not ready meanwhile, answering from
    * the last state it read). The backoff starts again at 1 s once the consumer has
-   * lasted RESTART_HEALTHY_MS.
+   * lasted a minute.
    */
   private restartLater(error: unknown): void {
     this.givenUp = true;
     const now = Date.now();
-    if (now - this.lastRestartAt > RESTART_HEALTHY_MS) this.restartsInARow = 0;
+    const delayMs = this.backoff.next(now - this.lastRestartAt);
     this.lastRestartAt = now;
-    const delayMs = Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** this.restartsInARow);
-    this.restartsInARow++;
     this.metrics?.restarts.inc({ feed: this.feed });
     this.options.logger.error({ err: error, topic: this.options.topic, feed: this.feed, restartInMs: delayMs }, 'feed consumer stopped on an error Kafka does not retry: restarting it');
     clearTimeout(this.restartTimer);

@@ -11,6 +11,7 @@ export { withDeadline } from './lifecycle/deadline.js';
 export type { Service, ServiceDeps } from './lifecycle/service.js';
 export { runService, baseEnv, workerEnv, EXIT } from './service/run-service.js';
 export { supervisorMetrics } from './service/workers/metrics.js';
+export { RestartBackoff, DEFAULT_RESTART_BACKOFF, type RestartBackoffOptions } from './service/workers/restart-backoff.js';
 export {
   createRedis,
   createRedisClient,
