@@ -75,6 +75,8 @@ describe('blocklist feeds', () => {
     expect(first).toMatchObject({ ok: true, added: 5, lifted: 0, skipped: { allowlisted: 1, tooWide: 1, bannedOtherwise: 0 }, tooWide: ['cidr:224.0.0.0/3'] });
     expect(await feedBans('level1')).toEqual(['cidr:0.0.0.0/8', 'cidr:192.0.2.0/25', 'cidr:198.51.100.0/24', 'cidr:203.0.113.64/26', 'ip:203.0.113.7']);
     await waitUntil(() => denied('203.0.113.7'), 'the feed ban at the enforcer', 20_000, 20);
+    // Bans are keyed by subject over several partitions: the network's ban may be read a moment after the address's.
+    await waitUntil(() => denied('198.51.100.33'), 'the feed network ban at the enforcer', 20_000, 20);
     expect(await enforcer.check({ ip: '198.51.100.33', method: 'GET', host: 'shop.example', path: '/' })).toMatchObject({ allowed: false, status: 403, source: 'ban', policyId: 'feed:level1' });
     expect(await denied('203.0.113.8')).toBe(false); // allowlisted: never banned
     expect(await denied('203.0.113.9')).toBe(false);
