@@ -1,13 +1,9 @@
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompactedFeed, CompressionTypes } from '@banstream/kafka';
-import { captureLogger, testInfra } from './support/infra.js';
+import type { DlqRecord } from '@banstream/schemas';
+import { captureLogger, testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
-import { snappyLiterals } from './support/snappy.js';
-
-// The producer here stands for anyone who may write to a topic (an edge's credentials, an
-// operator's tool): it uses kafkajs's codec table directly, as the attacker's client would.
-const { CompressionCodecs } = createRequire(import.meta.url)('kafkajs') as { CompressionCodecs: Record<number, () => unknown> };
+import { sendSnappy } from './support/snappy.js';
 
 /**
  * kafkajs 2.2.4 reads no Snappy, LZ4 or ZSTD batch: it throws KafkaJSNotImplemented and
@@ -29,18 +25,7 @@ describe('a batch compressed with a codec kafkajs cannot read', () => {
   it('is stored uncompressed by the broker, so a compacted feed reads it and the records after it', async () => {
     const { kafka, admin, producer, topics } = broker;
     const topic = topics.name('bans');
-    const refuse = CompressionCodecs[CompressionTypes.Snappy]!;
-    CompressionCodecs[CompressionTypes.Snappy] = () => ({
-      compress: async (encoder: { buffer: Buffer }) => snappyLiterals(encoder.buffer),
-      decompress: async () => {
-        throw new Error('this process reads no Snappy: only the broker may');
-      },
-    });
-    try {
-      await producer.send({ topic, acks: -1, compression: CompressionTypes.Snappy, messages: [{ key: 'ip:203.0.113.10', value: Buffer.from('written as Snappy') }] });
-    } finally {
-      CompressionCodecs[CompressionTypes.Snappy] = refuse;
-    }
+    await sendSnappy(producer, topic, [{ key: 'ip:203.0.113.10', value: Buffer.from('written as Snappy') }]);
     await producer.send({ topic, acks: -1, messages: [{ key: 'ip:203.0.113.11', value: Buffer.from('written plain') }] });
 
     const applied = new Map<string, string>();
@@ -55,6 +40,40 @@ describe('a batch compressed with a codec kafkajs cannot read', () => {
     try {
       await feed.start();
       expect(Object.fromEntries(applied)).toEqual({ 'ip:203.0.113.10': 'written as Snappy', 'ip:203.0.113.11': 'written plain' });
+    } finally {
+      await feed.stop();
+    }
+  }, 60_000);
+
+  it("on a topic that keeps the producer's compression (not made by banstream), is skipped as one record, dead-lettered, and the records after it applied", async () => {
+    const { kafka, admin, producer, topics } = broker;
+    const topic = `${topics.prefix}foreign-bans`;
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'compression.type', value: 'producer' }] }] });
+    await sendSnappy(producer, topic, [{ key: 'ip:203.0.113.20', value: Buffer.from('written as Snappy') }]);
+    await producer.send({ topic, acks: -1, messages: [{ key: 'ip:203.0.113.21', value: Buffer.from('written plain') }] });
+
+    const applied = new Map<string, string>();
+    const dead: DlqRecord[] = [];
+    const feed = new CompactedFeed({
+      kafka,
+      admin,
+      topic,
+      groupId: `compressed-batches-test.foreign.${topics.prefix}`,
+      logger: captureLogger().logger,
+      deadLetters: async (records) => void dead.push(...records),
+      onRecord: (r) => applied.set(r.key, r.value?.toString('utf8') ?? ''),
+    });
+    try {
+      // Before the stand-in reader, kafkajs gave up on the consumer here: start() failed with KafkaJSNotImplemented.
+      await feed.start();
+      expect(Object.fromEntries(applied)).toEqual({ 'ip:203.0.113.21': 'written plain' });
+      await waitUntil(() => dead.length === 1, 'the Snappy batch dead-lettered', 10_000);
+      expect(dead[0]).toMatchObject({
+        originalTopic: topic,
+        offset: 0,
+        reasonCode: 'KAFKA_BATCH_UNREADABLE',
+        reasonMessage: 'record batch at offset 0 skipped unread: KafkaJSNotImplemented: Snappy compression not implemented',
+      });
     } finally {
       await feed.stop();
     }

@@ -1,3 +1,10 @@
+import { createRequire } from 'node:module';
+import { CompressionTypes, type Message, type Producer } from '@banstream/kafka';
+
+// The producer stands for anyone who may write to a topic (an edge's credentials, an
+// operator's tool): it uses kafkajs's codec table directly, as the attacker's client would.
+const { CompressionCodecs } = createRequire(import.meta.url)('kafkajs') as { CompressionCodecs: Record<number, () => unknown> };
+
 /**
  * Raw Snappy (the block format of github.com/google/snappy, format_description.txt)
  * made of literals only: valid, uncompressed in effect. What a test needs to write a
@@ -24,4 +31,20 @@ function varint(value: number): Buffer {
   }
   bytes.push(value);
   return Buffer.from(bytes);
+}
+
+/** Sends `messages` as one Snappy batch (raw Snappy made of literals), as any producer could. */
+export async function sendSnappy(producer: Producer, topic: string, messages: Message[]): Promise<void> {
+  const refuse = CompressionCodecs[CompressionTypes.Snappy]!;
+  CompressionCodecs[CompressionTypes.Snappy] = () => ({
+    compress: async (encoder: { buffer: Buffer }) => snappyLiterals(encoder.buffer),
+    decompress: async () => {
+      throw new Error('this process reads no Snappy: only the reader under test may');
+    },
+  });
+  try {
+    await producer.send({ topic, acks: -1, compression: CompressionTypes.Snappy, messages });
+  } finally {
+    CompressionCodecs[CompressionTypes.Snappy] = refuse;
+  }
 }

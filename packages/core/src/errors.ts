@@ -41,6 +41,8 @@ export const ERRORS = {
   KAFKA_TIMEOUT: entry(503),
   /** Not retryable: Kafka refused this principal an operation (an ACL) or its login; the message names both. */
   KAFKA_ACCESS_DENIED: entry(503),
+  /** A record batch read from Kafka that this client cannot read (Snappy, LZ4 or ZSTD; gzip over its bound; corrupt): skipped whole, dead-lettered as one record. */
+  KAFKA_BATCH_UNREADABLE: entry(400),
   REDIS_UNAVAILABLE: entry(503),
   REDIS_TIMEOUT: entry(503),
   SHUTDOWN_TIMEOUT: entry(503),

@@ -1,6 +1,7 @@
 import type { Admin, Consumer, Kafka } from 'kafkajs';
 import { feedMetrics } from './metrics.js';
 import { whenGivenUp } from './given-up.js';
+import { unreadableBatch } from './patches/unreadable-batches.js';
 import type { DlqRecord } from '@banstream/schemas';
 import { RestartBackoff, unwatched, type Logger, type RecordWatch, type Registry } from '@banstream/platform';
 import { deadLetterRecord, DLQ_REASON, reasonOfError, type DeadLetterReason, type DeadLetterSink } from './dead-letter.js';
@@ -119,7 +120,9 @@ export class CompactedFeed {
       eachBatch: async ({ batch }) => {
         const dead: DlqRecord[] = [];
         for (const m of batch.messages) {
-          const skipped = this.handle({ key: m.key?.toString('utf8') ?? '', value: m.value, partition: batch.partition, offset: m.offset, timestamp: Number(m.timestamp) });
+          const record = { key: m.key?.toString('utf8') ?? '', value: m.value, partition: batch.partition, offset: m.offset, timestamp: Number(m.timestamp) };
+          const unread = unreadableBatch(m);
+          const skipped = unread ? this.skipped(record, reasonOfError(unread.error), true) : this.handle(record);
           if (skipped && this.options.deadLetters) dead.push(deadLetterRecord({ topic, partition: batch.partition, offset: m.offset, key: m.key, value: m.value }, skipped, Date.now()));
         }
         if (batch.messages.length > 0) this.reached.set(batch.partition, BigInt(batch.lastOffset()) + 1n);

@@ -13,6 +13,7 @@ export { kafkaSecurityFromConfig, kafkaPrincipal, type KafkaSecurity, type Kafka
 export { accessRefusal, namedRefusal, ACCESS_REFUSALS, type AccessAttempt, type AccessRefusal } from './access.js';
 export { kafkaEnv, kafkaSecurityEnv, kafkaFromConfig, ensureTopicsFromConfig, kafkaReachable, type KafkaConfig } from './from-config.js';
 export { whenGivenUp } from './given-up.js';
+export { unreadableBatch, MAX_DECOMPRESSED_BATCH_BYTES, type UnreadableBatch } from './patches/unreadable-batches.js';
 export { CompactedFeed, type CompactedFeedOptions, type FeedRecord } from './compacted-feed.js';
 export { feedMetrics } from './metrics.js';
 export { createTopicsEnv } from './cli/create-topics-env.js';

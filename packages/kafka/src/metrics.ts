@@ -7,7 +7,7 @@ export function feedMetrics(registry: Registry) {
   return {
     skipped: counter(registry, {
       name: 'banstream_feed_records_skipped_total',
-      help: 'Records of a compacted topic skipped unapplied (their handler threw, or an earlier process stalled on them), by feed and reason code',
+      help: 'Records of a compacted topic skipped unapplied (their handler threw, an earlier process stalled on them, or their batch could not be read), by feed and reason code',
       labelNames: ['feed', 'reason'],
     }),
     restarts: counter(registry, {

@@ -69,10 +69,9 @@ export function topicSpecs(options: TopicLayoutOptions): TopicSpec[] {
     // Control topics are small; one partition keeps their order total and cheap to rebuild.
     numPartitions: topic === 'events' || topic === 'counts' || topic === 'bans' || topic === 'ban-history' || topic.startsWith('aggregator-') ? options.partitions : 1,
     replicationFactor: options.replicationFactor,
-    // kafkajs reads no Snappy, LZ4 or ZSTD batch (KafkaJSNotImplemented) and gives up on the
-    // consumer that meets one: any producer could stop a reader so. Kept uncompressed, the
-    // broker decompresses such a batch on write. banstream's own producers do not compress.
-    // Not the events topic (above): a known limit there, docs/security.md.
+    // kafkajs reads no Snappy, LZ4 or ZSTD batch: banstream's readers skip one as a dead
+    // letter (patches/unreadable-batches.ts). Kept uncompressed, the broker decompresses it
+    // on write, so the compacted state loses nothing. banstream's own producers do not compress.
     configs: { 'compression.type': 'uncompressed', ...configs[topic], 'min.insync.replicas': minIsr },
   }));
 }

@@ -17,12 +17,21 @@ const prototypeOf = (module: unknown) => (module as { prototype: Record<string, 
 
 describe('installKafkaPatches', () => {
   // One test, in order: a test file runs in a process of its own, so kafkajs starts unloaded.
-  it('is not done by importing the port (kafkajs not even loaded), and patches all seven when called before the first client', () => {
+  it('is not done by importing the port (kafkajs not even loaded), and patches all eight when called before the first client', () => {
     expect(kafkajsLoaded()).toBe(false);
     expect(kafkajsModulesLoaded()).toEqual([]);
     expect(kafkajsGroupingFixed()).toBe(false);
 
-    expect(installKafkaPatches()).toEqual({ grouping: true, idleTimer: true, encoder: true, produceRequest: true, coordinatorRefusals: true, memberRejoin: true, sendRetries: true });
+    expect(installKafkaPatches()).toEqual({
+      grouping: true,
+      idleTimer: true,
+      encoder: true,
+      produceRequest: true,
+      coordinatorRefusals: true,
+      memberRejoin: true,
+      sendRetries: true,
+      unreadableBatches: true,
+    });
     expect(kafkajsLoaded()).toBe(false); // the patches load kafkajs's parts they replace, not kafkajs
     createKafka({ brokers: ['127.0.0.1:9'], clientId: 'unit', logger: createLogger({ service: 'unit', level: 'silent' }) });
     expect(kafkajsLoaded()).toBe(true);
@@ -37,6 +46,15 @@ describe('installKafkaPatches', () => {
     expect(prototypeOf(require(BROKER_MODULE)).findGroupCoordinator).not.toBe(prototypeOf(freshKafkajsModule(BROKER_MODULE)).findGroupCoordinator);
     expect(prototypeOf(require(CLUSTER_MODULE)).findGroupCoordinatorMetadata).not.toBe(prototypeOf(freshKafkajsModule(CLUSTER_MODULE)).findGroupCoordinatorMetadata);
     expect(prototypeOf(require(CONSUMER_GROUP_MODULE)).joinAndSync).not.toBe(prototypeOf(freshKafkajsModule(CONSUMER_GROUP_MODULE)).joinAndSync);
-    expect(installKafkaPatches()).toEqual({ grouping: true, idleTimer: true, encoder: true, produceRequest: true, coordinatorRefusals: true, memberRejoin: true, sendRetries: true });
+    expect(installKafkaPatches()).toEqual({
+      grouping: true,
+      idleTimer: true,
+      encoder: true,
+      produceRequest: true,
+      coordinatorRefusals: true,
+      memberRejoin: true,
+      sendRetries: true,
+      unreadableBatches: true,
+    });
   });
 });

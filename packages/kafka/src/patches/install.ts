@@ -5,8 +5,9 @@ import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
 import { fixKafkajsProduceRequest } from './produce-request-fix.js';
 import { keepKafkajsMemberAcrossRestarts } from './member-rejoin-fix.js';
 import { fixKafkajsSendRetries } from './send-retry-fix.js';
+import { readUnreadableBatchesAsStandIns } from './unreadable-batches.js';
 
-/** Which of the seven patches are in place after installKafkaPatches(). */
+/** Which of the eight patches are in place after installKafkaPatches(). */
 export interface KafkaPatches {
   /** One-pass grouping of a send's records by partition (needs kafkajs not yet loaded). */
   grouping: boolean;
@@ -22,6 +23,8 @@ export interface KafkaPatches {
   memberRejoin: boolean;
   /** A send's retry waits for the requests of its earlier attempts, so no record is written twice under new sequence numbers (needs kafkajs's producer not yet loaded). */
   sendRetries: boolean;
+  /** A batch kafkajs cannot read (Snappy, LZ4, ZSTD; gzip over its bound) read as one stand-in record, not a consumer given up on (needs no fetch decoded yet). */
+  unreadableBatches: boolean;
 }
 
 /**
@@ -46,5 +49,6 @@ export function installKafkaPatches(): KafkaPatches {
     coordinatorRefusals: keepKafkajsCoordinatorRefusals(),
     memberRejoin: keepKafkajsMemberAcrossRestarts(),
     sendRetries,
+    unreadableBatches: readUnreadableBatchesAsStandIns(),
   };
 }

@@ -98,3 +98,19 @@ describe('AssignedPartitions after a rebalance the member survives', () => {
     expect(assigned.has(1)).toBe(false);
   });
 });
+
+describe("AssignedPartitions and a stand-in for a batch Kafka's client could not read", () => {
+  it('takes it as the next record when the offset sought is among those it stands for, first record or not', async () => {
+    const { assigned, join } = setup();
+    await join([0, 1]);
+    // Sought to 0: a stand-in at 4 for offsets 0 to 4 is the next record (without its range it would be refused for ever).
+    expect(assigned.accept(0, '4')).toBeUndefined();
+    expect(assigned.accept(0, '4', '0')).toMatchObject({ live: false });
+    expect(assigned.accept(0, '5')).toBeDefined();
+    // Sought to 0, the batch starting after it: a stale fetch, as for any record.
+    expect(assigned.accept(1, '4', '2')).toBeUndefined();
+    expect(assigned.accept(1, '0')).toBeDefined();
+    // Once synced, one whose offsets were counted before is not counted again.
+    expect(assigned.accept(1, '0', '0')).toBeUndefined();
+  });
+});

@@ -109,13 +109,15 @@ export class AssignedPartitions<S> {
   /**
    * The state to count the record at (partition, offset) into, or undefined to skip
    * it (not owned, not sought yet, or not the next record). `live` is false while
-   * the record was already processed by an earlier owner.
+   * the record was already processed by an earlier owner. A record standing for a
+   * batch that could not be read has the batch's last offset and stands for all of
+   * them from `firstOffset`: it is the next record when the next offset is among them.
    */
-  accept(partition: number, offset: string): { state: S; live: boolean } | undefined {
+  accept(partition: number, offset: string, firstOffset: string = offset): { state: S; live: boolean } | undefined {
     const h = this.held.get(partition);
     if (!h || h.next === undefined) return undefined;
     const at = BigInt(offset);
-    if (at < h.next || (!h.synced && at !== h.next)) return undefined;
+    if (at < h.next || (!h.synced && BigInt(firstOffset) > h.next)) return undefined;
     h.synced = true;
     h.next = at + 1n;
     return { state: h.state, live: at >= h.resumeAt };

@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload, KafkaMessage } from '@banstream/kafka';
+import { unreadableBatch, type Consumer, type EachBatchPayload, type KafkaMessage } from '@banstream/kafka';
 import type { RequestAttributes } from '@banstream/core';
 import type { Trap } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
@@ -131,7 +131,7 @@ export class EventsStage {
     let fresh = 0;
     for (const m of batch.messages) {
       if (!isRunning() || isStale()) break;
-      const accepted = this.assigned.accept(p, m.offset);
+      const accepted = this.assigned.accept(p, m.offset, unreadableBatch(m)?.firstOffset);
       if (!accepted) {
         if (this.assigned.counted(p, m.offset)) counted = m.offset;
         continue;
@@ -192,7 +192,7 @@ export class EventsStage {
     const now = Date.now();
     let events: CountedEvent[];
     try {
-      if (m.value === null) throw new Error('empty value: expected a RequestEventBatch');
+      if (m.value === null) throw unreadableBatch(m)?.error ?? new Error('empty value: expected a RequestEventBatch');
       const decoder = this.decoder();
       const tails = this.atHand.tails;
       const read = decoder.read(m.value, tails);

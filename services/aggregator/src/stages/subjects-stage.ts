@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload, KafkaMessage } from '@banstream/kafka';
+import { unreadableBatch, type Consumer, type EachBatchPayload, type KafkaMessage } from '@banstream/kafka';
 import type { Trap } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord, type SubjectCountBatch, type SubjectCountEntry } from '@banstream/schemas';
 import { AppliedOffsets, countedAt, emptyReport, GEO_POLICY_ID, GeoCounts, GeoWatch, observe, PartitionState, receivedAt, type GeoWatchReport } from '@banstream/engine';
@@ -89,7 +89,7 @@ export class SubjectsStage {
     let counted: string | undefined;
     for (const m of batch.messages) {
       if (!isRunning() || isStale()) break;
-      const accepted = this.assigned.accept(p, m.offset);
+      const accepted = this.assigned.accept(p, m.offset, unreadableBatch(m)?.firstOffset);
       if (!accepted) {
         if (this.assigned.counted(p, m.offset)) counted = m.offset;
         continue;
@@ -131,7 +131,7 @@ export class SubjectsStage {
     const { ctx } = this;
     let decoded: SubjectCountBatch;
     try {
-      if (m.value === null) throw new Error('empty value: expected a SubjectCountBatch');
+      if (m.value === null) throw unreadableBatch(m)?.error ?? new Error('empty value: expected a SubjectCountBatch');
       decoded = this.codec.decode(m.value);
     } catch (error) {
       dead.push(deadLetter(ctx.topics.subjects, p, m.offset, m.key, m.value, reasonOf(error), Date.now()));

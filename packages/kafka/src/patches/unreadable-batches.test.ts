@@ -1,0 +1,114 @@
+import { createRequire } from 'node:module';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { MAX_DECOMPRESSED_BATCH_BYTES, readUnreadableBatchesAsStandIns, unreadableBatch } from './unreadable-batches.js';
+
+const require = createRequire(import.meta.url);
+
+interface Decoder {
+  buffer: Buffer;
+  offset: number;
+}
+type Read = (decoder: Decoder) => Promise<{ records: { offset: string; key: Buffer | null; value: Buffer | null; isControlRecord: boolean }[] }>;
+const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch: (args: Record<string, unknown>) => Promise<{ buffer: Buffer }> };
+const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (args: Record<string, unknown>) => unknown;
+const KafkajsDecoder = require('kafkajs/src/protocol/decoder.js') as new (buffer: Buffer) => Decoder;
+
+const ATTRIBUTES_AT = 21;
+const CODEC = { gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as const;
+
+/** A batch as a fetch response carries it: values at offsets from `firstOffset`, uncompressed unless asked. */
+async function batch(firstOffset: number, values: Buffer[], compression = 0): Promise<Buffer> {
+  const records = values.map((value, i) => Record({ offsetDelta: i, key: Buffer.from(`k${i}`), value }));
+  const encoded = await RecordBatch({ compression, firstOffset: BigInt(firstOffset), lastOffsetDelta: values.length - 1, records });
+  return Buffer.from(encoded.buffer);
+}
+
+/** `bytes` with its codec bits set to `codec`: what a producer with that codec would send (kafkajs checks no CRC). */
+function markedAs(bytes: Buffer, codec: number): Buffer {
+  const out = Buffer.from(bytes);
+  out.writeInt16BE((out.readInt16BE(ATTRIBUTES_AT) & ~0x07) | codec, ATTRIBUTES_AT);
+  return out;
+}
+
+// Installed as a service does, before any fetch is decoded: the reader kafkajs then takes is the wrapped one.
+const installed = readUnreadableBatchesAsStandIns();
+const read = require('kafkajs/src/protocol/recordBatch/v0/decoder.js') as Read;
+
+async function readAll(bytes: Buffer): Promise<{ offset: string; value: string | null; unreadable: string | undefined }[]> {
+  const decoder = new KafkajsDecoder(bytes);
+  const out = [];
+  while (decoder.offset < bytes.length) {
+    for (const r of (await read(decoder)).records) out.push({ offset: r.offset, value: r.value?.toString('utf8') ?? null, unreadable: unreadableBatch(r)?.error.message });
+  }
+  return out;
+}
+
+describe('a record batch kafkajs cannot read', () => {
+  it('is installed before any fetch is decoded', () => {
+    expect(installed).toBe(true);
+    expect(readUnreadableBatchesAsStandIns()).toBe(true);
+  });
+
+  it.each([
+    ['Snappy', CODEC.snappy],
+    ['LZ4', CODEC.lz4],
+    ['ZSTD', CODEC.zstd],
+  ])('compressed with %s is read as one stand-in at its last offset, and the batches after it as written', async (name, codec) => {
+    const bytes = Buffer.concat([await batch(10, [Buffer.from('a')]), markedAs(await batch(11, [Buffer.from('b'), Buffer.from('c'), Buffer.from('d')]), codec), await batch(14, [Buffer.from('e')])]);
+    expect(await readAll(bytes)).toEqual([
+      { offset: '10', value: 'a', unreadable: undefined },
+      { offset: '13', value: null, unreadable: `record batch at offsets 11 to 13 skipped unread: KafkaJSNotImplemented: ${name} compression not implemented` },
+      { offset: '14', value: 'e', unreadable: undefined },
+    ]);
+  });
+
+  it('in gzip, is read as written up to the bound, and as a stand-in past it (a gzip bomb)', async () => {
+    const fits = Buffer.alloc(1 << 20, 'x');
+    const bomb = Buffer.alloc(MAX_DECOMPRESSED_BATCH_BYTES + 1);
+    const bytes = Buffer.concat([await batch(0, [fits], CODEC.gzip), await batch(1, [bomb], CODEC.gzip), await batch(2, [Buffer.from('after')])]);
+    // The bomb is about a thousandth of its size as written: well under a broker's 1 MiB.
+    expect(bytes.length).toBeLessThan(MAX_DECOMPRESSED_BATCH_BYTES / 500);
+    const records = await readAll(bytes);
+    expect(records.map((r) => ({ ...r, value: r.value?.length }))).toEqual([
+      { offset: '0', value: fits.length, unreadable: undefined },
+      { offset: '1', value: undefined, unreadable: `record batch at offset 1 skipped unread: gzip batch larger than ${MAX_DECOMPRESSED_BATCH_BYTES >> 20} MiB once decompressed` },
+      { offset: '2', value: 'after'.length, unreadable: undefined },
+    ]);
+  }, 30_000);
+
+  it('whose records are not what its header says (a corrupt gzip stream) is a stand-in too', async () => {
+    const good = await batch(5, [Buffer.from('x')], CODEC.gzip);
+    // The compressed records start after the 61-byte header (12 + 49): gzip's magic is broken.
+    const corrupt = Buffer.from(good);
+    corrupt[61] = 0;
+    corrupt[62] = 0;
+    const [standIn] = await readAll(corrupt);
+    expect(standIn).toMatchObject({ offset: '5', value: null });
+    expect(standIn!.unreadable).toMatch(/^record batch at offset 5 skipped unread: (incorrect header check|unknown compression method)$/);
+  });
+
+  it('cut at the end of a fetch is left to kafkajs (it fetches it again), not stood in for', async () => {
+    const whole = await batch(0, [Buffer.from('a')]);
+    const cut = markedAs(whole, CODEC.snappy).subarray(0, whole.length - 1);
+    await expect(read(new KafkajsDecoder(cut))).rejects.toThrow(expect.objectContaining({ name: 'KafkaJSPartialMessageError' }));
+  });
+
+  it('whose header does not delimit it (a length shorter than a header) fails as before: nothing to skip to', async () => {
+    const bytes = markedAs(await batch(0, [Buffer.from('a')]), CODEC.snappy);
+    bytes.writeInt32BE(10, 8);
+    await expect(read(new KafkajsDecoder(bytes))).rejects.toThrow();
+  });
+
+  it('is known only by the stand-in object: a record a producer wrote with no value is not one', async () => {
+    const [plain] = (await read(new KafkajsDecoder(await batch(0, [Buffer.alloc(0)])))).records;
+    expect(unreadableBatch(plain!)).toBeUndefined();
+    expect(unreadableBatch({ offset: '0', key: null, value: null })).toBeUndefined();
+  });
+});
+
+it('bounded gzip reads what kafkajs writes', async () => {
+  const value = gzipSync(Buffer.from('same bytes'));
+  const { gunzipBounded } = await import('./unreadable-batches.js');
+  expect((await gunzipBounded(value)).toString()).toBe('same bytes');
+});
