@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { MAX_DECOMPRESSED_BATCH_BYTES, readUnreadableBatchesAsStandIns, unreadableBatch } from './unreadable-batches.js';
+import { MAX_DECOMPRESSED_BATCH_BYTES, MAX_RECORDS_PER_BATCH, readUnreadableBatchesAsStandIns, unreadableBatch } from './unreadable-batches.js';
+import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
 
 const require = createRequire(import.meta.url);
 
@@ -9,7 +10,14 @@ interface Decoder {
   buffer: Buffer;
   offset: number;
 }
-type Read = (decoder: Decoder) => Promise<{ records: { offset: string; key: Buffer | null; value: Buffer | null; isControlRecord: boolean }[] }>;
+interface KafkajsRecord {
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+}
+/** kafkajs's decodeMessages: a partition's records in a Fetch response (an int32 size, then the batches). */
+type DecodeMessages = (decoder: Decoder) => Promise<KafkajsRecord[]>;
+const DECODE_MESSAGES = 'kafkajs/src/protocol/requests/fetch/v4/decodeMessages.js';
 const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch: (args: Record<string, unknown>) => Promise<{ buffer: Buffer }> };
 const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (args: Record<string, unknown>) => unknown;
 const KafkajsDecoder = require('kafkajs/src/protocol/decoder.js') as new (buffer: Buffer) => Decoder;
@@ -31,23 +39,26 @@ function markedAs(bytes: Buffer, codec: number): Buffer {
   return out;
 }
 
-// Installed as a service does, before any fetch is decoded: the reader kafkajs then takes is the wrapped one.
+// Installed as a service does, before any fetch is decoded: the decodeMessages Fetch responses then take is the patch's.
 const installed = readUnreadableBatchesAsStandIns();
-const read = require('kafkajs/src/protocol/recordBatch/v0/decoder.js') as Read;
+const decodeMessages = require(DECODE_MESSAGES) as DecodeMessages;
 
-async function readAll(bytes: Buffer): Promise<{ offset: string; value: string | null; unreadable: string | undefined }[]> {
-  const decoder = new KafkajsDecoder(bytes);
-  const out = [];
-  while (decoder.offset < bytes.length) {
-    for (const r of (await read(decoder)).records) out.push({ offset: r.offset, value: r.value?.toString('utf8') ?? null, unreadable: unreadableBatch(r)?.error.message });
-  }
-  return out;
+/** `batches` as a Fetch response carries them for one partition. */
+function partitionPart(batches: Buffer): Decoder {
+  const size = Buffer.alloc(4);
+  size.writeInt32BE(batches.length);
+  return new KafkajsDecoder(Buffer.concat([size, batches]));
+}
+
+async function readAll(bytes: Buffer, decode: DecodeMessages = decodeMessages): Promise<{ offset: string; value: string | null; unreadable: string | undefined }[]> {
+  return (await decode(partitionPart(bytes))).map((r) => ({ offset: r.offset, value: r.value?.toString('utf8') ?? null, unreadable: unreadableBatch(r)?.error.message }));
 }
 
 describe('a record batch kafkajs cannot read', () => {
   it('is installed before any fetch is decoded', () => {
     expect(installed).toBe(true);
     expect(readUnreadableBatchesAsStandIns()).toBe(true);
+    expect(decodeMessages).not.toBe(freshKafkajsModule(DECODE_MESSAGES));
   });
 
   it.each([
@@ -89,19 +100,40 @@ describe('a record batch kafkajs cannot read', () => {
   });
 
   it('cut at the end of a fetch is left to kafkajs (it fetches it again), not stood in for', async () => {
-    const whole = await batch(0, [Buffer.from('a')]);
-    const cut = markedAs(whole, CODEC.snappy).subarray(0, whole.length - 1);
-    await expect(read(new KafkajsDecoder(cut))).rejects.toThrow(expect.objectContaining({ name: 'KafkaJSPartialMessageError' }));
+    const first = await batch(0, [Buffer.from('a')]);
+    const whole = markedAs(await batch(1, [Buffer.from('b')]), CODEC.snappy);
+    expect(await readAll(Buffer.concat([first, whole.subarray(0, whole.length - 1)]))).toEqual([{ offset: '0', value: 'a', unreadable: undefined }]);
   });
 
   it('whose header does not delimit it (a length shorter than a header) fails as before: nothing to skip to', async () => {
     const bytes = markedAs(await batch(0, [Buffer.from('a')]), CODEC.snappy);
     bytes.writeInt32BE(10, 8);
-    await expect(read(new KafkajsDecoder(bytes))).rejects.toThrow();
+    await expect(readAll(bytes)).rejects.toThrow();
   });
 
+  it('of more records than are read at once (gzip of empty records) is a stand-in; kafkajs itself overflowed its stack', async () => {
+    const many = Array.from({ length: MAX_RECORDS_PER_BATCH + 1 }, () => Buffer.alloc(0));
+    const bytes = Buffer.concat([await batch(0, many, CODEC.gzip), await batch(MAX_RECORDS_PER_BATCH + 1, [Buffer.from('after')])]);
+    expect(bytes.length).toBeLessThan(1 << 20);
+    expect(await readAll(bytes)).toEqual([
+      {
+        offset: String(MAX_RECORDS_PER_BATCH),
+        value: null,
+        unreadable: `record batch at offsets 0 to ${MAX_RECORDS_PER_BATCH} skipped unread: a batch of ${MAX_RECORDS_PER_BATCH + 1} records, over the ${MAX_RECORDS_PER_BATCH} read at once`,
+      },
+      { offset: String(MAX_RECORDS_PER_BATCH + 1), value: 'after', unreadable: undefined },
+    ]);
+    await expect(readAll(bytes, freshKafkajsModule<DecodeMessages>(DECODE_MESSAGES))).rejects.toThrow(RangeError);
+  }, 30_000);
+
+  it("leaves the rest of a partition's response once the records read hold the bound: the consumer fetches it next", async () => {
+    const third = Buffer.alloc(MAX_DECOMPRESSED_BATCH_BYTES / 3 + 1, 'y');
+    const bytes = Buffer.concat([await batch(0, [third], CODEC.gzip), await batch(1, [third], CODEC.gzip), await batch(2, [third], CODEC.gzip), await batch(3, [Buffer.from('next fetch')])]);
+    expect((await readAll(bytes)).map((r) => r.offset)).toEqual(['0', '1', '2']);
+  }, 30_000);
+
   it('is known only by the stand-in object: a record a producer wrote with no value is not one', async () => {
-    const [plain] = (await read(new KafkajsDecoder(await batch(0, [Buffer.alloc(0)])))).records;
+    const [plain] = await decodeMessages(partitionPart(await batch(0, [Buffer.alloc(0)])));
     expect(unreadableBatch(plain!)).toBeUndefined();
     expect(unreadableBatch({ offset: '0', key: null, value: null })).toBeUndefined();
   });

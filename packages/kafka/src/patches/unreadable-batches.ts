@@ -7,31 +7,44 @@ import { BanstreamError } from '@banstream/core';
  * - it has no Snappy, LZ4 or ZSTD codec, and the error it raises (KafkaJSNotImplemented)
  *   is one it does not retry: the consumer is given up on;
  * - it gunzips a gzip batch with no bound: one batch the broker takes (1 MiB) can be
- *   about a GiB once decompressed.
+ *   about a GiB once decompressed, and a fetch holds as many batches as fit its bytes;
+ * - it appends a batch's records with `push(...records)`: a gzip batch of some 124,000
+ *   empty records (170 KB written) overflows the stack (a RangeError, not retried).
  * So any producer allowed to write a topic could stop its readers, or exhaust their
  * memory, with one batch, met again after every restart (docs/security.md, section 4).
  *
- * With this fix a batch that cannot be read, for any reason but being cut at the end of
- * a fetch, is read as one stand-in record at the batch's last offset, with no key and no
- * value: the consumer moves past it, and its handler learns from unreadableBatch() why
- * (a dead letter, a count). Gzip is decompressed up to MAX_DECOMPRESSED_BATCH_BYTES.
- *
- * kafkajs takes the batch reader when a fetch response is first decoded (fetch/v4/
- * decodeMessages.js requires it at the top), so the wrapper must be in its module cache
- * before: installKafkaPatches() puts it there. Applied once per process.
+ * This replaces kafkajs's decoding of a partition's records in a fetch response
+ * (fetch/v4/decodeMessages.js, used by Fetch v4 to v11) with the same reading, except:
+ * - a batch that cannot be read, for any reason but being cut at the end of the fetch,
+ *   or that holds more than MAX_RECORDS_PER_BATCH records, is read as one stand-in
+ *   record at the batch's last offset, with no key and no value: the consumer moves
+ *   past it, and its handler learns from unreadableBatch() why (a dead letter);
+ * - gzip is decompressed up to MAX_DECOMPRESSED_BATCH_BYTES a batch;
+ * - once the batches read hold that many bytes, the rest of the partition's response is
+ *   left, as kafkajs leaves a cut batch: the consumer fetches it next, from where it is.
+ * kafkajs's Fetch responses take decodeMessages when they are first loaded (at a
+ * consumer's first fetch), so installKafkaPatches() must run before. Applied once per process.
  */
 
 /**
- * The most a compressed batch may hold once decompressed. banstream's writers send at
- * most 1 MiB per request; the aggregator reads and dead-letters records far larger than
- * that (test/aggregator-stall.test.ts plants one of about 20 MiB); a reader holds one
- * such batch per partition of a fetch at most.
+ * The most one compressed batch may hold once decompressed, and the bytes of records a
+ * partition's part of one fetch response is read up to (one more batch may pass it).
+ * banstream's writers send at most 1 MiB per request; the aggregator reads and
+ * dead-letters single records far larger (test/aggregator-stall.test.ts plants one of
+ * 28 MB). A reader thus holds at most about twice this per partition of a fetch.
  */
-export const MAX_DECOMPRESSED_BATCH_BYTES = 64 << 20;
+export const MAX_DECOMPRESSED_BATCH_BYTES = 32 << 20;
+
+/** More records than an uncompressed batch within Kafka's default 1 MiB can hold (about 116,000). */
+export const MAX_RECORDS_PER_BATCH = 131_072;
 
 const require = createRequire(import.meta.url);
 const BATCH_READER_MODULE = 'kafkajs/src/protocol/recordBatch/v0/decoder.js';
 const FETCH_DECODE_MODULE = 'kafkajs/src/protocol/requests/fetch/v4/decodeMessages.js';
+const DECODER_MODULE = 'kafkajs/src/protocol/decoder.js';
+const MESSAGE_SET_MODULE = 'kafkajs/src/protocol/messageSet/decoder.js';
+/** The Fetch responses that take decodeMessages when loaded. */
+const FETCH_RESPONSE_MODULES = [4, 5, 6, 7, 8, 9, 10, 11].map((v) => `kafkajs/src/protocol/requests/fetch/v${v}/response.js`);
 const COMPRESSION_MODULE = 'kafkajs/src/protocol/message/compression/index.js';
 const GZIP_MODULE = 'kafkajs/src/protocol/message/compression/gzip.js';
 
@@ -39,7 +52,12 @@ const GZIP_MODULE = 'kafkajs/src/protocol/message/compression/gzip.js';
 interface KafkajsDecoder {
   buffer: Buffer;
   offset: number;
+  readInt32(): number;
+  readBytes(length: number): Buffer;
+  canReadBytes(length: number): boolean;
 }
+type DecoderClass = new (buffer: Buffer) => KafkajsDecoder;
+type MessageSetReader = (decoder: KafkajsDecoder, size: number) => Promise<unknown[]>;
 
 interface KafkajsRecord {
   offset: string;
@@ -56,6 +74,8 @@ interface Codec {
 
 // Offsets in a record batch (Kafka's DefaultRecordBatch), from its first byte.
 const LENGTH_AT = 8;
+const MAGIC_AT = 16;
+const RECORDS_COUNT_AT = 57;
 const ATTRIBUTES_AT = 21;
 const LAST_OFFSET_DELTA_AT = 23;
 const MAX_TIMESTAMP_AT = 35;
@@ -64,6 +84,9 @@ const PRODUCER_ID_AT = 43;
 const HEADER_BYTES = 61;
 const LENGTH_COUNTS_FROM = 12;
 const TIMESTAMP_TYPE_FLAG = 0x08;
+const BATCH_MAGIC = 2;
+/** What kafkajs requires to be left before it reads another batch. */
+const RECORD_BATCH_OVERHEAD = 49;
 const TRANSACTIONAL_FLAG = 0x10;
 const CONTROL_FLAG = 0x20;
 
@@ -89,20 +112,23 @@ export function unreadableBatch(message: object): UnreadableBatch | undefined {
 
 let applied = false;
 
-/** Installs the bounded gzip and the batch reader's wrapper; returns whether the reader is wrapped. */
+/** Installs the bounded gzip and the fetch decoding above; returns whether it is installed. */
 export function readUnreadableBatchesAsStandIns(): boolean {
   if (applied) return true;
+  if (FETCH_RESPONSE_MODULES.some((m) => require.cache[require.resolve(m)] !== undefined)) return false;
   const compression = require(COMPRESSION_MODULE) as { Codecs?: Record<number, () => Codec>; Types?: { GZIP?: number } };
   const gzip = require(GZIP_MODULE) as Partial<Codec>;
   const GZIP = compression.Types?.GZIP;
   if (compression.Codecs === undefined || GZIP === undefined || typeof gzip.compress !== 'function') return false;
-  if (require.cache[require.resolve(FETCH_DECODE_MODULE)] !== undefined) return false;
-  require(BATCH_READER_MODULE);
-  const module = require.cache[require.resolve(BATCH_READER_MODULE)];
-  if (module === undefined || typeof module.exports !== 'function') return false;
+  const readBatch = require(BATCH_READER_MODULE) as unknown;
+  const Decoder = require(DECODER_MODULE) as unknown;
+  const readMessageSet = require(MESSAGE_SET_MODULE) as unknown;
+  require(FETCH_DECODE_MODULE);
+  const module = require.cache[require.resolve(FETCH_DECODE_MODULE)];
+  if (module === undefined || typeof module.exports !== 'function' || typeof readBatch !== 'function' || typeof Decoder !== 'function' || typeof readMessageSet !== 'function') return false;
   const boundedGzip: Codec = { compress: gzip.compress.bind(gzip), decompress: gunzipBounded };
   compression.Codecs[GZIP] = () => boundedGzip;
-  module.exports = standInForUnreadable(module.exports as BatchReader);
+  module.exports = decodeMessagesBounded(standInForUnreadable(readBatch as BatchReader), Decoder as DecoderClass, readMessageSet as MessageSetReader);
   applied = true;
   return true;
 }
@@ -122,11 +148,49 @@ export function gunzipBounded(buffer: Buffer): Promise<Buffer> {
   });
 }
 
+/**
+ * kafkajs's decodeMessages (fetch/v4/decodeMessages.js), reading batches with `readBatch`,
+ * appending records one by one, and leaving the rest of the partition's response once
+ * the records read hold MAX_DECOMPRESSED_BATCH_BYTES.
+ */
+export function decodeMessagesBounded(readBatch: BatchReader, Decoder: DecoderClass, readMessageSet: MessageSetReader) {
+  return async (decoder: KafkajsDecoder): Promise<unknown[]> => {
+    const size = decoder.readInt32();
+    if (size <= 0 || !decoder.canReadBytes(size)) return [];
+    const bytes = decoder.readBytes(size);
+    const messages = new Decoder(bytes);
+    if (bytes.length <= MAGIC_AT || bytes.readInt8(MAGIC_AT) !== BATCH_MAGIC) return readMessageSet(messages, size);
+    const records: KafkajsRecord[] = [];
+    let held = 0;
+    while (messages.canReadBytes(RECORD_BATCH_OVERHEAD) && held < MAX_DECOMPRESSED_BATCH_BYTES) {
+      let batch: { records: KafkajsRecord[] };
+      try {
+        batch = await readBatch(messages);
+      } catch (error) {
+        // The tail of a fetch may be a cut batch (maxBytes): kafkajs fetches it next.
+        if ((error as { name?: unknown } | null)?.name === 'KafkaJSPartialMessageError') break;
+        throw error;
+      }
+      for (const record of batch.records) {
+        records.push(record);
+        held += (record.value?.length ?? 0) + (record.key?.length ?? 0);
+      }
+    }
+    return records;
+  };
+}
+
 /** kafkajs's batch reader, with a stand-in record for a whole batch it fails to read. */
 export function standInForUnreadable(read: BatchReader): BatchReader {
   return async (decoder) => {
     const start = decoder.offset;
     try {
+      const { buffer } = decoder;
+      // Counted before any is read: only a whole batch (a cut one is fetched again).
+      if (start + HEADER_BYTES <= buffer.length && start + LENGTH_COUNTS_FROM + buffer.readInt32BE(start + LENGTH_AT) <= buffer.length) {
+        const count = buffer.readInt32BE(start + RECORDS_COUNT_AT);
+        if (count > MAX_RECORDS_PER_BATCH) throw new Error(`a batch of ${count} records, over the ${MAX_RECORDS_PER_BATCH} read at once`);
+      }
       return await read(decoder);
     } catch (error) {
       // A batch cut by the fetch's byte limit: kafkajs stops there and fetches it again.
