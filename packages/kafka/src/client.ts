@@ -2,6 +2,7 @@ import type { Kafka, KafkaConfig, LogEntry } from 'kafkajs';
 import type { Logger } from '@banstream/platform';
 import { kafkajs } from './kafkajs.js';
 import { guardAccess } from './access.js';
+import { unreadableBatchesFixed } from './patches/unreadable-batches.js';
 import { kafkaPrincipal, type KafkaSecurity } from './security.js';
 
 export interface KafkaClientOptions {
@@ -36,7 +37,30 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     logCreator: () => (entry: LogEntry) => forwardKafkaLog(log, entry),
     ...kafkajsSecurity(options.security),
   };
-  return guardAccess(new Kafka(config), kafkaPrincipal(options.security), options.logger.child({ component: 'kafka' }));
+  const kafka = guardAccess(new Kafka(config), kafkaPrincipal(options.security), options.logger.child({ component: 'kafka' }));
+  return warnOfUnguardedReaders(kafka, options.logger.child({ component: 'kafka' }));
+}
+
+let warnedUnguarded = false;
+
+/**
+ * A consumer made while kafkajs reads batches as it ships (installKafkaPatches() not called
+ * first, or called too late) can be stopped by one batch any producer writes
+ * (patches/unreadable-batches.ts): said once per process, at error, when the first is made.
+ */
+function warnOfUnguardedReaders(kafka: Kafka, logger: Logger): Kafka {
+  const consumer = kafka.consumer.bind(kafka);
+  kafka.consumer = (config) => {
+    if (!warnedUnguarded && !unreadableBatchesFixed()) {
+      warnedUnguarded = true;
+      logger.error(
+        { groupId: config.groupId },
+        'kafkajs reads batches unguarded (installKafkaPatches() was not called before the first Kafka client): one batch it cannot read (Snappy, LZ4, ZSTD, a gzip bomb) stops this consumer',
+      );
+    }
+    return consumer(config);
+  };
+  return kafka;
 }
 
 /** kafkajs's `ssl` and `sasl` for the port's settings. A broker's certificate is always verified. */

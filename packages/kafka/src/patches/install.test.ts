@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 // The whole port, as a service imports it: importing must leave kafkajs alone.
 import { createKafka, installKafkaPatches, kafkajsGroupingFixed, kafkajsLoaded } from '../index.js';
-import { createLogger } from '@banstream/platform';
+import { captureLogger } from '../../../../test/support/infra.js';
 import { GROUPING_MODULE, groupMessagesPerPartition } from './grouping-fix.js';
 import { ENCODER_MODULE } from './encoder-fix.js';
 import { PRODUCE_V3_MODULE } from './produce-request-fix.js';
@@ -33,8 +33,11 @@ describe('installKafkaPatches', () => {
       unreadableBatches: true,
     });
     expect(kafkajsLoaded()).toBe(false); // the patches load kafkajs's parts they replace, not kafkajs
-    createKafka({ brokers: ['127.0.0.1:9'], clientId: 'unit', logger: createLogger({ service: 'unit', level: 'silent' }) });
+    const log = captureLogger();
+    createKafka({ brokers: ['127.0.0.1:9'], clientId: 'unit', logger: log.logger }).consumer({ groupId: 'unit' });
     expect(kafkajsLoaded()).toBe(true);
+    // Its readers are guarded: no word of unguarded batches (unguarded-readers.test.ts shows the word).
+    expect(log.lines().filter((l) => String(l.msg).startsWith('kafkajs reads batches unguarded'))).toEqual([]);
 
     expect(kafkajsGroupingFixed()).toBe(true);
     expect(require(GROUPING_MODULE)).toBe(groupMessagesPerPartition);
