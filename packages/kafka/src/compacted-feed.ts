@@ -66,6 +66,12 @@ export class CompactedFeed {
   private readonly watch: RecordWatch;
   private readonly slowRecordMs: number;
   private readonly metrics;
+  /**
+   * Per partition, the offset after the last batch this instance applied and handed its
+   * dead letters on. A consumer started again after a crash reads from its committed
+   * offset, before records it applied (kafkajs commits after the batch): those are not
+   * applied twice (the control plane's alert list appends, it would count them again).
+   */
   private readonly reached = new Map<number, bigint>();
   /** Callers waiting until every partition is read up to the offsets they saw. */
   private waiters: { targets: Map<number, bigint>; resolve: () => void; reject: (error: unknown) => void }[] = [];
@@ -119,17 +125,20 @@ export class CompactedFeed {
     return this.consumer.run({
       eachBatch: async ({ batch }) => {
         const dead: DlqRecord[] = [];
+        const applied = this.reached.get(batch.partition) ?? -1n;
         for (const m of batch.messages) {
+          if (BigInt(m.offset) < applied) continue;
           const record = { key: m.key?.toString('utf8') ?? '', value: m.value, partition: batch.partition, offset: m.offset, timestamp: Number(m.timestamp) };
           const unread = unreadableBatch(m);
           const skipped = unread ? this.skipped(record, reasonOfError(unread.error), true) : this.handle(record);
           if (skipped && this.options.deadLetters) dead.push(deadLetterRecord({ topic, partition: batch.partition, offset: m.offset, key: m.key, value: m.value }, skipped, Date.now()));
         }
-        if (batch.messages.length > 0) this.reached.set(batch.partition, BigInt(batch.lastOffset()) + 1n);
-        this.checkCaughtUp();
         // Not awaited: a DLQ Kafka cannot take now must not hold back the bans and policies behind it.
         if (dead.length > 0)
           void this.options.deadLetters?.(dead).catch((error: unknown) => this.options.logger.error({ err: error, topic, records: dead.length }, 'could not write skipped records to the DLQ'));
+        // After the hand-off: a batch that threw before it is read and dead-lettered again after the restart.
+        if (batch.messages.length > 0) this.reached.set(batch.partition, BigInt(batch.lastOffset()) + 1n);
+        this.checkCaughtUp();
       },
     });
   }
@@ -141,7 +150,7 @@ export class CompactedFeed {
    * without partitions; or a bug in this handler). An enforcer whose bans feed stopped
    * would go on answering from a state that no longer moves. The consumer is started
    * again, after 1 s doubling to 30 s while it keeps failing, from the offsets it
-   * committed; records read again are applied again (every record sets a key's state).
+   * committed; records this instance had applied are skipped when read again (`reached`).
    * Logged at error and counted (banstream_feed_restarts_total); `down` until the
    * consumer has joined again (an enforcer reports not ready meanwhile, answering from
    * the last state it read). The backoff starts again at 1 s once the consumer has
