@@ -1,5 +1,5 @@
 // The sidecar's HTTP checks compared between builds, all running at once, taking turns:
-//   node bench/compare/enforcer-http.mjs ROUNDS ROOT_A ROOT_B [ROOT_C…]
+//   node --import tsx bench/compare/enforcer-http.mjs ROUNDS ROOT_A ROOT_B [ROOT_C…]
 // (`npm run stack:up` first; KAFKA_BROKERS and REDIS_URL as for the benchmarks.)
 // Each ROOT's enforcer runs from its own checkout (its own node flags), with the same
 // Kafka/Redis env; a hello-world Fastify is the ceiling. Every round loads the
@@ -10,6 +10,8 @@ import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
+import { median } from '../lib.js';
+import { waitReady } from '../enforcer/http.js';
 const require = createRequire(import.meta.url);
 const autocannon = require('autocannon');
 
@@ -34,23 +36,6 @@ const freePort = () =>
   });
 const HELLO = `import Fastify from 'fastify'; const app = Fastify({ logger: false }); app.post('/v1/check', async () => ({ allowed: true, status: 200, source: 'none', reason: 'hello' })); await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });`;
 const children = [];
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-async function waitReady(url) {
-  for (let i = 0; i < 600; i++) {
-    if (
-      await fetch(url).then(
-        (r) => r.status < 500,
-        () => false,
-      )
-    )
-      return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} not ready`);
-}
 const load = (url, body, duration) =>
   new Promise((resolve, reject) =>
     autocannon({ url, method: 'POST', body, headers: { 'content-type': 'application/json' }, connections: 32, duration }, (err, r) =>

@@ -1,5 +1,5 @@
 // The enforcer's local check compared between builds, in one process, taking turns:
-//   node --expose-gc bench/compare/enforcer-local.mjs ROUNDS ROOT_A ROOT_B [ROOT_C…]
+//   node --import tsx --expose-gc bench/compare/enforcer-local.mjs ROUNDS ROOT_A ROOT_B [ROOT_C…]
 // The loops of bench/enforcer/local.ts (checks, and the floor with attributes) and its
 // Map ceiling. Whole `npm run bench -- enforcer` runs back to back drift more than 5%
 // on a shared VM (the same build, run twice, moved local_checks_per_s by a third), so
@@ -12,6 +12,8 @@
 import { pathToFileURL } from 'node:url';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { median, prng } from '../lib.js';
+import { BENCH_POLICIES, benchBan, ipOf } from '../enforcer/local-fixture.js';
 
 const [roundsArg, ...rootArgs] = process.argv.slice(2);
 const roots = rootArgs.map((r) => resolve(r));
@@ -20,18 +22,7 @@ const BANS = 1_000_000;
 const CHECKS = 2_000_000;
 const WARM_UP = 200_000;
 const now = Date.now();
-const ipOf = (i) => `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`;
 
-function prng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = prng(7);
 const ips = [];
 for (let i = 0; i < 65_536; i++) ips.push(Buffer.from(ipOf(Math.floor(random() * BANS * 2 * 1.1)), 'latin1').toString('latin1'));
@@ -49,27 +40,11 @@ async function load(root) {
   const { decideLocally } = await import(url('services/enforcer/dist/decide.js'));
   const bans = new BanCache();
   for (let i = 0; i < BANS; i++) {
-    const subject = `ip:${ipOf(i * 2)}`;
-    bans.observe(subject, {
-      banId: `b${i}`,
-      subject,
-      policyId: 'login-flood',
-      reason: 'bench',
-      evidenceCount: 100,
-      windowSeconds: 60,
-      startedAt: now,
-      expiresAt: now + 3_600_000,
-      preview: false,
-      escalationLevel: 0,
-      origin: 'aggregator',
-      httpStatus: 403,
-      createdBy: null,
-    });
+    const ban = benchBan(i, now);
+    bans.observe(ban.subject, ban);
   }
-  const policy = (id, spec) => ({ id, version: 1, description: '', owner: 'bench', mode: 'enforce', enabled: true, definition: JSON.stringify(spec), updatedBy: 'bench', updatedAt: 0 });
   const policies = new PolicyBook();
-  policies.apply('login-flood', policy('login-flood', { key: ['ip'], match: { paths: ['/login'] }, threshold: { count: 20, interval: '1m' }, action: { type: 'ban', banDuration: '1h' } }));
-  policies.apply('api', policy('api', { key: ['ip'], match: { pathPrefixes: ['/api/'] }, threshold: { count: 100, interval: '1m' }, action: { type: 'throttle' } }));
+  for (const record of BENCH_POLICIES) policies.apply(record.id, record);
   const state = { bans, counts: new CountCache(), allowlist: new core.Allowlist(), policies };
   const deps = { attributesFromRequest: core.attributesFromRequest, decideLocally, state, bans, ips, paths, headers, now, uniform, reasonOf };
   // Compiled apart per build: no inline cache sees two builds' objects.
@@ -120,10 +95,6 @@ for (let round = 0; round < ROUNDS; round++) {
     `round ${round + 1}: ${builds.map((b, i) => `${b.root.split('/').pop()} ${Math.round(runs[i].local.at(-1))}/${Math.round(runs[i].floor.at(-1))}`).join('  ')}  ceiling ${Math.round(c)}\n`,
   );
 }
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const result = {
   name: 'compare-enforcer-local',
   rounds: ROUNDS,

@@ -48,7 +48,7 @@ app.post('/v1/check', async () => {
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
 `;
 
-async function waitReady(url: string): Promise<void> {
+export async function waitReady(url: string): Promise<void> {
   for (let i = 0; i < 600; i++) {
     if (
       await fetch(url).then(

@@ -17,23 +17,18 @@
  * pause would be. The enforcer code is the compiled build (dist), as services run it.
  */
 import { Allowlist, attributesFromRequest, compilePolicy, PolicyBook } from '@banstream/core';
-import type { Ban, PolicyRecord } from '@banstream/schemas';
+import type { Ban } from '@banstream/schemas';
 import { BanCache } from '../../services/enforcer/dist/cache/ban-cache.js';
 import { Int32Index } from '../../services/enforcer/dist/cache/int32-index.js';
 import { CountCache } from '../../services/enforcer/dist/cache/count-cache.js';
 import { decideLocally } from '../../services/enforcer/dist/decide.js';
 import { collect, median, note, prng } from '../lib.js';
+import { BENCH_POLICIES, benchBan, ipOf } from './local-fixture.js';
 
 const BANS = 1_000_000;
 const CHECKS = 2_000_000;
 const WARM_UP = 200_000;
 const RUNS = 5;
-
-const ipOf = (i: number) => `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`;
-
-function policy(id: string, spec: Record<string, unknown>): PolicyRecord {
-  return { id, version: 1, description: '', owner: 'bench', mode: 'enforce', enabled: true, definition: JSON.stringify(spec), updatedBy: 'bench', updatedAt: 0 };
-}
 
 export interface LocalFigures {
   local_checks_per_s: number;
@@ -54,30 +49,15 @@ export function measureLocal(): LocalFigures {
   const floorIndex = new Int32Index();
   const floorRows = new Float64Array(BANS * 4);
   for (let i = 0; i < BANS; i++) {
-    const subject = `ip:${ipOf(i * 2)}`; // every other address is banned
-    const ban: Ban = {
-      banId: `b${i}`,
-      subject,
-      policyId: 'login-flood',
-      reason: 'bench',
-      evidenceCount: 100,
-      windowSeconds: 60,
-      startedAt: now,
-      expiresAt: now + 3_600_000,
-      preview: false,
-      escalationLevel: 0,
-      origin: 'aggregator',
-      httpStatus: 403,
-      createdBy: null,
-    };
+    const ban = benchBan(i, now); // every other address is banned
+    const subject = ban.subject;
     bans.observe(subject, ban);
     ceilingMap.set(subject, ban);
     floorIndex.set(ipv4Number(ipOf(i * 2)), i);
     floorRows[i * 4] = ban.expiresAt;
   }
   const policies = new PolicyBook();
-  policies.apply('login-flood', policy('login-flood', { key: ['ip'], match: { paths: ['/login'] }, threshold: { count: 20, interval: '1m' }, action: { type: 'ban', banDuration: '1h' } }));
-  policies.apply('api', policy('api', { key: ['ip'], match: { pathPrefixes: ['/api/'] }, threshold: { count: 100, interval: '1m' }, action: { type: 'throttle' } }));
+  for (const record of BENCH_POLICIES) policies.apply(record.id, record);
   void compilePolicy;
   const state = { bans, counts: new CountCache(), allowlist: new Allowlist(), policies };
   const random = prng(7);

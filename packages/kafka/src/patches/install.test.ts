@@ -13,6 +13,7 @@ import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
 const require = createRequire(import.meta.url);
 const REQUEST_QUEUE_MODULE = 'kafkajs/src/network/requestQueue/index.js';
 const kafkajsModulesLoaded = () => Object.keys(require.cache).filter((path) => path.includes('/node_modules/kafkajs/'));
+const ALL_PATCHED = { grouping: true, idleTimer: true, encoder: true, produceRequest: true, coordinatorRefusals: true, memberRejoin: true, sendRetries: true, unreadableBatches: true };
 const prototypeOf = (module: unknown) => (module as { prototype: Record<string, unknown> }).prototype;
 
 describe('installKafkaPatches', () => {
@@ -22,16 +23,7 @@ describe('installKafkaPatches', () => {
     expect(kafkajsModulesLoaded()).toEqual([]);
     expect(kafkajsGroupingFixed()).toBe(false);
 
-    expect(installKafkaPatches()).toEqual({
-      grouping: true,
-      idleTimer: true,
-      encoder: true,
-      produceRequest: true,
-      coordinatorRefusals: true,
-      memberRejoin: true,
-      sendRetries: true,
-      unreadableBatches: true,
-    });
+    expect(installKafkaPatches()).toEqual(ALL_PATCHED);
     expect(kafkajsLoaded()).toBe(false); // the patches load kafkajs's parts they replace, not kafkajs
     const log = captureLogger();
     createKafka({ brokers: ['127.0.0.1:9'], clientId: 'unit', logger: log.logger }).consumer({ groupId: 'unit' });
@@ -49,15 +41,6 @@ describe('installKafkaPatches', () => {
     expect(prototypeOf(require(BROKER_MODULE)).findGroupCoordinator).not.toBe(prototypeOf(freshKafkajsModule(BROKER_MODULE)).findGroupCoordinator);
     expect(prototypeOf(require(CLUSTER_MODULE)).findGroupCoordinatorMetadata).not.toBe(prototypeOf(freshKafkajsModule(CLUSTER_MODULE)).findGroupCoordinatorMetadata);
     expect(prototypeOf(require(CONSUMER_GROUP_MODULE)).joinAndSync).not.toBe(prototypeOf(freshKafkajsModule(CONSUMER_GROUP_MODULE)).joinAndSync);
-    expect(installKafkaPatches()).toEqual({
-      grouping: true,
-      idleTimer: true,
-      encoder: true,
-      produceRequest: true,
-      coordinatorRefusals: true,
-      memberRejoin: true,
-      sendRetries: true,
-      unreadableBatches: true,
-    });
+    expect(installKafkaPatches()).toEqual(ALL_PATCHED);
   });
 });

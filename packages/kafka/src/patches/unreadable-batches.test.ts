@@ -186,7 +186,7 @@ describe("the patch's decodeMessages against kafkajs's own (differential, fixed 
     }
     return Buffer.concat(parts);
   }
-  const read = async (decode: DecodeMessages, input: Buffer) => {
+  const read = async (decode: DecodeMessages, input: Buffer): Promise<{ records: unknown[] } | { threw: string }> => {
     try {
       return { records: (await decode(partitionPart(input))).map(said) };
     } catch (error) {
