@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { unzip } from 'node:zlib';
 import { BanstreamError } from '@banstream/core';
+import { recordReader } from './record-reader.js';
 
 /**
  * kafkajs 2.2.4 reads a record batch whole or fails the fetch it came in:
@@ -21,7 +22,9 @@ import { BanstreamError } from '@banstream/core';
  *   past it, and its handler learns from unreadableBatch() why (a dead letter);
  * - gzip is decompressed up to MAX_DECOMPRESSED_BATCH_BYTES a batch;
  * - once the batches read hold that many bytes, the rest of the partition's response is
- *   left, as kafkajs leaves a cut batch: the consumer fetches it next, from where it is.
+ *   left, as kafkajs leaves a cut batch: the consumer fetches it next, from where it is;
+ * - each record is read by record-reader.ts: lengths and counts no broker writes are
+ *   refused (the batch is then a stand-in) rather than read backwards or allocated.
  * kafkajs's Fetch responses take decodeMessages when they are first loaded (at a
  * consumer's first fetch), so installKafkaPatches() must run before. Applied once per process.
  */
@@ -47,6 +50,10 @@ const MESSAGE_SET_MODULE = 'kafkajs/src/protocol/messageSet/decoder.js';
 const FETCH_RESPONSE_MODULES = [4, 5, 6, 7, 8, 9, 10, 11].map((v) => `kafkajs/src/protocol/requests/fetch/v${v}/response.js`);
 const COMPRESSION_MODULE = 'kafkajs/src/protocol/message/compression/index.js';
 const GZIP_MODULE = 'kafkajs/src/protocol/message/compression/gzip.js';
+/** A record's reader, which the batch reader takes when it is first loaded (record-reader.ts). */
+const RECORD_READER_MODULE = 'kafkajs/src/protocol/recordBatch/record/v0/decoder.js';
+/** The modules a fetch's records are read with, past decodeMessages: kafkajs's own reading is these, loaded afresh. */
+export const FETCH_READING_CHAIN = [BATCH_READER_MODULE, RECORD_READER_MODULE] as const;
 
 /** The part of kafkajs's Decoder (src/protocol/decoder.js) read here. */
 interface KafkajsDecoder {
@@ -115,11 +122,16 @@ let applied = false;
 /** Installs the bounded gzip and the fetch decoding above; returns whether it is installed. */
 export function readUnreadableBatchesAsStandIns(): boolean {
   if (applied) return true;
-  if (FETCH_RESPONSE_MODULES.some((m) => require.cache[require.resolve(m)] !== undefined)) return false;
+  if ([...FETCH_RESPONSE_MODULES, BATCH_READER_MODULE].some((m) => require.cache[require.resolve(m)] !== undefined)) return false;
   const compression = require(COMPRESSION_MODULE) as { Codecs?: Record<number, () => Codec>; Types?: { GZIP?: number } };
   const gzip = require(GZIP_MODULE) as Partial<Codec>;
   const GZIP = compression.Types?.GZIP;
   if (compression.Codecs === undefined || GZIP === undefined || typeof gzip.compress !== 'function') return false;
+  // Before the batch reader is loaded: it takes the record reader then.
+  require(RECORD_READER_MODULE);
+  const recordModule = require.cache[require.resolve(RECORD_READER_MODULE)];
+  if (recordModule === undefined || typeof recordModule.exports !== 'function') return false;
+  recordModule.exports = recordReader();
   const readBatch = require(BATCH_READER_MODULE) as unknown;
   const Decoder = require(DECODER_MODULE) as unknown;
   const readMessageSet = require(MESSAGE_SET_MODULE) as unknown;
@@ -159,7 +171,9 @@ export function decodeMessagesBounded(readBatch: BatchReader, Decoder: DecoderCl
     if (size <= 0 || !decoder.canReadBytes(size)) return [];
     const bytes = decoder.readBytes(size);
     const messages = new Decoder(bytes);
-    if (bytes.length <= MAGIC_AT || bytes.readInt8(MAGIC_AT) !== BATCH_MAGIC) return readMessageSet(messages, size);
+    // No batch or message whole in so few bytes: the cut tail of a fetch (kafkajs threw a RangeError).
+    if (bytes.length <= MAGIC_AT) return [];
+    if (bytes.readInt8(MAGIC_AT) !== BATCH_MAGIC) return readMessageSet(messages, size);
     const records: KafkajsRecord[] = [];
     let held = 0;
     while (messages.canReadBytes(RECORD_BATCH_OVERHEAD) && held < MAX_DECOMPRESSED_BATCH_BYTES) {

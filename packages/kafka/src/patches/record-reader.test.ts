@@ -1,0 +1,90 @@
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import { FETCH_READING_CHAIN, readUnreadableBatchesAsStandIns, unreadableBatch } from './unreadable-batches.js';
+import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
+
+const require = createRequire(import.meta.url);
+const DECODE_MESSAGES = 'kafkajs/src/protocol/requests/fetch/v4/decodeMessages.js';
+type Decoder = { buffer: Buffer; offset: number };
+type DecodeMessages = (decoder: Decoder) => Promise<{ offset: string; headers: Record<string, unknown> }[]>;
+const KafkajsDecoder = require('kafkajs/src/protocol/decoder.js') as new (buffer: Buffer) => Decoder;
+
+expect(readUnreadableBatchesAsStandIns()).toBe(true);
+const decodeMessages = require(DECODE_MESSAGES) as DecodeMessages;
+const kafkajsDecodeMessages = freshKafkajsModule<DecodeMessages>(DECODE_MESSAGES, FETCH_READING_CHAIN);
+
+/** Kafka's zigzag varint. */
+function varint(n: number): number[] {
+  let z = n >= 0 ? n * 2 : -n * 2 - 1;
+  const out: number[] = [];
+  while (z >= 0x80) {
+    out.push((z % 0x80) | 0x80);
+    z = Math.floor(z / 0x80);
+  }
+  out.push(z);
+  return out;
+}
+
+/** One uncompressed batch of one record: no key, no value, then the header bytes given (count first), as a fetch carries it. */
+function fetchOfOneRecord(headers: number[]): Decoder {
+  const body = [0, 0, 0, ...varint(-1), ...varint(-1), ...headers];
+  const records = Buffer.from([...varint(body.length), ...body]);
+  const header = Buffer.alloc(61);
+  header.writeInt32BE(61 - 12 + records.length, 8);
+  header.writeInt8(2, 16);
+  header.writeBigInt64BE(1_700_000_000_000n, 27);
+  header.writeBigInt64BE(1_700_000_000_000n, 35);
+  header.writeBigInt64BE(-1n, 43);
+  header.writeInt32BE(1, 57);
+  const batch = Buffer.concat([header, records]);
+  const size = Buffer.alloc(4);
+  size.writeInt32BE(batch.length);
+  return new KafkajsDecoder(Buffer.concat([size, batch]));
+}
+
+const header = (key: string, value: string) => [...varint(key.length), ...Buffer.from(key), ...varint(value.length), ...Buffer.from(value)];
+
+describe("a record's headers", () => {
+  it('are read as kafkajs reads them, a repeated name as a list of its values', async () => {
+    const bytes = [...varint(4), ...header('a', '1'), ...header('b', '2'), ...header('a', '3'), ...header('a', '4')];
+    const [ours] = await decodeMessages(fetchOfOneRecord(bytes));
+    const [theirs] = await kafkajsDecodeMessages(fetchOfOneRecord(bytes));
+    expect(ours!.headers).toEqual({ a: [Buffer.from('1'), Buffer.from('3'), Buffer.from('4')], b: Buffer.from('2') });
+    expect(ours!.headers).toEqual(theirs!.headers);
+  });
+
+  it('named like an object property are own values (kafkajs made a repeated `toString` [Function, value])', async () => {
+    const bytes = [...varint(3), ...header('toString', 'x'), ...header('toString', 'y'), ...header('__proto__', 'z')];
+    const [ours] = await decodeMessages(fetchOfOneRecord(bytes));
+    expect(ours!.headers.toString).toEqual([Buffer.from('x'), Buffer.from('y')]);
+    expect(Object.getOwnPropertyDescriptor(ours!.headers, '__proto__')?.value).toEqual(Buffer.from('z'));
+    expect(Object.getPrototypeOf(ours!.headers)).toBe(Object.prototype);
+  });
+
+  it('whose value length is negative (read backwards by kafkajs, the same header again and again) make the batch a stand-in', async () => {
+    // One header, 'k' then a value of -3 bytes: kafkajs goes back to the header's start and reads it 1,000 times.
+    const bytes = [...varint(1_000), ...varint(1), ...Buffer.from('k'), ...varint(-3)];
+    const theirs = await kafkajsDecodeMessages(fetchOfOneRecord(bytes));
+    expect((theirs[0]!.headers as { k: unknown[] }).k).toHaveLength(1_000);
+    const ours = await decodeMessages(fetchOfOneRecord(bytes));
+    expect(ours).toHaveLength(1);
+    expect(unreadableBatch(ours[0]!)?.error.message).toBe("record batch at offset 0 skipped unread: RangeError: a record's header count of 1000, with 3 bytes left");
+    // Counted as the bytes allow, the negative length itself is refused.
+    const [one] = await decodeMessages(fetchOfOneRecord([...varint(1), ...varint(1), ...Buffer.from('k'), ...varint(-3)]));
+    expect(unreadableBatch(one!)?.error.message).toBe("record batch at offset 0 skipped unread: RangeError: a record's header value of -3 bytes");
+  });
+
+  it('counted past what the bytes left could hold (kafkajs allocates for the count and reads zeros past the end) make the batch a stand-in', async () => {
+    const ours = await decodeMessages(fetchOfOneRecord([...varint(2 ** 30), ...header('k', 'v')]));
+    expect(unreadableBatch(ours[0]!)?.error.message).toBe("record batch at offset 0 skipped unread: RangeError: a record's header count of 1073741824, with 4 bytes left");
+  });
+
+  it('many and distinct are all read (kafkajs gathered them in quadratic time)', async () => {
+    const n = 20_000;
+    const bytes = [...varint(n)];
+    for (let i = 0; i < n; i++) bytes.push(...header(`h${i}`, ''));
+    const [ours] = await decodeMessages(fetchOfOneRecord(bytes));
+    expect(Object.keys(ours!.headers)).toHaveLength(n);
+    expect(ours!.headers.h19999).toEqual(Buffer.alloc(0));
+  });
+});
