@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { SCHEMA_NAMES } from '@banstream/schemas';
 import { eventOf, valueOf } from './arbitraries.js';
+import { encodeFetch, FETCH, fetchSpecArbitrary, mutateFetch, type FetchSpec } from './fetch.js';
 import { mutate } from './mutate.js';
 import { mixSeed, Rng } from './random.js';
 import type { Node } from './reference.js';
@@ -32,7 +33,10 @@ export interface Input {
 
 export const EVENTS = SCHEMA_NAMES.requestEventBatch;
 
-/** Events records most of the time (every reader of them runs on each), every other record type besides. */
+/**
+ * Events records most of the time (every reader of them runs on each), every other
+ * record type besides, and a partition's part of a Kafka fetch (fetch.ts).
+ */
 export function inputArbitrary(sut: Sut): fc.Arbitrary<InputSpec> {
   const writers = [...sut.writers.values()];
   const forWriter = (w: (typeof writers)[number]) => {
@@ -49,7 +53,8 @@ export function inputArbitrary(sut: Sut): fc.Arbitrary<InputSpec> {
   // Each other record alike, then each of its versions: a record with more versions gets no larger share.
   const names = [...new Set(writers.filter((w) => w.name !== EVENTS).map((w) => w.name))];
   const others = names.map((name) => fc.oneof(...writers.filter((w) => w.name === name).map(forWriter)));
-  return fc.oneof({ weight: 7, arbitrary: fc.oneof(...events) }, { weight: 3, arbitrary: fc.oneof(...others) });
+  const fetch = fc.record({ target: fc.constant(FETCH), fingerprint: fc.constant(0n), value: fetchSpecArbitrary(), canonical: fc.constant(true), seed: fc.nat() });
+  return fc.oneof({ weight: 7, arbitrary: fc.oneof(...events) }, { weight: 3, arbitrary: fc.oneof(...others) }, { weight: 1, arbitrary: fetch });
 }
 
 function batchOf(node: Node): fc.Arbitrary<unknown> {
@@ -58,8 +63,22 @@ function batchOf(node: Node): fc.Arbitrary<unknown> {
   return fc.oneof({ weight: 9, arbitrary: fc.array(event, { maxLength: 5 }) }, { weight: 1, arbitrary: fc.array(event, { minLength: 6, maxLength: 40 }) }).map((events) => ({ events }));
 }
 
+/** An input's bytes before mutation, with where its parts lie: an Avro record's varints and blocks, a fetch's batches. */
+export interface Encoded {
+  record: Buffer;
+  spots: Spot[];
+  /** Where each batch of a fetch starts. */
+  starts?: number[];
+}
+
+/** The input encoded: an Avro record (encodeSpec), or a fetch's batches by kafkajs's encoder. */
+export async function encodeInput(sut: Sut, spec: InputSpec): Promise<Encoded> {
+  if (spec.target !== FETCH) return encodeSpec(sut, spec);
+  return { ...(await encodeFetch(spec.value as FetchSpec)), spots: [] };
+}
+
 /** The record encoded (header included), with where its varints and blocks lie in it. */
-export function encodeSpec(sut: Sut, spec: InputSpec): { record: Buffer; spots: Spot[] } {
+export function encodeSpec(sut: Sut, spec: InputSpec): Encoded {
   const { bytes: body, spots } = encodeTraced(sut.writers.get(spec.fingerprint)!.node, spec.value, new Rng(spec.seed), spec.canonical);
   const record = Buffer.alloc(10 + body.length);
   record[0] = 0xc3;
@@ -74,10 +93,10 @@ export function encodeSpec(sut: Sut, spec: InputSpec): { record: Buffer; spots: 
 }
 
 /** Variant `variant` of an encoded record: 0 as it is, else one to three mutations. */
-export function variantOf(spec: InputSpec, encoded: { record: Buffer; spots: Spot[] }, variant: number, fingerprints: readonly bigint[]): Input {
+export function variantOf(spec: InputSpec, encoded: Encoded, variant: number, fingerprints: readonly bigint[]): Input {
   if (variant === 0) return { target: spec.target, bytes: encoded.record, mutations: '-' };
   const rng = new Rng(mixSeed(spec.seed, variant));
   const count = rng.chance(0.75) ? 1 : 2 + rng.below(2);
-  const { bytes, applied } = mutate(encoded.record, encoded.spots, rng, count, fingerprints);
+  const { bytes, applied } = spec.target === FETCH ? mutateFetch(encoded.record, encoded.starts ?? [0], rng, count) : mutate(encoded.record, encoded.spots, rng, count, fingerprints);
   return { target: spec.target, bytes, mutations: applied.join('+') || '-' };
 }

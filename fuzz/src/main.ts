@@ -34,10 +34,10 @@ const number = (name: string, text: string) => {
 
 if (values.replay !== undefined) {
   const sut = buildSut();
-  const input = inputAt(sut, seed, values.replay);
+  const input = await inputAt(sut, seed, values.replay);
   const tally: Tally = {};
   const probe = new Probe(tally, BigInt(number('limit-ms', values['limit-ms']) * 1e6));
-  checkInput(sut, input, probe);
+  await checkInput(sut, input, probe);
   await probe.settle();
   process.stdout.write(`${input.target}, mutations ${input.mutations}\nhex ${input.bytes.toString('hex')}\n`);
   for (const f of probe.failures) process.stdout.write(`${f.reader}: ${f.kind}: ${f.detail}\n`);

@@ -3,11 +3,11 @@ import { countsOf, type FailureKind, type Tally } from './tally.js';
 /** One reader's answer to an input: a value, or what it threw. */
 export type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
-/** Times one call, in nanoseconds. */
-function timed(call: () => unknown): bigint {
+/** Times one call (until its promise settles, for an async reader), in nanoseconds. */
+async function timed(call: () => unknown): Promise<bigint> {
   const started = process.hrtime.bigint();
   try {
-    call();
+    await call();
   } catch {
     // the answer was taken on the first call
   }
@@ -49,6 +49,25 @@ export class Probe {
     return answer;
   }
 
+  /**
+   * run(), for a reader whose answer is a promise: timed until it settles, unless
+   * `timed` is false (a reference whose speed is not under test).
+   */
+  async runAsync<T>(reader: string, call: () => Promise<T>, timed = true): Promise<Answer<T>> {
+    this.announce(reader);
+    countsOf(this.tally, reader).tried++;
+    let answer: Answer<T>;
+    const started = process.hrtime.bigint();
+    try {
+      answer = { ok: true, value: await call() };
+    } catch (error) {
+      answer = { ok: false, error };
+    }
+    const took = process.hrtime.bigint() - started;
+    if (timed && took > this.limitNs) this.suspects.push({ reader, call, took });
+    return answer;
+  }
+
   get hasSuspects(): boolean {
     return this.suspects.length > 0;
   }
@@ -60,7 +79,7 @@ export class Probe {
       for (let i = 0; i < RETRIES && fastest > this.limitNs; i++) {
         await new Promise((resolve) => setTimeout(resolve, RETRY_GAP_MS));
         this.announce(s.reader);
-        const took = timed(s.call);
+        const took = await timed(s.call);
         if (took < fastest) fastest = took;
       }
       if (fastest > this.limitNs) this.fail(s.reader, 'slow', `took ${(Number(fastest) / 1e6).toFixed(1)} ms at best of ${RETRIES + 1} runs`);

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { VARIANTS } from './inputs.js';
 import { CHUNK, pathOf } from './session.js';
 import { SharedProgress } from './shared.js';
-import { countsOf, failuresIn, mergeTally, type Failure, type Tally } from './tally.js';
+import { countsOf, failuresIn, inputsIn, mergeTally, type Failure, type Tally } from './tally.js';
 import type { WorkerJob, WorkerMessage } from './worker.js';
 
 export interface RunOptions {
@@ -108,7 +108,7 @@ export async function runFuzz(options: RunOptions): Promise<RunResult> {
           if (m.type === 'readers') names = m.names;
           else if (m.type === 'failure') failed(m.failure);
           else {
-            tried += m.tally.reference?.tried ?? 0;
+            tried += inputsIn(m.tally);
             mergeTally(tally, m.tally);
             if (m.type === 'done') void thread.terminate();
           }

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { checkEvents } from './check-events.js';
 import { checkRecord } from './check-records.js';
-import { encodeSpec, EVENTS, inputArbitrary, variantOf, VARIANTS, type Input, type InputSpec } from './inputs.js';
+import { checkFetch, FETCH } from './fetch.js';
+import { encodeInput, EVENTS, inputArbitrary, variantOf, VARIANTS, type Input, type InputSpec } from './inputs.js';
 import type { Probe } from './probe.js';
 import { mixSeed } from './random.js';
 import type { Sut } from './sut.js';
@@ -31,14 +32,15 @@ export function parsePath(path: string): { worker: number; chunk: number; index:
   return { worker: worker!, chunk: chunk!, index: index!, variant: variant! };
 }
 
-export function inputAt(sut: Sut, seed: number, path: string): Input {
+export async function inputAt(sut: Sut, seed: number, path: string): Promise<Input> {
   const { worker, chunk, index, variant } = parsePath(path);
   const spec = chunkOf(sut, seed, worker, chunk)[index]!;
-  return variantOf(spec, encodeSpec(sut, spec), variant, sut.fingerprints);
+  return variantOf(spec, await encodeInput(sut, spec), variant, sut.fingerprints);
 }
 
-/** Every reader of the input's record type, on the input. */
-export function checkInput(sut: Sut, input: Input, probe: Probe): void {
+/** Every reader of the input's record type, on the input (a fetch's readers are async). */
+export function checkInput(sut: Sut, input: Input, probe: Probe): void | Promise<void> {
+  if (input.target === FETCH) return checkFetch(input.bytes, input.mutations === '-', probe);
   if (input.target === EVENTS) checkEvents(sut, input.bytes, probe);
   else checkRecord(sut, input.target, input.bytes, probe);
 }

@@ -32,6 +32,15 @@ export type Tally = Record<string, Counts>;
 /** Rows that count inputs, not a reader: the mutated events records and other records tried. */
 export const MUTATED_EVENTS = '(mutated events records)';
 export const MUTATED_OTHERS = '(mutated other records)';
+export const MUTATED_FETCHES = '(mutated kafka fetches)';
+/** The Kafka-level readers of a fetch (fetch.ts): banstream's patch, and kafkajs's own as its reference. */
+export const PATCH_READER = 'kafka.decodeMessages (patch)';
+export const KAFKAJS_READER = 'kafkajs.decodeMessages';
+
+/** Inputs tried in a tally: each goes once to the reference (Avro) or to the patch's reader (a fetch). */
+export function inputsIn(tally: Tally): number {
+  return (tally.reference?.tried ?? 0) + (tally[PATCH_READER]?.tried ?? 0);
+}
 /** Events records the reference accepted, by what they say of costs: every reader was compared on them. */
 export const COSTLY_EVENTS = '(events records with a cost other than 1)';
 export const COSTLESS_EVENTS = '(events records of a writer without cost)';

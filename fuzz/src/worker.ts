@@ -1,10 +1,11 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { encodeSpec, EVENTS, variantOf, VARIANTS, type Input } from './inputs.js';
+import { FETCH } from './fetch.js';
+import { encodeInput, EVENTS, variantOf, VARIANTS, type Encoded, type Input } from './inputs.js';
 import { Probe } from './probe.js';
 import { CHUNK, checkInput, chunkOf, pathOf } from './session.js';
 import { SharedProgress } from './shared.js';
 import { buildSut, type Sut } from './sut.js';
-import { countsOf, MUTATED_EVENTS, MUTATED_OTHERS, type Failure, type Tally } from './tally.js';
+import { countsOf, MUTATED_EVENTS, MUTATED_FETCHES, MUTATED_OTHERS, type Failure, type Tally } from './tally.js';
 
 /** What the runner gives a worker thread. */
 export interface WorkerJob {
@@ -44,18 +45,18 @@ async function run(job: WorkerJob, post: (m: WorkerMessage) => void): Promise<vo
   let reported = Date.now();
   let tried = 0;
   let failed = false;
-  for (const { chunk, step, input, path } of inputsOf(job, sut)) {
+  for await (const { chunk, step, input, path } of inputsOf(job, sut)) {
     if (Date.now() >= job.deadline || tried >= job.maxInputs) break;
     progress.startInput(chunk, step, input.bytes);
     const probe = new Probe(tally, BigInt(job.limitMs * 1e6), announce);
     try {
-      checkInput(sut, input, probe);
+      await checkInput(sut, input, probe);
     } catch (error) {
       // The harness's own code failed on this input: reported with it, not lost in a dead thread.
       probe.fail('harness', 'crashes', error instanceof Error ? `${error.name}: ${error.message}` : String(error));
     }
     if (probe.hasSuspects) await probe.settle();
-    if (input.mutations !== '-') countsOf(tally, input.target === EVENTS ? MUTATED_EVENTS : MUTATED_OTHERS).tried++;
+    if (input.mutations !== '-') countsOf(tally, input.target === EVENTS ? MUTATED_EVENTS : input.target === FETCH ? MUTATED_FETCHES : MUTATED_OTHERS).tried++;
     tried++;
     if (probe.failures.length > 0 && !failed) {
       failed = true;
@@ -72,7 +73,7 @@ async function run(job: WorkerJob, post: (m: WorkerMessage) => void): Promise<vo
 }
 
 /** The given inputs, else generated ones: chunk after chunk, each record then its mutated variants. */
-function* inputsOf(job: WorkerJob, sut: Sut): Generator<{ chunk: number; step: number; input: Input; path: string }> {
+async function* inputsOf(job: WorkerJob, sut: Sut): AsyncGenerator<{ chunk: number; step: number; input: Input; path: string }> {
   if (job.inputs) {
     for (let step = job.step; step < job.inputs.length; step++) {
       const { target, hex } = job.inputs[step]!;
@@ -82,11 +83,11 @@ function* inputsOf(job: WorkerJob, sut: Sut): Generator<{ chunk: number; step: n
   }
   for (let chunk = job.chunk; ; chunk++) {
     const specs = chunkOf(sut, job.seed, job.worker, chunk);
-    let encoded: ReturnType<typeof encodeSpec> | undefined;
+    let encoded: Encoded | undefined;
     for (let step = chunk === job.chunk ? job.step : 0; step < CHUNK * VARIANTS; step++) {
       const index = Math.floor(step / VARIANTS);
       const variant = step % VARIANTS;
-      if (variant === 0 || encoded === undefined) encoded = encodeSpec(sut, specs[index]!);
+      if (variant === 0 || encoded === undefined) encoded = await encodeInput(sut, specs[index]!);
       yield { chunk, step, input: variantOf(specs[index]!, encoded, variant, sut.fingerprints), path: pathOf(job.worker, chunk, step) };
     }
   }
