@@ -188,6 +188,9 @@ export async function main(repoRoot: string): Promise<void> {
         startup_to_first_event_s: sig(all.startupMs / 1000, 3),
         // Less noisy than events/s on a shared machine: what one event costs the service (all its processes).
         cpu_us_per_event: sig(all.cpuUsPerEvent, 3),
+        // The supervisor's part of both: what serving /metrics (sampled every 50 ms here) for its workers costs.
+        cpu_us_per_event_supervisor: sig(all.supervisorCpuUsPerEvent, 3),
+        peak_rss_mb_supervisor: sig(all.supervisorPeakRssMb, 3),
         // The join race (summary.ts): runs whose workers did not join together, left out of the rates above
         // unless every run raced (steady_runs 0).
         steady_runs: all.steadyRuns,
@@ -206,6 +209,7 @@ export async function main(repoRoot: string): Promise<void> {
           events_per_s_one_worker: Math.round(one.rate),
           ratio_one_worker: sig(one.rate / ceilingMedian, 3),
           cpu_us_per_event_one_worker: sig(one.cpuUsPerEvent, 3),
+          cpu_us_per_event_supervisor_one_worker: sig(one.supervisorCpuUsPerEvent, 3),
         });
       }
     }

@@ -30,6 +30,14 @@ export interface ServiceRun {
   startupMs: number;
   /** CPU time of the process (all threads, user + system) per counted event, µs; NaN when unreadable. */
   cpuUsPerEvent: number;
+  /**
+   * The part of cpuUsPerEvent spent by the supervisor process alone (serving /metrics,
+   * which the benchmark samples every POLL_MS, by asking its workers); 0 when the
+   * service ran as one process.
+   */
+  supervisorCpuUsPerEvent: number;
+  /** The supervisor's own VmHWM, MiB (part of peakRssMb); 0 when the service ran as one process. */
+  supervisorPeakRssMb: number;
   /** Events counted again by a partition's new owner (a rebalance), by the end of the run: work on top of the total. */
   replayed: number;
   exit: number | string;
@@ -89,35 +97,45 @@ function processTree(pid: number): number[] {
   return tree;
 }
 
-/** User + system CPU time so far of a process and its descendants, ms (clock ticks of 10 ms); NaN when unreadable. */
-function cpuMs(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
-  let sum = 0;
-  for (const p of processTree(pid)) {
+/**
+ * User + system CPU time so far of a process and its descendants, ms (clock ticks of
+ * 10 ms), and of the process alone when it has descendants (a supervisor; else 0); NaN when unreadable.
+ */
+function cpuMs(pid: number | undefined): { all: number; supervisor: number } {
+  if (pid === undefined) return { all: Number.NaN, supervisor: Number.NaN };
+  const tree = processTree(pid);
+  let all = 0;
+  let supervisor = 0;
+  for (const p of tree) {
     const fields = statFields(p);
     if (fields === undefined) {
-      if (p === pid) return Number.NaN;
+      if (p === pid) return { all: Number.NaN, supervisor: Number.NaN };
       continue;
     }
     // utime and stime are the 12th and 13th fields after the command name.
-    sum += (Number(fields[11]) + Number(fields[12])) * 10;
+    const ms = (Number(fields[11]) + Number(fields[12])) * 10;
+    all += ms;
+    if (p === pid && tree.length > 1) supervisor = ms;
   }
-  return sum;
+  return { all, supervisor };
 }
 
-/** Sum of the peak resident sizes (VmHWM) of a process and its descendants, MiB; NaN when unreadable. */
-function peakRssMb(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
-  let sum = 0;
-  for (const p of processTree(pid)) {
+/** Sum of the peak resident sizes (VmHWM) of a process and its descendants, and the process's own when it has descendants (else 0), MiB; NaN when unreadable. */
+function peakRssMb(pid: number | undefined): { all: number; supervisor: number } {
+  if (pid === undefined) return { all: Number.NaN, supervisor: Number.NaN };
+  const tree = processTree(pid);
+  let all = 0;
+  let supervisor = 0;
+  for (const p of tree) {
     try {
       const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
-      if (m) sum += Number(m[1]) / 1024;
+      if (m) all += Number(m[1]) / 1024;
+      if (m && p === pid && tree.length > 1) supervisor = Number(m[1]) / 1024;
     } catch {
-      if (p === pid) return Number.NaN;
+      if (p === pid) return { all: Number.NaN, supervisor: Number.NaN };
     }
   }
-  return sum;
+  return { all, supervisor };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -148,11 +166,11 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve((exit = code ?? signal ?? 'unknown'))));
 
   const spawnedAt = performance.now();
-  let first: { t: number; count: number; cpuMs: number } | undefined;
+  let first: { t: number; count: number; cpu: { all: number; supervisor: number } } | undefined;
   let last = { t: 0, count: 0 };
   let sampled = false;
   let lastIncrease = { t: 0, count: 0 };
-  let done: { t: number; cpuMs: number } | undefined;
+  let done: { t: number; cpu: { all: number; supervisor: number } } | undefined;
   let replayed = 0;
   let failure: string | undefined;
   while (true) {
@@ -187,11 +205,11 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
     const t = performance.now();
     if (count !== undefined) {
       sampled = true;
-      if (count > 0 && first === undefined) first = { t, count, cpuMs: cpuMs(child.pid) };
+      if (count > 0 && first === undefined) first = { t, count, cpu: cpuMs(child.pid) };
       if (count > last.count) lastIncrease = { t, count };
       last = { t, count };
       if (count >= options.total) {
-        done = { t, cpuMs: cpuMs(child.pid) };
+        done = { t, cpu: cpuMs(child.pid) };
         break;
       }
     }
@@ -231,9 +249,11 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
     reached: last.count,
     timedOut: done === undefined,
     ...(failure === undefined ? {} : { failure }),
-    peakRssMb: rss,
+    peakRssMb: rss.all,
+    supervisorPeakRssMb: rss.supervisor,
     startupMs: first === undefined ? Number.NaN : first.t - spawnedAt,
-    cpuUsPerEvent: first !== undefined && done !== undefined ? ((done.cpuMs - first.cpuMs) * 1000) / (options.total - first.count) : Number.NaN,
+    cpuUsPerEvent: first !== undefined && done !== undefined ? ((done.cpu.all - first.cpu.all) * 1000) / (options.total - first.count) : Number.NaN,
+    supervisorCpuUsPerEvent: first !== undefined && done !== undefined ? ((done.cpu.supervisor - first.cpu.supervisor) * 1000) / (options.total - first.count) : Number.NaN,
     replayed,
     exit: exit ?? 'unknown',
   };

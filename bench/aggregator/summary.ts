@@ -20,6 +20,10 @@ export interface ServiceSummary {
   peakRssMb: number;
   startupMs: number;
   cpuUsPerEvent: number;
+  /** The supervisor's part of cpuUsPerEvent (median, same runs); 0 for a service run as one process. */
+  supervisorCpuUsPerEvent: number;
+  /** The supervisor's own peak RSS, the most of any run. */
+  supervisorPeakRssMb: number;
   /** Runs without replay, which the figures are taken over; 0: every run replayed, and the figures are over all of them. */
   steadyRuns: number;
   /** Runs in which a partition moved between workers and was replayed (the join race). */
@@ -38,12 +42,16 @@ export function summarise(runs: readonly ServiceRun[]): ServiceSummary {
   const rss = finite(runs.map((r) => r.peakRssMb));
   const startup = finite(counted.map((r) => r.startupMs));
   const cpu = finite(counted.map((r) => r.cpuUsPerEvent));
+  const supervisorCpu = finite(counted.map((r) => r.supervisorCpuUsPerEvent));
+  const supervisorRss = finite(runs.map((r) => r.supervisorPeakRssMb));
   return {
     rate: rates.length > 0 ? median(rates) : 0,
     min: rates.length > 0 ? min(rates) : 0,
     peakRssMb: rss.length > 0 ? Math.max(...rss) : Number.NaN,
     startupMs: startup.length > 0 ? median(startup) : Number.NaN,
     cpuUsPerEvent: cpu.length > 0 ? median(cpu) : Number.NaN,
+    supervisorCpuUsPerEvent: supervisorCpu.length > 0 ? median(supervisorCpu) : Number.NaN,
+    supervisorPeakRssMb: supervisorRss.length > 0 ? Math.max(...supervisorRss) : Number.NaN,
     steadyRuns: steady.length,
     racedRuns: raced.length,
     maxReplayed: runs.reduce((m, r) => Math.max(m, r.replayed), 0),
