@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { kafkajsOwn } from '../../packages/kafka/dist/patches/kafkajs-own.js';
+import { MAX_HEADER_NAME_BYTES } from '../../packages/kafka/dist/patches/record-reader.js';
 import { FETCH_READING_CHAIN, readUnreadableBatchesAsStandIns, unreadableBatch } from '../../packages/kafka/dist/patches/unreadable-batches.js';
 import type { Probe } from './probe.js';
 import type { Rng } from './random.js';
@@ -13,12 +14,13 @@ import { KAFKAJS_READER, PATCH_READER } from './tally.js';
  * decodeMessages, the reference here. Batches are written by kafkajs's own encoder,
  * plain and gzip, then mutated anywhere. The contract, and its designed differences:
  * - on batches as kafkajs (and a broker) writes them, the patch reads the same records,
- *   and no stand-in;
- * - on mutated bytes the patch reads without a stand-in, kafkajs reads the same records
- *   (where the patch stands in for a batch, kafkajs is not run: what it does there is
- *   the hazard, up to running until its heap is gone);
- * - the patch fails only where no header delimits a batch (nothing to skip to), as
- *   kafkajs fails there; a TypeError or ReferenceError it throws is a crash;
+ *   every field of them, and no stand-in but past a bound (records or headers in a
+ *   batch, a header name's length, gzip);
+ * - on mutated bytes, kafkajs reads the batches the patch did not stand in for (those
+ *   cut out: what kafkajs does on them is the hazard, up to running until its heap is
+ *   gone) to the same records as the patch, and fails where the patch fails (a batch
+ *   no header delimits: nothing to skip to);
+ * - a fetch in the old message format (magic 0 or 1) is refused by name;
  * - a part of 16 bytes or fewer (no batch's magic byte): kafkajs throws a RangeError,
  *   the patch reads nothing.
  */
@@ -57,7 +59,13 @@ const bytes = (max: number) => fc.uint8Array({ maxLength: max });
 
 /** One to four batches of one to six records, plain or gzip, keys, values and headers of any bytes. */
 export function fetchSpecArbitrary(): fc.Arbitrary<FetchSpec> {
-  const record = fc.record({ key: fc.option(bytes(20)), value: fc.option(bytes(200)), headers: fc.dictionary(fc.string({ maxLength: 8 }), bytes(8), { maxKeys: 3 }) });
+  // Now and then many headers, or a name at the longest read and one byte past it (record-reader.ts).
+  const headers = fc.oneof(
+    { weight: 30, arbitrary: fc.dictionary(fc.string({ maxLength: 8 }), bytes(8), { maxKeys: 3 }) },
+    { weight: 1, arbitrary: fc.dictionary(fc.string({ maxLength: 4 }), bytes(2), { minKeys: 50, maxKeys: 300 }) },
+    { weight: 1, arbitrary: fc.constantFrom(MAX_HEADER_NAME_BYTES, MAX_HEADER_NAME_BYTES + 1).map((n) => ({ ['h'.repeat(n)]: new Uint8Array([1]) })) },
+  );
+  const record = fc.record({ key: fc.option(bytes(20)), value: fc.option(bytes(200)), headers });
   return fc.record({ batches: fc.array(fc.record({ gzip: fc.boolean(), records: fc.array(record, { minLength: 1, maxLength: 6 }) }), { minLength: 1, maxLength: 4 }) });
 }
 
@@ -142,30 +150,30 @@ export function mutateFetch(input: Buffer, starts: readonly number[], rng: Rng, 
 }
 
 interface Said {
-  offset: string;
   /** The first offset of the batch the record is in. */
   batch: string | undefined;
   standIn?: string;
+  /** Every field of a record read, as JSON. */
   read?: string;
 }
 
-/** What a record says, as both readers give it; a stand-in is named by its reason. */
+/** What a record says, every field of it, as both readers give it; a stand-in is named by its reason. */
 function said(r: KafkajsRecord & { batchContext?: { firstOffset?: string } }): Said {
   const standIn = unreadableBatch(r);
-  if (standIn) return { offset: r.offset, batch: standIn.firstOffset, standIn: standIn.error.message };
-  return { offset: r.offset, batch: r.batchContext?.firstOffset, read: JSON.stringify({ key: r.key, value: r.value, timestamp: r.timestamp, headers: ownHeaders(r.headers) }) };
+  if (standIn) return { batch: standIn.firstOffset, standIn: standIn.error.message };
+  return { batch: r.batchContext?.firstOffset, read: JSON.stringify({ ...r, headers: ownHeaders(r.headers) }) };
 }
 
 /**
  * Headers as the patch gathers them: kafkajs took an inherited property for an earlier
- * value of a header named `valueOf` or `toString` (`[Function, value]`); a designed
- * difference (record-reader.ts), left out of the comparison.
+ * value of a header named `valueOf`, `toString` or `__proto__` (`[Function, value]`,
+ * `[Object.prototype, value]`); a designed difference (record-reader.ts), left out of the comparison.
  */
 function ownHeaders(headers: unknown): unknown {
   if (typeof headers !== 'object' || headers === null) return headers;
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(headers)) {
-    const own = Array.isArray(value) && typeof value[0] === 'function' ? value.slice(1) : value;
+    const own = Array.isArray(value) && (typeof value[0] === 'function' || value[0] === Object.prototype) ? value.slice(1) : value;
     Object.defineProperty(out, name, { value: Array.isArray(own) && own.length === 1 && own !== value ? own[0] : own, enumerable: true });
   }
   return out;
@@ -177,32 +185,70 @@ function partitionPart(batches: Buffer): Decoder {
   return new KafkajsDecoder(Buffer.concat([size, batches]));
 }
 
+/** The whole batches of a partition's part as their headers delimit them, and where the rest (a cut or undelimited tail) begins. */
+function wholeBatches(input: Buffer): { batches: { start: number; end: number; firstOffset: string }[]; rest: number } {
+  const batches: { start: number; end: number; firstOffset: string }[] = [];
+  let at = 0;
+  while (at + HEADER_BYTES <= input.length) {
+    const length = input.readInt32BE(at + LENGTH_AT);
+    const end = at + 12 + length;
+    if (length < HEADER_BYTES - 12 || end > input.length) break;
+    batches.push({ start: at, end, firstOffset: input.readBigInt64BE(at).toString() });
+    at = end;
+  }
+  return { batches, rest: at };
+}
+
+const MAGIC_AT = 16;
+/** How a refusal past one of the patch's bounds reads (record-reader.ts, unreadable-batches.ts). */
+const BOUNDS = /over the \d+ read|MiB once decompressed/;
+const name = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+
 /** The patch's reading of `input` against kafkajs's (see the contract above); `written` when the bytes are as kafkajs wrote them. */
 export async function checkFetch(input: Buffer, written: boolean, probe: Probe): Promise<void> {
-  const ours = await probe.runAsync(PATCH_READER, async () => (await patchDecodeMessages(partitionPart(input))).map(said));
+  const read = async (bytes: Buffer) => (await patchDecodeMessages(partitionPart(bytes))).map(said);
+  const ours = await probe.runAsync(PATCH_READER, () => read(input));
   if (ours.ok) probe.accepted(PATCH_READER);
-  const name = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
-  if (input.length <= 16) {
+  if (input.length <= MAGIC_AT) {
     if (!ours.ok || ours.value.length > 0)
       probe.fail(PATCH_READER, 'disagreements', `a part of ${input.length} bytes (no batch in it) read as ${ours.ok ? `${ours.value.length} records` : name(ours.error)}, not as nothing`);
     return;
   }
-  if (!ours.ok) {
-    // As kafkajs fails where no header delimits a batch (its decoder's, zlib's or its own
-    // errors, or the patch's count refusal); a TypeError or ReferenceError is a bug.
-    const error = ours.error as { name?: unknown };
-    if (error?.name === 'TypeError' || error?.name === 'ReferenceError' || !(ours.error instanceof Error)) probe.fail(PATCH_READER, 'crashes', `threw ${name(ours.error)}`);
+  if (input.readInt8(MAGIC_AT) !== 2) {
+    // The old message format: refused by name (kafkajs's reader of it is the hazard, not run).
+    if (ours.ok || !(ours.error instanceof Error) || !ours.error.message.includes('message format of magic'))
+      probe.fail(PATCH_READER, 'disagreements', `read a fetch of magic ${input.readInt8(MAGIC_AT)} as ${ours.ok ? `${ours.value.length} records` : name(ours.error)}`);
     return;
   }
-  const standIns = ours.value.filter((r) => r.standIn !== undefined);
-  if (written && standIns.length > 0) return probe.fail(PATCH_READER, 'disagreements', `refused a batch kafkajs wrote: ${standIns[0]!.standIn}`);
-  // kafkajs is not run where the patch stood in for a batch: what kafkajs does there is
-  // the hazard (it fails, reads backwards, allocates for a count, or runs until the heap
-  // is gone: record-reader.ts). Everywhere else it is the reference.
-  if (standIns.length > 0) return;
-  const theirs = await probe.runAsync(KAFKAJS_READER, async () => (await kafkajsDecodeMessages(partitionPart(input))).map(said), false);
-  if (!theirs.ok) return probe.fail(PATCH_READER, 'disagreements', `read ${ours.value.length} records where kafkajs failed (${name(theirs.error)})`);
-  probe.accepted(KAFKAJS_READER);
-  if (JSON.stringify(ours.value) !== JSON.stringify(theirs.value))
-    probe.fail(PATCH_READER, 'disagreements', `read ${JSON.stringify(ours.value).slice(0, 300)} where kafkajs read ${JSON.stringify(theirs.value).slice(0, 300)}`);
+  // The batches the patch stood in for (when it failed, from its reading of the whole batches alone).
+  const { batches, rest } = wholeBatches(input);
+  let standIns: Said[];
+  try {
+    standIns = (ours.ok ? ours.value : await read(input.subarray(0, rest))).filter((r) => r.standIn !== undefined);
+  } catch (error) {
+    return probe.fail(PATCH_READER, 'crashes', `failed on whole batches (${name(error)}): a whole batch is read or stood in for`);
+  }
+  // Bytes as written are refused only past a designed bound (records, headers, a header name, gzip).
+  const unbounded = standIns.find((r) => !BOUNDS.test(r.standIn!));
+  if (written && unbounded) return probe.fail(PATCH_READER, 'disagreements', `refused a batch kafkajs wrote: ${unbounded.standIn}`);
+  // kafkajs reads the rest without them: what it does on those is the hazard the patch is
+  // for (it fails, reads backwards, allocates for a count, or runs until its heap is gone).
+  const refused = new Set(standIns.map((r) => r.batch));
+  const kept = Buffer.concat([...batches.filter((b) => !refused.has(b.firstOffset)).map((b) => input.subarray(b.start, b.end)), input.subarray(rest)]);
+  const expected = ours.ok ? ours.value.filter((r) => r.standIn === undefined) : undefined;
+  if (kept.length <= MAGIC_AT || kept.readInt8(MAGIC_AT) !== 2) {
+    // Nothing kafkajs reads as batches is left: its bytes 16 on are an undelimited tail (which it would read as the old format).
+    if (expected && expected.length > 0 && batches.every((b) => refused.has(b.firstOffset)) && rest === input.length)
+      probe.fail(PATCH_READER, 'disagreements', `read ${expected.length} records beside its stand-ins where no batch is left`);
+    return;
+  }
+  const theirs = await probe.runAsync(KAFKAJS_READER, async () => (await kafkajsDecodeMessages(partitionPart(kept))).map(said), false);
+  if (theirs.ok) probe.accepted(KAFKAJS_READER);
+  if (!expected) {
+    if (theirs.ok) probe.fail(PATCH_READER, 'crashes', `failed where kafkajs reads: ${name((ours as { error: unknown }).error)}`);
+    return;
+  }
+  if (!theirs.ok) return probe.fail(PATCH_READER, 'disagreements', `read ${expected.length} records where kafkajs failed (${name(theirs.error)})`);
+  if (JSON.stringify(expected) !== JSON.stringify(theirs.value))
+    probe.fail(PATCH_READER, 'disagreements', `read ${JSON.stringify(expected).slice(0, 400)} where kafkajs read ${JSON.stringify(theirs.value).slice(0, 400)}`);
 }

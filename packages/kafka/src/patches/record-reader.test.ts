@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { FETCH_READING_CHAIN, readUnreadableBatchesAsStandIns, unreadableBatch } from './unreadable-batches.js';
+import { MAX_HEADER_NAME_BYTES, MAX_HEADERS_PER_BATCH } from './record-reader.js';
+import { bytesHeld, FETCH_READING_CHAIN, readUnreadableBatchesAsStandIns, unreadableBatch } from './unreadable-batches.js';
 import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
 
 const require = createRequire(import.meta.url);
@@ -86,5 +87,41 @@ describe("a record's headers", () => {
     const [ours] = await decodeMessages(fetchOfOneRecord(bytes));
     expect(Object.keys(ours!.headers)).toHaveLength(n);
     expect(ours!.headers.h19999).toEqual(Buffer.alloc(0));
+  });
+});
+
+describe('what one batch may cost', () => {
+  it(`holds at most ${MAX_HEADERS_PER_BATCH.toLocaleString('en')} headers: an empty header takes two bytes, and a 31 KB gzip batch carried 16 million`, async () => {
+    const empty = [...varint(0), ...varint(0)];
+    const at = [...varint(MAX_HEADERS_PER_BATCH)];
+    for (let i = 0; i < MAX_HEADERS_PER_BATCH; i++) at.push(...empty);
+    const [read] = await decodeMessages(fetchOfOneRecord(at));
+    expect(unreadableBatch(read!)).toBeUndefined();
+    expect((read!.headers[''] as unknown[]).length).toBe(MAX_HEADERS_PER_BATCH);
+    const over = [...varint(MAX_HEADERS_PER_BATCH + 1), ...at.slice(varint(MAX_HEADERS_PER_BATCH).length), ...empty];
+    const [refused] = await decodeMessages(fetchOfOneRecord(over));
+    expect(unreadableBatch(refused!)?.error.message).toBe(`record batch at offset 0 skipped unread: RangeError: a batch of 131073 headers or more, over the 131072 read at once`);
+  });
+
+  it(`reads header names of at most ${MAX_HEADER_NAME_BYTES} bytes (V8 hashes a longer string by its length alone: gathering them was quadratic again)`, async () => {
+    const [read] = await decodeMessages(fetchOfOneRecord([...varint(1), ...header('n'.repeat(MAX_HEADER_NAME_BYTES), 'v')]));
+    expect(Object.keys(read!.headers)[0]).toHaveLength(MAX_HEADER_NAME_BYTES);
+    const [refused] = await decodeMessages(fetchOfOneRecord([...varint(1), ...header('n'.repeat(MAX_HEADER_NAME_BYTES + 1), 'v')]));
+    expect(unreadableBatch(refused!)?.error.message).toBe("record batch at offset 0 skipped unread: RangeError: a record's header key of 16384 bytes, over the 16383 read");
+  });
+
+  it("counts a record's headers and objects toward the partition's budget, not only its key and value", () => {
+    const headers = { a: Buffer.alloc(100), b: [Buffer.alloc(10), null] };
+    expect(bytesHeld({ key: Buffer.alloc(3), value: Buffer.alloc(5), headers })).toBe(64 + 8 + (64 + 1 + 100) + (64 + 1 + 10) + (64 + 1));
+  });
+});
+
+describe('a fetch in the message format before record batches (magic 0 or 1, which Kafka 4 does not write)', () => {
+  it('is refused with an error naming it: kafkajs read 22 such bytes until its heap was gone', async () => {
+    // offset 0, size 14, crc, magic 0, attributes 0, a key of -18 bytes and a value of -8: kafkajs's reader goes back to the start, forever.
+    const entry = Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 14, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xee, 0xff, 0xff, 0xff, 0xf8]);
+    const size = Buffer.alloc(4);
+    size.writeInt32BE(entry.length);
+    await expect(decodeMessages(new KafkajsDecoder(Buffer.concat([size, entry])))).rejects.toThrow('a fetch of records in the message format of magic 0, which Kafka 4 does not write: not read');
   });
 });

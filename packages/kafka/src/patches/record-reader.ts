@@ -12,7 +12,8 @@ import { createRequire } from 'node:module';
  * - the headers were gathered with an object spread per header: quadratic, so one
  *   record of many distinct headers (which the broker itself accepts) held the event
  *   loop for minutes.
- * Here such a length, or a header count more than the bytes left could hold, is
+ * Here such a length, a header count more than the bytes left could hold, more than
+ * MAX_HEADERS_PER_BATCH headers in a batch or a name over MAX_HEADER_NAME_BYTES is
  * refused (the batch is then a stand-in:
  * unreadable-batches.ts), and headers are gathered in one pass, each name an own
  * property (kafkajs's `obj[name] === undefined` took an inherited `toString` for a
@@ -20,6 +21,23 @@ import { createRequire } from 'node:module';
  */
 
 const require = createRequire(import.meta.url);
+
+/**
+ * The most headers one batch's records may carry together: as many as records a batch
+ * may hold (unreadable-batches.ts). An empty header takes two bytes, so a 31 KB gzip
+ * batch carried 16 million of them (1.7 GB of objects, the event loop held 10 s).
+ */
+export const MAX_HEADERS_PER_BATCH = 131_072;
+
+/**
+ * The longest header name read, in bytes: V8 hashes a longer string by its length
+ * alone, so distinct names of one length past this all collide, and gathering them
+ * is quadratic again (2,000 names of 16 KB held the event loop 5 s).
+ */
+export const MAX_HEADER_NAME_BYTES = 16_383;
+
+/** Headers read so far per batch (kafkajs hands every record of a batch the same context object). */
+const headersOfBatch = new WeakMap<object, number>();
 const LONG_MODULE = 'kafkajs/src/utils/long.js';
 const TIMESTAMP_TYPES_MODULE = 'kafkajs/src/protocol/timestampTypes.js';
 
@@ -67,6 +85,9 @@ export function recordReader(): (decoder: RecordDecoder, batchContext?: BatchCon
       // Each header takes two bytes at least (two lengths); past the record's end kafkajs reads zeros, so none.
       const left = Math.max(0, decoder.buffer.length - decoder.offset);
       if (count < -1 || count > left / 2) throw new RangeError(`a record's header count of ${count}, with ${left} bytes left`);
+      const inBatch = (headersOfBatch.get(batchContext) ?? 0) + count;
+      if (inBatch > MAX_HEADERS_PER_BATCH) throw new RangeError(`a batch of ${inBatch} headers or more, over the ${MAX_HEADERS_PER_BATCH} read at once`);
+      headersOfBatch.set(batchContext, inBatch);
       for (let i = 0; i < count; i++) {
         const name = String(readString(decoder));
         const headerValue = readBytes(decoder, 'header value');
@@ -99,5 +120,6 @@ function readBytes(decoder: RecordDecoder, what: string): Buffer | null {
 
 function readString(decoder: RecordDecoder): string | null {
   const bytes = readBytes(decoder, 'header key');
+  if (bytes !== null && bytes.length > MAX_HEADER_NAME_BYTES) throw new RangeError(`a record's header key of ${bytes.length} bytes, over the ${MAX_HEADER_NAME_BYTES} read`);
   return bytes === null ? null : bytes.toString('utf8');
 }

@@ -21,10 +21,15 @@ import { recordReader } from './record-reader.js';
  *   record at the batch's last offset, with no key and no value: the consumer moves
  *   past it, and its handler learns from unreadableBatch() why (a dead letter);
  * - gzip is decompressed up to MAX_DECOMPRESSED_BATCH_BYTES a batch;
- * - once the batches read hold that many bytes, the rest of the partition's response is
+ * - once the batches read hold that many bytes (keys, values, headers, and 64 bytes per
+ *   record and per header for their objects), the rest of the partition's response is
  *   left, as kafkajs leaves a cut batch: the consumer fetches it next, from where it is;
- * - each record is read by record-reader.ts: lengths and counts no broker writes are
- *   refused (the batch is then a stand-in) rather than read backwards or allocated.
+ * - each record is read by record-reader.ts: lengths and counts no broker writes, too
+ *   many headers in a batch and overlong header names are refused (the batch is then a
+ *   stand-in) rather than read backwards, allocated for or gathered in quadratic time;
+ * - a fetch in the message format before record batches (magic 0 or 1, which Kafka 4
+ *   does not write) is refused with an error: kafkajs's reader of it loops on negative
+ *   lengths until the heap is gone (22 bytes were enough).
  * kafkajs's Fetch responses take decodeMessages when they are first loaded (at a
  * consumer's first fetch), so installKafkaPatches() must run before. Applied once per process.
  */
@@ -34,7 +39,9 @@ import { recordReader } from './record-reader.js';
  * partition's part of one fetch response is read up to (one more batch may pass it).
  * banstream's writers send at most 1 MiB per request; the aggregator reads and
  * dead-letters single records far larger (test/aggregator-stall.test.ts plants one of
- * 28 MB). A reader thus holds at most about twice this per partition of a fetch.
+ * 28 MB). A reader thus holds at most about twice this per partition of a fetch, and
+ * one batch's record and header objects (each at most MAX_RECORDS_PER_BATCH and
+ * MAX_HEADERS_PER_BATCH) beside.
  */
 export const MAX_DECOMPRESSED_BATCH_BYTES = 32 << 20;
 
@@ -45,7 +52,6 @@ const require = createRequire(import.meta.url);
 const BATCH_READER_MODULE = 'kafkajs/src/protocol/recordBatch/v0/decoder.js';
 const FETCH_DECODE_MODULE = 'kafkajs/src/protocol/requests/fetch/v4/decodeMessages.js';
 const DECODER_MODULE = 'kafkajs/src/protocol/decoder.js';
-const MESSAGE_SET_MODULE = 'kafkajs/src/protocol/messageSet/decoder.js';
 /** The Fetch responses that take decodeMessages when loaded. */
 const FETCH_RESPONSE_MODULES = [4, 5, 6, 7, 8, 9, 10, 11].map((v) => `kafkajs/src/protocol/requests/fetch/v${v}/response.js`);
 const COMPRESSION_MODULE = 'kafkajs/src/protocol/message/compression/index.js';
@@ -64,7 +70,6 @@ interface KafkajsDecoder {
   canReadBytes(length: number): boolean;
 }
 type DecoderClass = new (buffer: Buffer) => KafkajsDecoder;
-type MessageSetReader = (decoder: KafkajsDecoder, size: number) => Promise<unknown[]>;
 
 interface KafkajsRecord {
   offset: string;
@@ -134,13 +139,12 @@ export function readUnreadableBatchesAsStandIns(): boolean {
   recordModule.exports = recordReader();
   const readBatch = require(BATCH_READER_MODULE) as unknown;
   const Decoder = require(DECODER_MODULE) as unknown;
-  const readMessageSet = require(MESSAGE_SET_MODULE) as unknown;
   require(FETCH_DECODE_MODULE);
   const module = require.cache[require.resolve(FETCH_DECODE_MODULE)];
-  if (module === undefined || typeof module.exports !== 'function' || typeof readBatch !== 'function' || typeof Decoder !== 'function' || typeof readMessageSet !== 'function') return false;
+  if (module === undefined || typeof module.exports !== 'function' || typeof readBatch !== 'function' || typeof Decoder !== 'function') return false;
   const boundedGzip: Codec = { compress: gzip.compress.bind(gzip), decompress: gunzipBounded };
   compression.Codecs[GZIP] = () => boundedGzip;
-  module.exports = decodeMessagesBounded(standInForUnreadable(readBatch as BatchReader), Decoder as DecoderClass, readMessageSet as MessageSetReader);
+  module.exports = decodeMessagesBounded(standInForUnreadable(readBatch as BatchReader), Decoder as DecoderClass);
   applied = true;
   return true;
 }
@@ -165,7 +169,7 @@ export function gunzipBounded(buffer: Buffer): Promise<Buffer> {
  * appending records one by one, and leaving the rest of the partition's response once
  * the records read hold MAX_DECOMPRESSED_BATCH_BYTES.
  */
-export function decodeMessagesBounded(readBatch: BatchReader, Decoder: DecoderClass, readMessageSet: MessageSetReader) {
+export function decodeMessagesBounded(readBatch: BatchReader, Decoder: DecoderClass) {
   return async (decoder: KafkajsDecoder): Promise<unknown[]> => {
     const size = decoder.readInt32();
     if (size <= 0 || !decoder.canReadBytes(size)) return [];
@@ -173,7 +177,9 @@ export function decodeMessagesBounded(readBatch: BatchReader, Decoder: DecoderCl
     const messages = new Decoder(bytes);
     // No batch or message whole in so few bytes: the cut tail of a fetch (kafkajs threw a RangeError).
     if (bytes.length <= MAGIC_AT) return [];
-    if (bytes.readInt8(MAGIC_AT) !== BATCH_MAGIC) return readMessageSet(messages, size);
+    const magic = bytes.readInt8(MAGIC_AT);
+    // Kafka 4 writes no other format; kafkajs's reader of the old one (magic 0 and 1) loops on negative lengths until its heap is gone.
+    if (magic !== BATCH_MAGIC) throw new BanstreamError('KAFKA_BATCH_UNREADABLE', `a fetch of records in the message format of magic ${magic}, which Kafka 4 does not write: not read`);
     const records: KafkajsRecord[] = [];
     let held = 0;
     while (messages.canReadBytes(RECORD_BATCH_OVERHEAD) && held < MAX_DECOMPRESSED_BATCH_BYTES) {
@@ -187,11 +193,25 @@ export function decodeMessagesBounded(readBatch: BatchReader, Decoder: DecoderCl
       }
       for (const record of batch.records) {
         records.push(record);
-        held += (record.value?.length ?? 0) + (record.key?.length ?? 0);
+        held += bytesHeld(record);
       }
     }
     return records;
   };
+}
+
+/** Bytes a read record holds, counted toward a partition's budget: its key, value and headers, and its objects (64 bytes each). */
+export function bytesHeld(record: { key: Buffer | null; value: Buffer | null; headers?: unknown }): number {
+  let held = 64 + (record.value?.length ?? 0) + (record.key?.length ?? 0);
+  const headers = record.headers as Record<string, Buffer | null | (Buffer | null)[]> | undefined;
+  if (headers) {
+    for (const name in headers) {
+      if (!Object.hasOwn(headers, name)) continue;
+      const value = headers[name];
+      for (const one of Array.isArray(value) ? value : [value]) held += 64 + name.length + (one?.length ?? 0);
+    }
+  }
+  return held;
 }
 
 /** kafkajs's batch reader, with a stand-in record for a whole batch it fails to read. */
