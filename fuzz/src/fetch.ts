@@ -186,14 +186,14 @@ function partitionPart(batches: Buffer): Decoder {
 }
 
 /** The whole batches of a partition's part as their headers delimit them, and where the rest (a cut or undelimited tail) begins. */
-function wholeBatches(input: Buffer): { batches: { start: number; end: number; firstOffset: string }[]; rest: number } {
-  const batches: { start: number; end: number; firstOffset: string }[] = [];
+function wholeBatches(input: Buffer): { batches: { start: number; end: number }[]; rest: number } {
+  const batches: { start: number; end: number }[] = [];
   let at = 0;
   while (at + HEADER_BYTES <= input.length) {
     const length = input.readInt32BE(at + LENGTH_AT);
     const end = at + 12 + length;
     if (length < HEADER_BYTES - 12 || end > input.length) break;
-    batches.push({ start: at, end, firstOffset: input.readBigInt64BE(at).toString() });
+    batches.push({ start: at, end });
     at = end;
   }
   return { batches, rest: at };
@@ -220,25 +220,32 @@ export async function checkFetch(input: Buffer, written: boolean, probe: Probe):
       probe.fail(PATCH_READER, 'disagreements', `read a fetch of magic ${input.readInt8(MAGIC_AT)} as ${ours.ok ? `${ours.value.length} records` : name(ours.error)}`);
     return;
   }
-  // The batches the patch stood in for (when it failed, from its reading of the whole batches alone).
+  // The batches the patch stands in for, each read alone (batches are read one by one; a
+  // stand-in names its batch by offsets, which mutated headers may share).
   const { batches, rest } = wholeBatches(input);
-  let standIns: Said[];
-  try {
-    standIns = (ours.ok ? ours.value : await read(input.subarray(0, rest))).filter((r) => r.standIn !== undefined);
-  } catch (error) {
-    return probe.fail(PATCH_READER, 'crashes', `failed on whole batches (${name(error)}): a whole batch is read or stood in for`);
+  const refusals: (string | undefined)[] = [];
+  for (const b of batches) {
+    // Alone, a batch's magic byte would choose the format; after the first, kafkajs reads it without looking.
+    const alone = Buffer.from(input.subarray(b.start, b.end));
+    alone[MAGIC_AT] = 2;
+    try {
+      refusals.push((await read(alone)).find((r) => r.standIn !== undefined)?.standIn);
+    } catch (error) {
+      return probe.fail(PATCH_READER, 'crashes', `failed on a whole batch (${name(error)}): a whole batch is read or stood in for`);
+    }
   }
   // Bytes as written are refused only past a designed bound (records, headers, a header name, gzip).
-  const unbounded = standIns.find((r) => !BOUNDS.test(r.standIn!));
-  if (written && unbounded) return probe.fail(PATCH_READER, 'disagreements', `refused a batch kafkajs wrote: ${unbounded.standIn}`);
+  const unbounded = refusals.find((r) => r !== undefined && !BOUNDS.test(r));
+  if (written && unbounded) return probe.fail(PATCH_READER, 'disagreements', `refused a batch kafkajs wrote: ${unbounded}`);
   // kafkajs reads the rest without them: what it does on those is the hazard the patch is
   // for (it fails, reads backwards, allocates for a count, or runs until its heap is gone).
-  const refused = new Set(standIns.map((r) => r.batch));
-  const kept = Buffer.concat([...batches.filter((b) => !refused.has(b.firstOffset)).map((b) => input.subarray(b.start, b.end)), input.subarray(rest)]);
+  const kept = Buffer.concat([...batches.filter((_, i) => refusals[i] === undefined).map((b) => input.subarray(b.start, b.end)), input.subarray(rest)]);
   const expected = ours.ok ? ours.value.filter((r) => r.standIn === undefined) : undefined;
+  // A later batch's magic byte is its records' `magicByte`: one moved to the front would choose the format instead.
+  if (batches.some((b, i) => i > 0 && refusals[i] === undefined && input.readInt8(b.start + MAGIC_AT) !== 2)) return;
   if (kept.length <= MAGIC_AT || kept.readInt8(MAGIC_AT) !== 2) {
     // Nothing kafkajs reads as batches is left: its bytes 16 on are an undelimited tail (which it would read as the old format).
-    if (expected && expected.length > 0 && batches.every((b) => refused.has(b.firstOffset)) && rest === input.length)
+    if (expected && expected.length > 0 && refusals.every((r) => r !== undefined) && rest === input.length)
       probe.fail(PATCH_READER, 'disagreements', `read ${expected.length} records beside its stand-ins where no batch is left`);
     return;
   }
