@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { kafkajsOwn } from '../../packages/kafka/dist/patches/kafkajs-own.js';
 import { MAX_HEADER_NAME_BYTES } from '../../packages/kafka/dist/patches/record-reader.js';
@@ -76,41 +77,76 @@ const ATTRIBUTES_AT = 21;
 const LAST_OFFSET_DELTA_AT = 23;
 const RECORDS_COUNT_AT = 57;
 
-/** The batches one after another as a fetch carries them (offsets following on), and where each starts. */
-export async function encodeFetch(spec: FetchSpec): Promise<{ record: Buffer; starts: number[] }> {
+/**
+ * The batches one after another as a fetch carries them (offsets following on), where
+ * each starts, and each gzip batch as it reads uncompressed (for mutations of the
+ * records inside it).
+ */
+export async function encodeFetch(spec: FetchSpec): Promise<{ record: Buffer; starts: number[]; plains: (Buffer | undefined)[] }> {
   const parts: Buffer[] = [];
   const starts: number[] = [];
+  const plains: (Buffer | undefined)[] = [];
   let offset = 0;
   let at = 0;
   for (const b of spec.batches) {
     const records = b.records.map((r, i) =>
       Record({ offsetDelta: i, key: r.key && Buffer.from(r.key), value: r.value && Buffer.from(r.value), headers: Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, Buffer.from(v)])) }),
     );
-    const encoded = await RecordBatch({
-      compression: b.gzip ? 1 : 0,
-      firstOffset: BigInt(offset),
-      firstTimestamp: 1_700_000_000_000,
-      maxTimestamp: 1_700_000_000_000,
-      lastOffsetDelta: b.records.length - 1,
-      records,
-    });
-    const batch = Buffer.from(encoded.buffer);
+    const write = async (compression: number) =>
+      Buffer.from(
+        (await RecordBatch({ compression, firstOffset: BigInt(offset), firstTimestamp: 1_700_000_000_000, maxTimestamp: 1_700_000_000_000, lastOffsetDelta: b.records.length - 1, records })).buffer,
+      );
+    const batch = await write(b.gzip ? 1 : 0);
+    plains.push(b.gzip ? await write(0) : undefined);
     starts.push(at);
     parts.push(batch);
     at += batch.length;
     offset += b.records.length;
   }
-  return { record: Buffer.concat(parts), starts };
+  return { record: Buffer.concat(parts), starts, plains };
 }
+
+/**
+ * A gzip batch whose records were damaged before compression (a flipped byte or a
+ * hostile varint among them), compressed again: what a producer writing such records
+ * sends, which mutations of the compressed bytes (a broken stream) do not reach.
+ */
+function damagedInside(plain: Buffer, rng: Rng): Buffer {
+  const records = Buffer.from(plain.subarray(HEADER_BYTES));
+  if (records.length > 0) {
+    const at = rng.below(records.length);
+    if (rng.chance(0.5)) records[at]! ^= 1 + rng.below(255);
+    else records.set(rng.pick(VARINTS).slice(0, records.length - at), at);
+  }
+  const compressed = gzipSync(records);
+  const header = Buffer.from(plain.subarray(0, HEADER_BYTES));
+  header.writeInt32BE(HEADER_BYTES - 12 + compressed.length, LENGTH_AT);
+  header.writeInt16BE((header.readInt16BE(ATTRIBUTES_AT) & ~0x07) | 1, ATTRIBUTES_AT);
+  return Buffer.concat([header, compressed]);
+}
+
+/** Varints a hostile record may carry: huge, -1, negative, overlong. */
+const VARINTS = [[0xff, 0xff, 0xff, 0xff, 0x0f], [0x01], [0xfe, 0xff, 0xff, 0xff, 0x0f], [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]];
 
 /** Int32 values a hostile header may carry: zero, negative, one past a bound, huge. */
 const INT32S = [0, -1, -61, 1, 48, 49, 131_072, 131_073, 0x7fffffff, -0x80000000];
 
-/** `count` mutations of the batches, anywhere in them, headers included. */
-export function mutateFetch(input: Buffer, starts: readonly number[], rng: Rng, count: number): { bytes: Buffer; applied: string[] } {
+/** `count` mutations of the batches, anywhere in them, headers included, and now and then of the records inside a gzip batch. */
+export function mutateFetch(input: Buffer, batchStarts: readonly number[], rng: Rng, count: number, plains: readonly (Buffer | undefined)[] = []): { bytes: Buffer; applied: string[] } {
   let out = Buffer.from(input);
   const applied: string[] = [];
-  for (let m = 0; m < count && out.length > 0; m++) {
+  let starts = batchStarts;
+  let left = count;
+  const gzipped = plains.flatMap((p, i) => (p ? [i] : []));
+  if (gzipped.length > 0 && rng.chance(0.3)) {
+    const i = rng.pick(gzipped);
+    out = Buffer.concat([out.subarray(0, starts[i]), damagedInside(plains[i]!, rng), out.subarray(starts[i + 1] ?? out.length)]);
+    applied.push('inside-gzip');
+    const moved = wholeBatches(out).batches.map((b) => b.start);
+    starts = moved.length > 0 ? moved : [0];
+    left--;
+  }
+  for (let m = 0; m < left && out.length > 0; m++) {
     const start = rng.pick(starts);
     const kind = rng.below(8);
     if (kind <= 1) {
@@ -136,7 +172,7 @@ export function mutateFetch(input: Buffer, starts: readonly number[], rng: Rng, 
     } else if (kind === 6 && out.length > start + HEADER_BYTES) {
       // A huge or negative varint (a record's length, a key's, a header count) where a record's fields are.
       const at = start + HEADER_BYTES + rng.below(out.length - start - HEADER_BYTES);
-      const varint = rng.pick([[0xff, 0xff, 0xff, 0xff, 0x0f], [0x01], [0xfe, 0xff, 0xff, 0xff, 0x0f], [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]]);
+      const varint = rng.pick(VARINTS);
       out = Buffer.concat([out.subarray(0, at), Buffer.from(varint), out.subarray(Math.min(out.length, at + varint.length))]);
       applied.push('varint');
     } else {

@@ -67,8 +67,9 @@ function batchOf(node: Node): fc.Arbitrary<unknown> {
 export interface Encoded {
   record: Buffer;
   spots: Spot[];
-  /** Where each batch of a fetch starts. */
+  /** Where each batch of a fetch starts, and each gzip batch uncompressed. */
   starts?: number[];
+  plains?: (Buffer | undefined)[];
 }
 
 /** The input encoded: an Avro record (encodeSpec), or a fetch's batches by kafkajs's encoder. */
@@ -97,6 +98,6 @@ export function variantOf(spec: InputSpec, encoded: Encoded, variant: number, fi
   if (variant === 0) return { target: spec.target, bytes: encoded.record, mutations: '-' };
   const rng = new Rng(mixSeed(spec.seed, variant));
   const count = rng.chance(0.75) ? 1 : 2 + rng.below(2);
-  const { bytes, applied } = spec.target === FETCH ? mutateFetch(encoded.record, encoded.starts ?? [0], rng, count) : mutate(encoded.record, encoded.spots, rng, count, fingerprints);
+  const { bytes, applied } = spec.target === FETCH ? mutateFetch(encoded.record, encoded.starts ?? [0], rng, count, encoded.plains) : mutate(encoded.record, encoded.spots, rng, count, fingerprints);
   return { target: spec.target, bytes, mutations: applied.join('+') || '-' };
 }
