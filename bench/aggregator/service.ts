@@ -98,44 +98,45 @@ function processTree(pid: number): number[] {
 }
 
 /**
- * User + system CPU time so far of a process and its descendants, ms (clock ticks of
- * 10 ms), and of the process alone when it has descendants (a supervisor; else 0); NaN when unreadable.
+ * `read` summed over a process and its descendants, and the process's own value when it
+ * has descendants (a supervisor; else 0); NaN when the process itself is unreadable.
  */
-function cpuMs(pid: number | undefined): { all: number; supervisor: number } {
+function overTree(pid: number | undefined, read: (p: number) => number | undefined): { all: number; supervisor: number } {
   if (pid === undefined) return { all: Number.NaN, supervisor: Number.NaN };
   const tree = processTree(pid);
   let all = 0;
   let supervisor = 0;
   for (const p of tree) {
-    const fields = statFields(p);
-    if (fields === undefined) {
+    const value = read(p);
+    if (value === undefined) {
       if (p === pid) return { all: Number.NaN, supervisor: Number.NaN };
       continue;
     }
-    // utime and stime are the 12th and 13th fields after the command name.
-    const ms = (Number(fields[11]) + Number(fields[12])) * 10;
-    all += ms;
-    if (p === pid && tree.length > 1) supervisor = ms;
+    all += value;
+    if (p === pid && tree.length > 1) supervisor = value;
   }
   return { all, supervisor };
 }
 
-/** Sum of the peak resident sizes (VmHWM) of a process and its descendants, and the process's own when it has descendants (else 0), MiB; NaN when unreadable. */
+/** User + system CPU time so far (ms, clock ticks of 10 ms) of the service's processes. */
+function cpuMs(pid: number | undefined): { all: number; supervisor: number } {
+  return overTree(pid, (p) => {
+    const fields = statFields(p);
+    // utime and stime are the 12th and 13th fields after the command name.
+    return fields === undefined ? undefined : (Number(fields[11]) + Number(fields[12])) * 10;
+  });
+}
+
+/** Peak resident size (VmHWM, MiB) of the service's processes. */
 function peakRssMb(pid: number | undefined): { all: number; supervisor: number } {
-  if (pid === undefined) return { all: Number.NaN, supervisor: Number.NaN };
-  const tree = processTree(pid);
-  let all = 0;
-  let supervisor = 0;
-  for (const p of tree) {
+  return overTree(pid, (p) => {
     try {
       const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
-      if (m) all += Number(m[1]) / 1024;
-      if (m && p === pid && tree.length > 1) supervisor = Number(m[1]) / 1024;
+      return m ? Number(m[1]) / 1024 : 0;
     } catch {
-      if (p === pid) return { all: Number.NaN, supervisor: Number.NaN };
+      return undefined;
     }
-  }
-  return { all, supervisor };
+  });
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -16,6 +16,7 @@ import { BanCache } from '../../services/enforcer/dist/cache/ban-cache.js';
 import { CountCache } from '../../services/enforcer/dist/cache/count-cache.js';
 import { decideLocally } from '../../services/enforcer/dist/decide.js';
 import { collect, heapBytes, median, note, prng } from '../lib.js';
+import { benchBan, ipOf } from './local-fixture.js';
 
 const BANS = 1_000_000;
 const FEED = 100_000;
@@ -24,7 +25,6 @@ const WARM_UP = 200_000;
 const RUNS = 5;
 const ORIGIN = 'feed:bench-netset';
 
-const ipOf = (i: number) => `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`;
 const dotted = (n: number) => `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 
 /** The feed's subjects, `count` of them, unique: every fifth a network of /12 to /31 (host bits cleared), the rest addresses. */
@@ -114,22 +114,8 @@ export function measureWithFeed(): WithFeedFigures {
   note(`with feed: ${BANS} bans, then ${subjects.length} feed bans beside them`);
   const bans = new BanCache();
   for (let i = 0; i < BANS; i++) {
-    const subject = `ip:${ipOf(i * 2)}`;
-    bans.observe(subject, {
-      banId: `b${i}`,
-      subject,
-      policyId: 'login-flood',
-      reason: 'bench',
-      evidenceCount: 100,
-      windowSeconds: 60,
-      startedAt: now,
-      expiresAt: now + 3_600_000,
-      preview: false,
-      escalationLevel: 0,
-      origin: 'aggregator',
-      httpStatus: 403,
-      createdBy: null,
-    });
+    const ban = benchBan(i, now);
+    bans.observe(ban.subject, ban);
   }
   const policies = new PolicyBook();
   policies.apply('login-flood', policy('login-flood', { key: ['ip'], match: { paths: ['/login'] }, threshold: { count: 20, interval: '1m' }, action: { type: 'ban', banDuration: '1h' } }));

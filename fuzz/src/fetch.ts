@@ -1,9 +1,16 @@
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { kafkajsOwn } from '../../packages/kafka/dist/patches/kafkajs-own.js';
+import { kafkajsOwn, partitionPart } from '../../packages/kafka/dist/patches/kafkajs-own.js';
 import { MAX_HEADER_NAME_BYTES } from '../../packages/kafka/dist/patches/record-reader.js';
-import { FETCH_READING_CHAIN, readUnreadableBatchesAsStandIns, unreadableBatch } from '../../packages/kafka/dist/patches/unreadable-batches.js';
+import {
+  FETCH_DECODE_MODULE,
+  FETCH_READING_CHAIN,
+  readUnreadableBatchesAsStandIns,
+  unreadableBatch,
+  type DecodeMessages,
+  type KafkajsRecord,
+} from '../../packages/kafka/dist/patches/unreadable-batches.js';
 import type { Probe } from './probe.js';
 import type { Rng } from './random.js';
 import { KAFKAJS_READER, PATCH_READER } from './tally.js';
@@ -28,27 +35,12 @@ import { KAFKAJS_READER, PATCH_READER } from './tally.js';
 export const FETCH = 'kafka fetch (one partition)';
 
 const require = createRequire(import.meta.url);
-const DECODE_MESSAGES = 'kafkajs/src/protocol/requests/fetch/v4/decodeMessages.js';
-
-interface Decoder {
-  buffer: Buffer;
-  offset: number;
-}
-interface KafkajsRecord {
-  offset: string;
-  key: Buffer | null;
-  value: Buffer | null;
-  timestamp?: string;
-  headers?: unknown;
-}
-type DecodeMessages = (decoder: Decoder) => Promise<KafkajsRecord[]>;
 
 if (!readUnreadableBatchesAsStandIns()) throw new Error('the unreadable-batches patch could not be installed in the fuzz thread');
-const patchDecodeMessages = require(DECODE_MESSAGES) as DecodeMessages;
+const patchDecodeMessages = require(FETCH_DECODE_MODULE) as DecodeMessages;
 // kafkajs's own reading, batch and record readers included, loaded afresh beside the patch's.
-const kafkajsDecodeMessages = kafkajsOwn<DecodeMessages>(DECODE_MESSAGES, FETCH_READING_CHAIN);
+const kafkajsDecodeMessages = kafkajsOwn<DecodeMessages>(FETCH_DECODE_MODULE, FETCH_READING_CHAIN);
 
-const KafkajsDecoder = require('kafkajs/src/protocol/decoder.js') as new (buffer: Buffer) => Decoder;
 const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch: (args: Record<string, unknown>) => Promise<{ buffer: Buffer }> };
 const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (args: Record<string, unknown>) => unknown;
 
@@ -213,12 +205,6 @@ function ownHeaders(headers: unknown): unknown {
     Object.defineProperty(out, name, { value: Array.isArray(own) && own.length === 1 && own !== value ? own[0] : own, enumerable: true });
   }
   return out;
-}
-
-function partitionPart(batches: Buffer): Decoder {
-  const size = Buffer.alloc(4);
-  size.writeInt32BE(batches.length);
-  return new KafkajsDecoder(Buffer.concat([size, batches]));
 }
 
 /** The whole batches of a partition's part as their headers delimit them, and where the rest (a cut or undelimited tail) begins. */

@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
+import type { KafkajsDecoder } from './unreadable-batches.js';
 
 const require = createRequire(import.meta.url);
+const DECODER_MODULE = 'kafkajs/src/protocol/decoder.js';
 
 /**
  * A second copy of one of kafkajs's modules, and of the modules it loads that `chain`
@@ -21,4 +23,12 @@ export function kafkajsOwn<T>(path: string, chain: readonly string[] = []): T {
       else delete require.cache[p];
     });
   }
+}
+
+/** `batches` as a Fetch response carries them for one partition (an int32 size first), in kafkajs's Decoder. */
+export function partitionPart(batches: Buffer): KafkajsDecoder {
+  const Decoder = require(DECODER_MODULE) as new (buffer: Buffer) => KafkajsDecoder;
+  const size = Buffer.alloc(4);
+  size.writeInt32BE(batches.length);
+  return new Decoder(Buffer.concat([size, batches]));
 }

@@ -1,18 +1,16 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { MAX_HEADER_NAME_BYTES, MAX_HEADERS_PER_BATCH } from './record-reader.js';
-import { bytesHeld, FETCH_READING_CHAIN, readUnreadableBatchesAsStandIns, unreadableBatch } from './unreadable-batches.js';
+import { bytesHeld, FETCH_DECODE_MODULE, FETCH_READING_CHAIN, readUnreadableBatchesAsStandIns, unreadableBatch, type KafkajsDecoder } from './unreadable-batches.js';
+import { partitionPart } from './kafkajs-own.js';
 import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
 
-const require = createRequire(import.meta.url);
-const DECODE_MESSAGES = 'kafkajs/src/protocol/requests/fetch/v4/decodeMessages.js';
-type Decoder = { buffer: Buffer; offset: number };
-type DecodeMessages = (decoder: Decoder) => Promise<{ offset: string; headers: Record<string, unknown> }[]>;
-const KafkajsDecoder = require('kafkajs/src/protocol/decoder.js') as new (buffer: Buffer) => Decoder;
+/** decodeMessages, its records' headers as an object (unreadable-batches.ts's DecodeMessages leaves them unknown). */
+type DecodeMessages = (decoder: KafkajsDecoder) => Promise<{ offset: string; headers: Record<string, unknown> }[]>;
 
 expect(readUnreadableBatchesAsStandIns()).toBe(true);
-const decodeMessages = require(DECODE_MESSAGES) as DecodeMessages;
-const kafkajsDecodeMessages = freshKafkajsModule<DecodeMessages>(DECODE_MESSAGES, FETCH_READING_CHAIN);
+const decodeMessages = createRequire(import.meta.url)(FETCH_DECODE_MODULE) as DecodeMessages;
+const kafkajsDecodeMessages = freshKafkajsModule<DecodeMessages>(FETCH_DECODE_MODULE, FETCH_READING_CHAIN);
 
 /** Kafka's zigzag varint. */
 function varint(n: number): number[] {
@@ -27,7 +25,7 @@ function varint(n: number): number[] {
 }
 
 /** One uncompressed batch of one record: no key, no value, then the header bytes given (count first), as a fetch carries it. */
-function fetchOfOneRecord(headers: number[]): Decoder {
+function fetchOfOneRecord(headers: number[]): KafkajsDecoder {
   const body = [0, 0, 0, ...varint(-1), ...varint(-1), ...headers];
   const records = Buffer.from([...varint(body.length), ...body]);
   const header = Buffer.alloc(61);
@@ -37,10 +35,7 @@ function fetchOfOneRecord(headers: number[]): Decoder {
   header.writeBigInt64BE(1_700_000_000_000n, 35);
   header.writeBigInt64BE(-1n, 43);
   header.writeInt32BE(1, 57);
-  const batch = Buffer.concat([header, records]);
-  const size = Buffer.alloc(4);
-  size.writeInt32BE(batch.length);
-  return new KafkajsDecoder(Buffer.concat([size, batch]));
+  return partitionPart(Buffer.concat([header, records]));
 }
 
 const header = (key: string, value: string) => [...varint(key.length), ...Buffer.from(key), ...varint(value.length), ...Buffer.from(value)];
@@ -120,8 +115,6 @@ describe('a fetch in the message format before record batches (magic 0 or 1, whi
   it('is refused with an error naming it: kafkajs read 22 such bytes until its heap was gone', async () => {
     // offset 0, size 14, crc, magic 0, attributes 0, a key of -18 bytes and a value of -8: kafkajs's reader goes back to the start, forever.
     const entry = Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 14, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xee, 0xff, 0xff, 0xff, 0xf8]);
-    const size = Buffer.alloc(4);
-    size.writeInt32BE(entry.length);
-    await expect(decodeMessages(new KafkajsDecoder(Buffer.concat([size, entry])))).rejects.toThrow('a fetch of records in the message format of magic 0, which Kafka 4 does not write: not read');
+    await expect(decodeMessages(partitionPart(entry))).rejects.toThrow('a fetch of records in the message format of magic 0, which Kafka 4 does not write: not read');
   });
 });

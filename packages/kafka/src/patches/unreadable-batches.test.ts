@@ -2,26 +2,23 @@ import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FETCH_READING_CHAIN, MAX_DECOMPRESSED_BATCH_BYTES, MAX_RECORDS_PER_BATCH, readUnreadableBatchesAsStandIns, unreadableBatch } from './unreadable-batches.js';
+import {
+  FETCH_DECODE_MODULE as DECODE_MESSAGES,
+  FETCH_READING_CHAIN,
+  MAX_DECOMPRESSED_BATCH_BYTES,
+  MAX_RECORDS_PER_BATCH,
+  readUnreadableBatchesAsStandIns,
+  unreadableBatch,
+  type DecodeMessages,
+  type KafkajsRecord,
+} from './unreadable-batches.js';
+import { partitionPart } from './kafkajs-own.js';
 import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
 
 const require = createRequire(import.meta.url);
 
-interface Decoder {
-  buffer: Buffer;
-  offset: number;
-}
-interface KafkajsRecord {
-  offset: string;
-  key: Buffer | null;
-  value: Buffer | null;
-}
-/** kafkajs's decodeMessages: a partition's records in a Fetch response (an int32 size, then the batches). */
-type DecodeMessages = (decoder: Decoder) => Promise<KafkajsRecord[]>;
-const DECODE_MESSAGES = 'kafkajs/src/protocol/requests/fetch/v4/decodeMessages.js';
 const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch: (args: Record<string, unknown>) => Promise<{ buffer: Buffer }> };
 const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (args: Record<string, unknown>) => unknown;
-const KafkajsDecoder = require('kafkajs/src/protocol/decoder.js') as new (buffer: Buffer) => Decoder;
 
 const ATTRIBUTES_AT = 21;
 const CODEC = { gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as const;
@@ -43,13 +40,6 @@ function markedAs(bytes: Buffer, codec: number): Buffer {
 // Installed as a service does, before any fetch is decoded: the decodeMessages Fetch responses then take is the patch's.
 const installed = readUnreadableBatchesAsStandIns();
 const decodeMessages = require(DECODE_MESSAGES) as DecodeMessages;
-
-/** `batches` as a Fetch response carries them for one partition. */
-function partitionPart(batches: Buffer): Decoder {
-  const size = Buffer.alloc(4);
-  size.writeInt32BE(batches.length);
-  return new KafkajsDecoder(Buffer.concat([size, batches]));
-}
 
 async function readAll(bytes: Buffer, decode: DecodeMessages = decodeMessages): Promise<{ offset: string; value: string | null; unreadable: string | undefined }[]> {
   return (await decode(partitionPart(bytes))).map((r) => ({ offset: r.offset, value: r.value?.toString('utf8') ?? null, unreadable: unreadableBatch(r)?.error.message }));

@@ -50,7 +50,8 @@ export const MAX_RECORDS_PER_BATCH = 131_072;
 
 const require = createRequire(import.meta.url);
 const BATCH_READER_MODULE = 'kafkajs/src/protocol/recordBatch/v0/decoder.js';
-const FETCH_DECODE_MODULE = 'kafkajs/src/protocol/requests/fetch/v4/decodeMessages.js';
+/** kafkajs's reading of a partition's records in a Fetch response, which this patch replaces. */
+export const FETCH_DECODE_MODULE = 'kafkajs/src/protocol/requests/fetch/v4/decodeMessages.js';
 const DECODER_MODULE = 'kafkajs/src/protocol/decoder.js';
 /** The Fetch responses that take decodeMessages when loaded. */
 const FETCH_RESPONSE_MODULES = [4, 5, 6, 7, 8, 9, 10, 11].map((v) => `kafkajs/src/protocol/requests/fetch/v${v}/response.js`);
@@ -62,7 +63,7 @@ const RECORD_READER_MODULE = 'kafkajs/src/protocol/recordBatch/record/v0/decoder
 export const FETCH_READING_CHAIN = [BATCH_READER_MODULE, RECORD_READER_MODULE] as const;
 
 /** The part of kafkajs's Decoder (src/protocol/decoder.js) read here. */
-interface KafkajsDecoder {
+export interface KafkajsDecoder {
   buffer: Buffer;
   offset: number;
   readInt32(): number;
@@ -71,11 +72,17 @@ interface KafkajsDecoder {
 }
 type DecoderClass = new (buffer: Buffer) => KafkajsDecoder;
 
-interface KafkajsRecord {
+/** A record as kafkajs reads it (the fields read here; `timestamp`, `headers` and the rest beside). */
+export interface KafkajsRecord {
   offset: string;
   key: Buffer | null;
   value: Buffer | null;
+  timestamp?: string;
+  headers?: unknown;
 }
+
+/** decodeMessages: a partition's part of a Fetch response (an int32 size, then its batches) → its records. */
+export type DecodeMessages = (decoder: KafkajsDecoder) => Promise<KafkajsRecord[]>;
 
 type BatchReader = (decoder: KafkajsDecoder) => Promise<{ records: KafkajsRecord[] }>;
 
