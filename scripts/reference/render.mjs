@@ -114,7 +114,18 @@ export function renderMetrics(sets, processMetrics) {
     '',
   ];
   for (const { exposedBy, metrics } of metricsByExposer(sets)) lines.push(`## Exposed by ${exposedBy}`, '', ...metricTable(metrics), '');
-  lines.push('## Node.js process metrics (every service)', '', "prom-client's default metrics, prefixed `banstream_`.", '', ...metricTable(processMetrics), '');
+  lines.push(
+    '## Node.js process metrics (every service)',
+    '',
+    "prom-client's default metrics, prefixed `banstream_`. The event-loop statistics",
+    '(`banstream_nodejs_eventloop_lag_*`) cover the time since their last refresh and are',
+    'refreshed at most once a second: Node 20 takes about half a millisecond to compute the',
+    "histogram's standard deviation, most of a worker's cost of being scraped, so a scrape",
+    'less than a second after the last refresh reports the same values.',
+    '',
+    ...metricTable(processMetrics),
+    '',
+  );
   return lines.join('\n');
 }
 

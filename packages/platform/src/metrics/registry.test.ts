@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { counter, createMetricsRegistry, tallyCounter } from './registry.js';
+import { counter, createMetricsRegistry, EVENT_LOOP_REFRESH_MS, tallyCounter } from './registry.js';
 
 async function values(registry: ReturnType<typeof createMetricsRegistry>, name: string) {
   const metric = registry.getSingleMetric(name)!;
@@ -37,5 +37,30 @@ describe('tallyCounter', () => {
     counter(registry, { name: 'plain_total', help: 'h', labelNames: ['x'] });
     expect(() => tallyCounter(registry, { name: 'plain_total', help: 'h', labelNames: ['x'] })).toThrow(/plain counter/);
     expect(() => tallyCounter(registry, { name: 'three_total', help: 'h', labelNames: ['a', 'b', 'c'] })).toThrow(/one or two labels/);
+  });
+});
+
+describe('the event-loop statistics', () => {
+  const max = async (registry: ReturnType<typeof createMetricsRegistry>) => (await registry.getSingleMetric('banstream_nodejs_eventloop_lag_max_seconds')!.get()).values[0]?.value;
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('are refreshed at most every EVENT_LOOP_REFRESH_MS: a scrape in between reports the last ones, the next refresh covers the time since', async () => {
+    let now = 0;
+    const registry = createMetricsRegistry('test', { clock: () => now });
+    // At once: the monitor has recorded nothing yet.
+    await registry.metrics();
+    expect(await max(registry)).toBe(0);
+    await sleep(60);
+    now = EVENT_LOOP_REFRESH_MS - 1;
+    await registry.metrics();
+    expect(await max(registry)).toBe(0);
+    now = EVENT_LOOP_REFRESH_MS;
+    await registry.metrics();
+    expect(await max(registry)).toBeGreaterThan(0);
+  });
+
+  it('all eight are still exported', async () => {
+    const text = await createMetricsRegistry('test').metrics();
+    for (const stat of ['', '_min', '_max', '_mean', '_stddev', '_p50', '_p90', '_p99']) expect(text).toMatch(new RegExp(`^banstream_nodejs_eventloop_lag${stat}_seconds\\{service="test"\\} `, 'm'));
   });
 });

@@ -2,12 +2,47 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 export { Registry };
 
+const PREFIX = 'banstream_';
+/** prom-client's event-loop group: this gauge's collect sets all eight (min, max, mean, stddev, percentiles). */
+const EVENT_LOOP_LAG = `${PREFIX}nodejs_eventloop_lag_seconds`;
+/** The event-loop statistics are refreshed at most this often, whatever the scrape interval. */
+export const EVENT_LOOP_REFRESH_MS = 1_000;
+
+export interface MetricsRegistryOptions {
+  /** Node process metrics (prom-client's defaults); default true. */
+  defaultMetrics?: boolean;
+  /** Milliseconds, for the event-loop refresh (tests). */
+  clock?: () => number;
+}
+
 /** A fresh registry per service instance (no global), with Node process metrics. */
-export function createMetricsRegistry(service: string, options: { defaultMetrics?: boolean } = {}): Registry {
+export function createMetricsRegistry(service: string, options: MetricsRegistryOptions = {}): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'banstream_' });
+  if (options.defaultMetrics ?? true) {
+    collectDefaultMetrics({ register: registry, prefix: PREFIX });
+    refreshEventLoopStatsAtMostEverySecond(registry, options.clock ?? (() => performance.now()));
+  }
   return registry;
+}
+
+/**
+ * Node 20 computes an event-loop histogram's stddev by walking all its buckets: about
+ * 0.5 ms a scrape, most of a worker's cost of being scraped. Statistics over at least
+ * a second are as useful (Prometheus scrapes every 15 s or so), so between refreshes a
+ * scrape reports the last ones and the histogram keeps gathering.
+ */
+function refreshEventLoopStatsAtMostEverySecond(registry: Registry, clock: () => number): void {
+  const lag = registry.getSingleMetric(EVENT_LOOP_LAG) as { collect?: () => unknown } | undefined;
+  const collect = lag?.collect;
+  if (lag === undefined || typeof collect !== 'function') throw new Error(`prom-client no longer sets ${EVENT_LOOP_LAG} by its collect: see refreshEventLoopStatsAtMostEverySecond`);
+  let refreshed = Number.NEGATIVE_INFINITY;
+  lag.collect = function refreshAtMostEverySecond(this: unknown) {
+    const now = clock();
+    if (now - refreshed < EVENT_LOOP_REFRESH_MS) return undefined;
+    refreshed = now;
+    return collect.call(this);
+  };
 }
 
 type Labels<L extends string> = { name: string; help: string; labelNames?: readonly L[] };
