@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Admin, Kafka, Producer } from '@banstream/kafka';
 import type { Ban, WindowCount } from '@banstream/schemas';
@@ -93,6 +94,13 @@ describe('aggregator workers under one supervisor', () => {
     running.push(a);
     const workers = [workerPids(a, 1)[0]!, workerPids(a, 2)[0]!];
     expect(workers.every(isAlive)).toBe(true);
+    // The workers get the aggregator's young generation; the supervisor, which only relays, keeps its small one.
+    const semiSpace = (pid: number) =>
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+        .split('\0')
+        .filter((arg) => arg.startsWith('--max-semi-space-size'));
+    expect(semiSpace(a.proc.child.pid!)).toEqual(['--max-semi-space-size=1']);
+    for (const pid of workers) expect(semiSpace(pid)).toEqual(['--max-semi-space-size=64']);
     a.proc.child.kill('SIGKILL');
     await a.proc.exited;
     await waitUntil(() => workers.filter(isAlive).length === 0, 'the workers to end with their supervisor', 10_000);

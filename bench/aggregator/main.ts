@@ -3,6 +3,8 @@
  * then imports this). See that file for what is measured.
  */
 import { availableParallelism, loadavg } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseBrokers, topicFullName, type Admin } from '@banstream/kafka';
 import { stackSettings, stackStatus, stackUp } from '../../scripts/stack/index.mjs';
 import { SCHEMA_NAMES, loadSchemaCatalog } from '@banstream/schemas';
@@ -23,7 +25,6 @@ import {
   publishPolicies,
 } from './kafka.js';
 import { runCeilingProcess, runParallelCeiling } from './ceiling-child.js';
-import { serviceNodeFlags } from '../../scripts/run/node-flags.mjs';
 import { CONSUMED_METRIC, freePort, serviceNodeArgs, timeService, type ServiceRun } from './service.js';
 import { summarise } from './summary.js';
 
@@ -50,9 +51,15 @@ const WORKERS = intEnv('BENCH_AGG_WORKERS', availableParallelism());
 const FETCH_KB = process.env.AGGREGATOR_FETCH_KB_PER_PARTITION;
 /**
  * Development only: another build's entry point for the service process (to compare
- * builds back to back), started with this package's own node flags like the default.
+ * builds back to back), started with that build's own node flags (`banstream.nodeFlags`
+ * of the package.json beside its dist/), as every launcher would start it.
  */
-const SERVICE_NODE_ARGS = process.env.BENCH_AGG_SERVICE_MAIN ? [...serviceNodeFlags('aggregator'), process.env.BENCH_AGG_SERVICE_MAIN] : serviceNodeArgs('aggregator');
+const SERVICE_NODE_ARGS = process.env.BENCH_AGG_SERVICE_MAIN ? [...buildNodeFlags(process.env.BENCH_AGG_SERVICE_MAIN), process.env.BENCH_AGG_SERVICE_MAIN] : serviceNodeArgs('aggregator');
+
+function buildNodeFlags(main: string): string[] {
+  const manifest = JSON.parse(readFileSync(join(dirname(dirname(main)), 'package.json'), 'utf8')) as { banstream?: { nodeFlags?: string[] } };
+  return manifest.banstream?.nodeFlags ?? [];
+}
 
 async function kafkaConnection(): Promise<{ brokers: string; redisUrl: string | undefined; startedStack: boolean }> {
   if (process.env.KAFKA_BROKERS) return { brokers: process.env.KAFKA_BROKERS, redisUrl: process.env.REDIS_URL, startedStack: false };

@@ -14,4 +14,6 @@ await runService({
   create: createAggregatorService,
   workers: (config) => config.AGGREGATOR_WORKERS,
   watchdog: (config) => ({ budgetMs: config.AGGREGATOR_RECORD_BUDGET_MS, stateDir: stateDirOf(config) }),
+  // A 64 MiB young generation lets a worker's batches and window updates die young instead of being copied (docs/operations/running.md).
+  workerNodeFlags: ['--max-semi-space-size=64'],
 });

@@ -56,6 +56,12 @@ export interface RunServiceOptions<P extends TProperties> {
    * record, keeps answering /livez, /readyz and /metrics.
    */
   watchdog?: (config: Readonly<Static<TObject<P>>>) => WatchdogSettings;
+  /**
+   * Node flags of the worker processes, when there is a supervisor, in place of its own
+   * flags of the same names: tuning for the work (a large young generation, say) that
+   * the supervisor, which only relays, would pay for in memory.
+   */
+  workerNodeFlags?: readonly string[];
 }
 
 /**
@@ -77,7 +83,7 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
   const rootLogger = createLogger({ service, level: base.LOG_LEVEL });
   const workers = options.workers?.(config) ?? 1;
   const watching = options.watchdog?.(config);
-  if (cluster.isPrimary && (workers > 1 || watching)) return supervise(rootLogger, service, base, workers, options.name, watching?.stateDir);
+  if (cluster.isPrimary && (workers > 1 || watching)) return supervise(rootLogger, service, base, workers, options.name, watching?.stateDir, options.workerNodeFlags);
   const workerIndex = cluster.isWorker ? Number(process.env[WORKER_ENV]) : undefined;
   const logger = workerIndex === undefined ? rootLogger : rootLogger.child({ worker: workerIndex });
   // The supervisor checked the state directory; only its workers are watched (a stall kills the process).
@@ -182,7 +188,15 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
   }
 }
 
-async function supervise(logger: Logger, service: string, base: BaseConfig, workers: number, name: string, stateDir: string | undefined): Promise<void> {
+async function supervise(
+  logger: Logger,
+  service: string,
+  base: BaseConfig,
+  workers: number,
+  name: string,
+  stateDir: string | undefined,
+  workerNodeFlags: readonly string[] | undefined,
+): Promise<void> {
   if (stateDir !== undefined) {
     try {
       new TrapStore(stateDir).ensure();
@@ -206,7 +220,16 @@ async function supervise(logger: Logger, service: string, base: BaseConfig, work
     process.on('SIGINT', () => onSignal('SIGINT'));
   });
   const outcome = await runSupervisor(
-    { service, workers, logger, httpHost: base.HTTP_HOST, httpPort: base.HTTP_PORT, shutdownTimeoutMs: base.SHUTDOWN_TIMEOUT_MS, ...(stateDir === undefined ? {} : { stateDir }) },
+    {
+      service,
+      workers,
+      logger,
+      httpHost: base.HTTP_HOST,
+      httpPort: base.HTTP_PORT,
+      shutdownTimeoutMs: base.SHUTDOWN_TIMEOUT_MS,
+      ...(stateDir === undefined ? {} : { stateDir }),
+      ...(workerNodeFlags === undefined ? {} : { workerNodeFlags }),
+    },
     stopSignal,
   );
   logger.flush();

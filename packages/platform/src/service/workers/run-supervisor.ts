@@ -22,6 +22,8 @@ export interface SupervisorOptions {
   shutdownTimeoutMs: number;
   /** The workers' watchdog state (service/watchdog): a worker it killed left a note there. */
   stateDir?: string;
+  /** Node flags of the workers (see RunServiceOptions.workerNodeFlags). */
+  workerNodeFlags?: readonly string[];
 }
 
 /** How the workers ended; `final` carries the code a worker exited with that made the supervisor stop them all. */
@@ -55,7 +57,7 @@ export async function runSupervisor(options: SupervisorOptions, stopSignal: Prom
   };
   let onFinal: (exit: WorkerExit) => void = () => undefined;
   const finalExit = new Promise<WorkerExit>((resolve) => (onFinal = resolve));
-  const pool = new WorkerPool({ count: options.workers, logger, onReplace, finalCodes: FINAL_EXIT_CODES, onFinal: (exit) => onFinal(exit) });
+  const pool = new WorkerPool({ count: options.workers, logger, onReplace, finalCodes: FINAL_EXIT_CODES, onFinal: (exit) => onFinal(exit), nodeFlags: options.workerNodeFlags ?? [] });
 
   const metrics: MetricsSource = {
     contentType: own.contentType,

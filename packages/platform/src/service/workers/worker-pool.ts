@@ -26,6 +26,15 @@ export interface WorkerPoolOptions {
   /** Exit codes after which a worker is not replaced (starting it again cannot help), and who is told instead. */
   finalCodes?: readonly number[];
   onFinal?: (exit: WorkerExit) => void;
+  /** Node flags of the workers, in place of the supervisor's own flags of the same names. */
+  nodeFlags?: readonly string[];
+}
+
+/** The supervisor's node flags with `flags` in place of those of the same names (`--name` or `--name=value`). */
+export function workerExecArgv(own: readonly string[], flags: readonly string[]): string[] {
+  const nameOf = (flag: string) => flag.split('=', 1)[0]!;
+  const replaced = new Set(flags.map(nameOf));
+  return [...own.filter((flag) => !replaced.has(nameOf(flag))), ...flags];
 }
 
 export interface WorkerExit {
@@ -129,6 +138,11 @@ export class WorkerPool {
   }
 
   private fork(slot: Slot): void {
+    cluster.setupPrimary({
+      // V8's serializer, not JSON: a worker's metrics text (tens of KB a scrape) crosses without being escaped and parsed.
+      serialization: 'advanced',
+      execArgv: workerExecArgv(process.execArgv, this.options.nodeFlags ?? []),
+    });
     const worker = cluster.fork({ [WORKER_ENV]: String(slot.index) });
     slot.worker = worker;
     slot.startedAt = Date.now();
