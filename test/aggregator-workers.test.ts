@@ -1,10 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Admin, Kafka, Producer } from '@banstream/kafka';
 import type { Ban, WindowCount } from '@banstream/schemas';
 import { testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
-import { exitWithin, freePort, isAlive, spawnService } from './support/processes.js';
+import { exitWithin, freePort, isAlive, REPO_ROOT, spawnService } from './support/processes.js';
 import { decodeBan, decodeCount, publishEvents, startAggregator, stopAggregators, sumMetric, TopicTail, workerPids, type Aggregator } from './support/aggregator.js';
 import { committedAll, expectExactResult, publishCountingPolicies, scaleOutEnv, traffic } from './support/aggregator-traffic.js';
 
@@ -105,6 +107,26 @@ describe('aggregator workers under one supervisor', () => {
     await a.proc.exited;
     await waitUntil(() => workers.filter(isAlive).length === 0, 'the workers to end with their supervisor', 10_000);
   }, 90_000);
+  it('loads no Kafka client, Avro or Redis library in the supervisor, which only relays; its worker does', async () => {
+    const report = join(mkdtempSync(join(tmpdir(), 'banstream-loaded-')), 'report.jsonl');
+    const a = await startAggregator({
+      ...env(),
+      AGGREGATOR_WORKERS: '1',
+      AGGREGATOR_GROUP_ID: `${topics.prefix}loaded`,
+      NODE_OPTIONS: `--require ${join(REPO_ROOT, 'test/support/loaded-modules.cjs')}`,
+      LOADED_MODULES_REPORT: report,
+    });
+    running.push(a);
+    a.proc.child.kill('SIGTERM');
+    expect(await exitWithin(a.proc, 20_000)).toBe(0);
+    const lines = readFileSync(report, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { primary: boolean; loaded: string[] });
+    expect(lines.filter((l) => l.primary).map((l) => l.loaded)).toEqual([[]]);
+    expect(lines.filter((l) => !l.primary).map((l) => l.loaded)).toEqual([expect.arrayContaining(['avsc', 'kafkajs'])]);
+  }, 90_000);
+
   it('answers /metrics at once while its workers start, counting those not listening yet as unanswered', async () => {
     const port = await freePort();
     const proc = spawnService('aggregator', { ...env(), AGGREGATOR_GROUP_ID: `${topics.prefix}scrapes`, LOG_LEVEL: 'warn', HTTP_PORT: String(port) });

@@ -152,7 +152,8 @@ export async function timeService(options: ServiceOptions): Promise<ServiceRun> 
   const port = Number(options.env.HTTP_PORT);
   const child = spawn(process.execPath, options.nodeArgs, {
     cwd: options.repoRoot,
-    // BENCH_AGG_NODE_OPTIONS: development only, e.g. `--cpu-prof --cpu-prof-dir=DIR` to profile the service's processes.
+    // BENCH_AGG_NODE_OPTIONS: development only, NODE_OPTIONS for the service's processes (e.g. `--trace-gc`). Node 20 refuses
+    // `--cpu-prof` there: to profile, add it to the measured build's `banstream.nodeFlags` (the workers inherit the supervisor's flags).
     env: { PATH: process.env.PATH ?? '', ...options.env, ...(process.env.BENCH_AGG_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_AGG_NODE_OPTIONS } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

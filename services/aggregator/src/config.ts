@@ -1,8 +1,8 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { baseEnv, countingEnv, httpPort, type ConfigOf } from '@banstream/platform';
-import { kafkaEnv } from '@banstream/kafka';
+import { baseEnv, countingEnv, httpPort, type ConfigOf } from '@banstream/platform/entry';
+import { kafkaEnv } from '@banstream/kafka/env';
 
 const ms = (min: number, max: number, fallback: number, what: string, description: string) =>
   Type.Integer({ minimum: min, maximum: max, default: fallback, expected: `milliseconds from ${min} to ${max} (${what})`, description });

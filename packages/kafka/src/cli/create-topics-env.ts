@@ -1,14 +1,11 @@
 import { env } from '@banstream/platform';
-import { kafkaSecurityEnv } from '../from-config.js';
+import { kafkaEnv } from '../env.js';
+
+// create-topics makes the topics itself and names no client: every other Kafka variable.
+const { KAFKA_CLIENT_ID: _clientId, TOPIC_AUTO_CREATE: _autoCreate, ...topicsKafkaEnv } = kafkaEnv;
 
 /** Every variable create-topics reads (its own module: importing create-topics runs it). */
 export const createTopicsEnv = {
   LOG_LEVEL: env.LOG_LEVEL,
-  KAFKA_BROKERS: env.KAFKA_BROKERS,
-  KAFKA_REQUEST_TIMEOUT_MS: env.KAFKA_REQUEST_TIMEOUT_MS,
-  ...kafkaSecurityEnv(),
-  TOPIC_PREFIX: env.TOPIC_PREFIX,
-  TOPIC_PARTITIONS: env.TOPIC_PARTITIONS,
-  TOPIC_REPLICATION_FACTOR: env.TOPIC_REPLICATION_FACTOR,
-  TOPIC_BAN_HISTORY_RETENTION_DAYS: env.TOPIC_BAN_HISTORY_RETENTION_DAYS,
+  ...topicsKafkaEnv,
 };

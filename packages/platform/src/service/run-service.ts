@@ -36,10 +36,19 @@ type BaseConfig = Static<TObject<typeof baseEnv>> & { HTTP_PORT: number };
 /** What runService hands a service factory: the usual deps, and its watchdog when it asked for one. */
 export type RunServiceDeps<C> = ServiceDeps<C> & { watchdog?: Watchdog };
 
+/** Builds the service from its deps. */
+export type ServiceFactory<P extends TProperties> = (deps: RunServiceDeps<Readonly<Static<TObject<P>>>>) => Service;
+
 export interface RunServiceOptions<P extends TProperties> {
   name: string;
   env: P;
-  create: (deps: RunServiceDeps<Readonly<Static<TObject<P>>>>) => Service;
+  /**
+   * The service's factory, or (`load`) a function that imports it: only the processes
+   * that run the service call it, so a supervisor never loads the service's modules
+   * (Kafka clients, its engine) and stays small.
+   */
+  create?: ServiceFactory<P>;
+  load?: () => Promise<ServiceFactory<P>>;
   source?: EnvSource;
   /**
    * How many worker processes to run (default 1: this process is the service). Above
@@ -113,8 +122,10 @@ export async function runService<P extends TProperties>(options: RunServiceOptio
         process.exit(failureExitCode(error));
       });
   };
+  const create = options.create ?? (await options.load?.());
+  if (create === undefined) throw new Error(`runService ${options.name}: give create or load`);
   try {
-    instance = options.create({
+    instance = create({
       config,
       logger,
       registry,
