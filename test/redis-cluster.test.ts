@@ -183,13 +183,18 @@ describe('hard limits on a Redis Cluster', () => {
         REDIS_PASSWORD_FILE: file,
       });
       try {
+        // What /readyz said last, for the message: twice in CI (2026-11-26 and 27, two cores shared with
+        // the other test files) this start took over 30 s where it takes under 2 alone.
+        let lastAnswer = 'none yet';
         const ready = await waitUntil(
           async () => {
             const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-            return res.status === 200 ? ((await res.json()) as { checks: Record<string, boolean> }) : undefined;
+            const body = await res.text();
+            lastAnswer = `${res.status} ${body}`;
+            return res.status === 200 ? (JSON.parse(body) as { checks: Record<string, boolean> }) : undefined;
           },
-          () => `the enforcer to be ready; ${describeProcess(proc)}`,
-          30_000,
+          () => `the enforcer to be ready (last /readyz: ${lastAnswer}); ${describeProcess(proc)}`,
+          60_000,
           100,
         );
         expect(ready.checks.redis).toBe(true);
