@@ -3,8 +3,7 @@
  * then imports this). See that file for what is measured.
  */
 import { availableParallelism, loadavg } from 'node:os';
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { resolve } from 'node:path';
 import { parseBrokers, topicFullName, type Admin } from '@banstream/kafka';
 import { stackSettings, stackStatus, stackUp } from '../../scripts/stack/index.mjs';
 import { SCHEMA_NAMES, loadSchemaCatalog } from '@banstream/schemas';
@@ -24,6 +23,7 @@ import {
   preload,
   publishPolicies,
 } from './kafka.js';
+import { serviceNodeFlags } from '../../scripts/run/node-flags.mjs';
 import { runCeilingProcess, runParallelCeiling } from './ceiling-child.js';
 import { CONSUMED_METRIC, freePort, serviceNodeArgs, timeService, type ServiceRun } from './service.js';
 import { summarise } from './summary.js';
@@ -54,12 +54,10 @@ const FETCH_KB = process.env.AGGREGATOR_FETCH_KB_PER_PARTITION;
  * builds back to back), started with that build's own node flags (`banstream.nodeFlags`
  * of the package.json beside its dist/), as every launcher would start it.
  */
-const SERVICE_NODE_ARGS = process.env.BENCH_AGG_SERVICE_MAIN ? [...buildNodeFlags(process.env.BENCH_AGG_SERVICE_MAIN), process.env.BENCH_AGG_SERVICE_MAIN] : serviceNodeArgs('aggregator');
-
-function buildNodeFlags(main: string): string[] {
-  const manifest = JSON.parse(readFileSync(join(dirname(dirname(main)), 'package.json'), 'utf8')) as { banstream?: { nodeFlags?: string[] } };
-  return manifest.banstream?.nodeFlags ?? [];
-}
+const SERVICE_NODE_ARGS = process.env.BENCH_AGG_SERVICE_MAIN
+  ? // <root>/services/aggregator/dist/main.js
+    [...serviceNodeFlags('aggregator', resolve(process.env.BENCH_AGG_SERVICE_MAIN, '../../../..')), process.env.BENCH_AGG_SERVICE_MAIN]
+  : serviceNodeArgs('aggregator');
 
 async function kafkaConnection(): Promise<{ brokers: string; redisUrl: string | undefined; startedStack: boolean }> {
   if (process.env.KAFKA_BROKERS) return { brokers: process.env.KAFKA_BROKERS, redisUrl: process.env.REDIS_URL, startedStack: false };

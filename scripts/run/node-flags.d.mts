@@ -1,2 +1,2 @@
 // Types for node-flags.mjs (plain JavaScript, run by `npm start` before any build).
-export declare function serviceNodeFlags(service: string): string[];
+export declare function serviceNodeFlags(service: string, root?: string): string[];

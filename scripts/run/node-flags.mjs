@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../stack/settings.mjs';
 
-export function serviceNodeFlags(service) {
-  const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'services', service, 'package.json'), 'utf8'));
+/** `root`: another checkout's (a build compared against this one); this one by default. */
+export function serviceNodeFlags(service, root = REPO_ROOT) {
+  const manifest = JSON.parse(readFileSync(join(root, 'services', service, 'package.json'), 'utf8'));
   return manifest.banstream?.nodeFlags ?? [];
 }

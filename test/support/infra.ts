@@ -36,6 +36,8 @@ export async function waitUntil<T>(check: () => Promise<T | undefined | false> |
     try {
       const value = await check();
       if (value !== undefined && value !== false) return value;
+      // The message names the last attempt's failure, not one from before a later attempt answered.
+      lastError = undefined;
     } catch (error) {
       lastError = error;
     }
