@@ -9,6 +9,13 @@ import type { AggregatorTopics, Publisher } from '../kafka/publisher.js';
 import type { AggregatorMetrics } from '../metrics.js';
 
 /** What both counting stages share. */
+/**
+ * How long a stage's fetch may wait at the broker for records. The broker answers a
+ * waiting fetch as soon as one arrives, so a long wait adds no delay; 20 ms made an idle
+ * worker poll 50 times a second per stage (docs/services/aggregator.md#run).
+ */
+export const FETCH_WAIT_MS = 500;
+
 export interface StageContext {
   kafka: Kafka;
   admin: Admin;

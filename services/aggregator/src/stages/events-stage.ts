@@ -23,7 +23,7 @@ import {
 } from '@banstream/engine';
 import type { CompiledPolicy } from '@banstream/core';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
-import { bansWaiting, commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
+import { bansWaiting, commitLive, deadLetter, FETCH_WAIT_MS, reasonOf, type StageContext } from './context.js';
 import { EventInRecord } from './event-at-hand.js';
 import { RecordGuard } from './record-guard.js';
 
@@ -79,7 +79,7 @@ export class EventsStage {
       groupId: config.AGGREGATOR_GROUP_ID,
       sessionTimeout: config.AGGREGATOR_SESSION_TIMEOUT_MS,
       heartbeatInterval: Math.floor(config.AGGREGATOR_SESSION_TIMEOUT_MS / 10),
-      maxWaitTimeInMs: 20,
+      maxWaitTimeInMs: FETCH_WAIT_MS,
       // Small enough that a backlog's fetch does not hold an attacker's record behind
       // seconds of others; larger drains a backlog faster (README "Configuration").
       maxBytesPerPartition: config.AGGREGATOR_FETCH_KB_PER_PARTITION << 10,

@@ -3,7 +3,7 @@ import type { Trap } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord, type SubjectCountBatch, type SubjectCountEntry } from '@banstream/schemas';
 import { AppliedOffsets, countedAt, emptyReport, GEO_POLICY_ID, GeoCounts, GeoWatch, observe, PartitionState, receivedAt, type GeoWatchReport } from '@banstream/engine';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
-import { bansWaiting, commitLive, deadLetter, reasonOf, type StageContext } from './context.js';
+import { bansWaiting, commitLive, deadLetter, FETCH_WAIT_MS, reasonOf, type StageContext } from './context.js';
 import { RecordGuard } from './record-guard.js';
 
 const PARTITIONS_AT_ONCE = 4;
@@ -38,7 +38,7 @@ export class SubjectsStage {
       groupId,
       sessionTimeout: config.AGGREGATOR_SESSION_TIMEOUT_MS,
       heartbeatInterval: Math.floor(config.AGGREGATOR_SESSION_TIMEOUT_MS / 10),
-      maxWaitTimeInMs: 20,
+      maxWaitTimeInMs: FETCH_WAIT_MS,
     });
     this.assigned = new AssignedPartitions({
       consumer: this.consumer,
