@@ -8,7 +8,6 @@ import type { PolicyBook } from '@banstream/core';
 import type { AggregatorTopics, Publisher } from '../kafka/publisher.js';
 import type { AggregatorMetrics } from '../metrics.js';
 
-/** What both counting stages share. */
 /**
  * How long a stage's fetch may wait at the broker for records. The broker answers a
  * waiting fetch as soon as one arrives, so a long wait adds no delay; 20 ms made an idle
@@ -16,6 +15,7 @@ import type { AggregatorMetrics } from '../metrics.js';
  */
 export const FETCH_WAIT_MS = 500;
 
+/** What both counting stages share. */
 export interface StageContext {
   kafka: Kafka;
   admin: Admin;
