@@ -5,11 +5,17 @@
 // Kafka/Redis env; a hello-world Fastify is the ceiling. Every round loads the
 // hello-world then each sidecar (order rotated) for 2 s with 32 connections
 // (autocannon, as bench/enforcer/http.ts); per-round ratios to the first build.
+// Each round also reads the sidecar's CPU time (/proc/PID/stat) around its load:
+// CPU µs per check moves less than checks/s when the machine is shared (the client,
+// the broker and the sidecar share two cores, so a sidecar waits on the others).
+// ENFORCER_BATCH_ANSWERS=false compares the sidecars answering each check on its own
+// (the benchmark's http_unbatched_* figures).
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { median } from '../lib.js';
 import { waitReady } from '../enforcer/http.js';
 const require = createRequire(import.meta.url);
@@ -25,6 +31,12 @@ const env = {
   TOPIC_PREFIX: `bench-ab-${Date.now()}.`,
   TOPIC_PARTITIONS: '3',
   LOG_LEVEL: 'warn',
+  ...(process.env.ENFORCER_BATCH_ANSWERS === undefined ? {} : { ENFORCER_BATCH_ANSWERS: process.env.ENFORCER_BATCH_ANSWERS }),
+};
+/** CPU time (user + system) of a process so far, in ms: Linux's /proc, in clock ticks of 10 ms. */
+const cpuMs = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 };
 const freePort = () =>
   new Promise((res) => {
@@ -56,7 +68,7 @@ try {
     children.push(
       spawn(process.execPath, [...serviceNodeFlags('enforcer'), 'services/enforcer/dist/main.js'], { cwd: root, env: { ...env, HTTP_PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] }),
     );
-    targets.push({ name: root.split('/').pop(), port, rounds: [] });
+    targets.push({ name: root.split('/').pop(), port, pid: children.at(-1).pid, rounds: [], cpuUs: [] });
   }
   await waitReady(`http://127.0.0.1:${helloPort}/`);
   for (const t of targets) await waitReady(`http://127.0.0.1:${t.port}/readyz`);
@@ -69,7 +81,10 @@ try {
     hello.push(await load(url(helloPort), body, 2));
     for (let k = 0; k < targets.length; k++) {
       const t = targets[(k + round) % targets.length];
-      t.rounds.push(await load(url(t.port), body, 2));
+      const cpu0 = cpuMs(t.pid);
+      const loaded = await load(url(t.port), body, 2);
+      t.cpuUs.push(((cpuMs(t.pid) - cpu0) * 1000) / (loaded.perS * 2));
+      t.rounds.push(loaded);
     }
     process.stderr.write(
       `round ${round + 1}: hello ${Math.round(hello.at(-1).perS)} ${targets.map((t) => `${t.name} ${Math.round(t.rounds.at(-1).perS)} (${t.rounds.at(-1).meanMs} ms)`).join('  ')}\n`,
@@ -80,6 +95,7 @@ try {
     JSON.stringify({
       name: 'compare-enforcer-http',
       rounds: ROUNDS,
+      batch_answers: env.ENFORCER_BATCH_ANSWERS ?? 'the default',
       http_ceiling_per_s: Math.round(median(hello.map((r) => r.perS))),
       builds: targets.map((t) => ({
         build: t.name,
@@ -87,7 +103,9 @@ try {
         http_ratio: Number(median(t.rounds.map((r, i) => r.perS / hello[i].perS)).toFixed(3)),
         http_latency_mean_ms: median(t.rounds.map((r) => r.meanMs)),
         http_latency_p99_ms: median(t.rounds.map((r) => r.p99Ms)),
+        cpu_us_per_check: Number(median(t.cpuUs).toFixed(2)),
         vs_first: {
+          cpu_per_check: Number(median(t.cpuUs.map((c, i) => c / first.cpuUs[i])).toFixed(3)),
           http_checks: Number(median(t.rounds.map((r, i) => r.perS / first.rounds[i].perS)).toFixed(3)),
           http_latency_mean: Number(median(t.rounds.map((r, i) => r.meanMs / first.rounds[i].meanMs)).toFixed(3)),
         },
