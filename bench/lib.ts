@@ -3,7 +3,7 @@
  * A benchmark reports; it never judges (no thresholds, no exit codes for "too slow").
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -113,6 +113,12 @@ export function report(name: string, params: Record<string, unknown>, figures: F
 }
 
 /** Progress goes to stderr so the result stays the last line of stdout. */
+/** CPU time (user + system) a process has used, in µs, from Linux's /proc (clock ticks of 10 ms). */
+export function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
 export function note(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);
 }

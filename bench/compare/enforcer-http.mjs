@@ -15,8 +15,7 @@ import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
-import { readFileSync } from 'node:fs';
-import { median } from '../lib.js';
+import { cpuMicros, median } from '../lib.js';
 import { waitReady } from '../enforcer/http.js';
 const require = createRequire(import.meta.url);
 const autocannon = require('autocannon');
@@ -32,11 +31,6 @@ const env = {
   TOPIC_PARTITIONS: '3',
   LOG_LEVEL: 'warn',
   ...(process.env.ENFORCER_BATCH_ANSWERS === undefined ? {} : { ENFORCER_BATCH_ANSWERS: process.env.ENFORCER_BATCH_ANSWERS }),
-};
-/** CPU time (user + system) of a process so far, in ms: Linux's /proc, in clock ticks of 10 ms. */
-const cpuMs = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 };
 const freePort = () =>
   new Promise((res) => {
@@ -81,9 +75,9 @@ try {
     hello.push(await load(url(helloPort), body, 2));
     for (let k = 0; k < targets.length; k++) {
       const t = targets[(k + round) % targets.length];
-      const cpu0 = cpuMs(t.pid);
+      const cpu0 = cpuMicros(t.pid);
       const loaded = await load(url(t.port), body, 2);
-      t.cpuUs.push(((cpuMs(t.pid) - cpu0) * 1000) / (loaded.perS * 2));
+      t.cpuUs.push((cpuMicros(t.pid) - cpu0) / (loaded.perS * 2));
       t.rounds.push(loaded);
     }
     process.stderr.write(

@@ -15,11 +15,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { credentials, type Client } from '@grpc/grpc-js';
 import { authorizationService } from '../../services/enforcer/src/grpc/protos.js';
 import type { CheckRequest } from '../../services/enforcer/src/grpc/messages.js';
-import { CHILD_STDIO, median, note } from '../lib.js';
+import { CHILD_STDIO, cpuMicros, median, note } from '../lib.js';
 import { freePort, serviceNodeArgs, waitReady } from '../aggregator/service.js';
 import { echoClient, ECHO_SERVER } from './grpc-echo.js';
 
@@ -56,12 +55,6 @@ export const BENCH_CHECK: CheckRequest = {
 };
 
 type Call = (done: (error: Error | null) => void) => void;
-
-/** CPU time (user + system) a process has used, in µs, from /proc (clock ticks of 10 ms). */
-function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
 
 /** Calls completed in `ms` (or `ms` elapsed for `count` calls), IN_FLIGHT at a time; any failed call fails the benchmark. */
 function drive(call: Call, ms: number, count = Number.POSITIVE_INFINITY): Promise<number> {
