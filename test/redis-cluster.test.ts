@@ -41,18 +41,29 @@ describe('hard limits on a Redis Cluster', () => {
   const log = captureLogger();
 
   /** A client as the enforcer builds it from REDIS_MODE=cluster and REDIS_CLUSTER_NODES (a few seeds only). */
-  async function clusterClient(): Promise<RedisClient> {
+  function unconnectedClusterClient(): RedisClient {
     const seeds = cluster.seeds.split(',').slice(0, 2).join(',');
     const connection = redisConnectionFromConfig(loadConfig(redisEnv, { REDIS_MODE: 'cluster', REDIS_CLUSTER_NODES: seeds }));
     const client = createRedisClient(connection, log.logger);
     clients.push(client);
+    return client;
+  }
+
+  async function clusterClient(): Promise<RedisClient> {
+    const client = unconnectedClusterClient();
     await client.connect();
     return client;
   }
 
-  async function limiter(timeoutMs: number, registry: Registry = createMetricsRegistry('enforcer-test', { defaultMetrics: false })): Promise<HardLimiter> {
-    const made = createHardLimiter({ redis: await clusterClient(), logger: log.logger, registry, timeoutMs, keyPrefix: 'bs:', breaker: { failureThreshold: 3, coolDownMs: 300 } });
+  /** A hard limiter on `redis` with the enforcer's settings but `timeoutMs`, not warmed up. */
+  function hardLimiterOn(redis: RedisClient, timeoutMs: number, registry: Registry = createMetricsRegistry('enforcer-test', { defaultMetrics: false })): HardLimiter {
+    const made = createHardLimiter({ redis, logger: log.logger, registry, timeoutMs, keyPrefix: 'bs:', breaker: { failureThreshold: 3, coolDownMs: 300 } });
     limiters.push(made);
+    return made;
+  }
+
+  async function limiter(timeoutMs: number, registry?: Registry): Promise<HardLimiter> {
+    const made = hardLimiterOn(await clusterClient(), timeoutMs, registry);
     await made.warmUp();
     return made;
   }
@@ -183,8 +194,8 @@ describe('hard limits on a Redis Cluster', () => {
         REDIS_PASSWORD_FILE: file,
       });
       try {
-        // What /readyz said last, for the message: three times in CI (2026-11-26 and 27, two cores shared with
-        // the other test files) this start took over 30 s, once over 60 s, where it takes under 2 alone.
+        // What /readyz said last, for the message. Starts that took 30 s, 60 s, then never ended in CI were
+        // ioredis's cluster ready check failing (see the cluster_state:fail test below): about 2 s now.
         let lastAnswer = 'none yet';
         const ready = await waitUntil(
           async () => {
@@ -218,6 +229,50 @@ describe('hard limits on a Redis Cluster', () => {
     }
     // Longer than the wait for /readyz, so that a slow start fails with what /readyz said last, not vitest's bare timeout.
   }, 180_000);
+
+  it('connects while every node says cluster_state:fail, applies the failure mode meanwhile, and decides by Redis once the cluster is ok', async () => {
+    // ioredis's own ready check (CLUSTER INFO) failing left connect() pending for good; the same happened
+    // when it asked a node whose connection was still opening: an enforcer that never started.
+    const owners = await cluster.slots();
+    const owner = owners.find((o) => o.start <= 0 && 0 <= o.end)!.masterPort;
+    let restored = false;
+    try {
+      // The owner first: a node that has dropped the slot would take it back from the owner's next heartbeat.
+      const others = cluster.nodes.filter((n) => n.port !== owner).map((n) => n.port);
+      for (const port of [owner, ...others]) expect((await cluster.cli(port, 'CLUSTER', 'DELSLOTS', '0')).trim(), `DELSLOTS 0 on ${port}`).toBe('OK');
+      await waitUntil(
+        async () => (await Promise.all(cluster.nodes.map((n) => cluster.cli(n.port, 'CLUSTER', 'INFO')))).every((info) => info.includes('cluster_state:fail')),
+        'every node to say cluster_state:fail',
+        15_000,
+      );
+      const client = unconnectedClusterClient();
+      const connected = await Promise.race([client.connect().then(() => 'connected'), new Promise((r) => setTimeout(r, 10_000, 'still pending after 10 s'))]);
+      expect(connected).toBe('connected');
+      const made = hardLimiterOn(client, 5_000);
+      const failState = policy('cluster-fail-state', 'closed');
+      // A cluster that says fail refuses every command (CLUSTERDOWN): `closed` denies.
+      const [down] = await made.check([{ policy: failState, subject: 'user:fail-state-0' }], Date.now());
+      expect([down!.source, down!.deny]).toEqual(['fail-mode', true]);
+      await cluster.cli(owner, 'CLUSTER', 'ADDSLOTS', '0');
+      await cluster.waitForOk();
+      restored = true;
+      let last: Candidate | undefined;
+      await waitUntil(
+        async () => {
+          [last] = await made.check([{ policy: failState, subject: `user:fail-state-${Date.now()}` }], Date.now());
+          return last!.source === 'hard-limit' && !last!.deny;
+        },
+        () => `checks decided by Redis again with the client connected during the failure (last: ${JSON.stringify(last)})`,
+        15_000,
+      );
+    } finally {
+      if (!restored) {
+        await cluster.cli(owner, 'CLUSTER', 'ADDSLOTS', '0').catch(() => undefined);
+        await cluster.waitForOk();
+      }
+    }
+    // Past the waits above (15 + 10 + 30 + 15 s), so that the cluster is restored before the next test starts.
+  }, 120_000);
 
   it('after SCRIPT FLUSH on every node, checks are still decided by Redis: each master answers NOSCRIPT once and gets EVAL', async () => {
     const instance = await limiter(5_000);

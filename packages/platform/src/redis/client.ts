@@ -116,6 +116,12 @@ export function redisClientPlan(connection: RedisConnection, extra: { commandTim
           // fail ("All keys in the pipeline should belong to the same slots allocation group").
           // The hard limiter coalesces its checks per slot itself.
           enableAutoPipelining: false,
+          // Off: ioredis 5.11 sends its ready check (CLUSTER INFO) to a random node, which with no offline
+          // queue fails whenever that node's connection is still opening; the client then reconnects under
+          // a new promise and leaves connect()'s pending for good: an enforcer that never started (3 runs
+          // of test/redis-cluster.test.ts in 30). Ready now means the slots are known; while the cluster says fail, commands on
+          // keys get CLUSTERDOWN and each policy's failure mode decides (docs/operations/redis.md).
+          enableReadyCheck: false,
           clusterRetryStrategy: retryStrategy,
           // Learn a promoted replica soon after a failover even when no command was redirected.
           slotsRefreshInterval: 1_000,

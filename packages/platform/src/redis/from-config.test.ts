@@ -170,6 +170,8 @@ describe('connection → ioredis client options', () => {
     expect(plan.nodes).toEqual([{ host: 'n1', port: 7000 }]);
     // No auto-pipelining: ioredis would group script calls by the slot of their key count.
     expect(plan.options).toMatchObject({ lazyConnect: true, enableOfflineQueue: false, enableAutoPipelining: false, slotsRefreshInterval: 1_000 });
+    // No cluster ready check: when it fails, ioredis's connect() never settles (test/redis-cluster.test.ts).
+    expect(plan.options.enableReadyCheck).toBe(false);
     expect(plan.options.redisOptions).toMatchObject({ username: 'u', password: 'p', tls: {}, maxRetriesPerRequest: 0, commandTimeout: 50 });
     // ioredis refuses these per node in a Cluster.
     for (const owned of ['enableOfflineQueue', 'retryStrategy', 'lazyConnect', 'enableAutoPipelining']) expect(plan.options.redisOptions).not.toHaveProperty(owned);
