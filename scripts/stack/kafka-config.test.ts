@@ -44,12 +44,43 @@ describe('kafkaNodeProperties', () => {
     expect(p['transaction.state.log.min.isr']).toBe('1');
   });
 
+  it('detects a dead node of a cluster sooner than Kafka would: quorum fetch 1 s, election 500 ms, broker session 1 s with heartbeats every 250 ms', () => {
+    const p = parse(kafkaNodeProperties(TEMPLATE, { nodeId: 1, kafkaPort: 39000, controllerPort: 39003, dataDir: '/d', voters: THREE }));
+    expect(p['controller.quorum.fetch.timeout.ms']).toBe('1000');
+    expect(p['controller.quorum.election.timeout.ms']).toBe('500');
+    expect(p['controller.quorum.election.backoff.max.ms']).toBe('500');
+    expect(p['broker.session.timeout.ms']).toBe('1000');
+    expect(p['broker.heartbeat.interval.ms']).toBe('250');
+  });
+
+  it("keeps a single node's session at 3 s (fencing the only broker stops everything) and Kafka's own quorum timeouts", () => {
+    const p = parse(kafkaNodeProperties(TEMPLATE, { nodeId: 1, kafkaPort: 19092, controllerPort: 19093, dataDir: '/d', voters: [{ id: 1, controllerPort: 19093 }] }));
+    expect(p['broker.session.timeout.ms']).toBe('3000');
+    expect(p['broker.heartbeat.interval.ms']).toBe('500');
+    expect(p['controller.quorum.fetch.timeout.ms']).toBe('2000');
+    expect(p['controller.quorum.election.timeout.ms']).toBe('1000');
+    expect(p['controller.quorum.election.backoff.max.ms']).toBe('1000');
+  });
+
+  it("gives every quorum size timeouts with margin: heartbeats at most a quarter of the session, a quorum fetch timeout above KRaft's 500 ms fetch wait", () => {
+    for (let n = 1; n <= 5; n++) {
+      const voters = Array.from({ length: n }, (_, i) => ({ id: i + 1, controllerPort: 40_000 + i }));
+      const text = kafkaNodeProperties(TEMPLATE, { nodeId: 1, kafkaPort: 39999, controllerPort: 40_000, dataDir: '/d', voters });
+      const p = parse(text);
+      expect(Object.values(p).join('\n'), `${n} nodes`).not.toContain('${');
+      expect(Number(p['broker.heartbeat.interval.ms']) * 4, `${n} nodes`).toBeLessThanOrEqual(Number(p['broker.session.timeout.ms']));
+      // A leader that hears from no majority for 1.5 fetch timeouts resigns; followers' fetches wait up to 500 ms at it.
+      expect(Number(p['controller.quorum.fetch.timeout.ms']), `${n} nodes`).toBeGreaterThanOrEqual(1000);
+      expect(Number(p['controller.quorum.election.timeout.ms']), `${n} nodes`).toBeLessThan(Number(p['controller.quorum.fetch.timeout.ms']));
+    }
+  });
+
   it('caps internal replicas at three on five nodes and appends extra settings', () => {
     const five = [1, 2, 3, 4, 5].map((id) => ({ id, controllerPort: 40_000 + id }));
-    const text = kafkaNodeProperties(TEMPLATE, { nodeId: 5, kafkaPort: 39999, controllerPort: 40_005, dataDir: '/d', voters: five, extra: { 'broker.session.timeout.ms': '3000' } });
+    const text = kafkaNodeProperties(TEMPLATE, { nodeId: 5, kafkaPort: 39999, controllerPort: 40_005, dataDir: '/d', voters: five, extra: { 'broker.session.timeout.ms': '2000' } });
     const p = parse(text);
     expect(p['offsets.topic.replication.factor']).toBe('3');
-    expect(p['broker.session.timeout.ms']).toBe('3000');
+    expect(p['broker.session.timeout.ms']).toBe('2000');
   });
 
   it('refuses a node outside the quorum, a controller port its voter entry does not have, repeated ids and unknown placeholders', () => {
