@@ -28,9 +28,6 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          // Passed 1 run in 4 when it landed (docs/operations/deployment.md, "When a broker is cut
-          // off the network"): run on its own with `npm run test:partition` until it is stable.
-          exclude: process.env.BANSTREAM_PARTITION_TEST === '1' ? [] : ['test/fault-broker-partition.long.test.ts'],
           environment: 'node',
           globalSetup: ['test/setup/global.ts'],
           setupFiles: ['test/setup/kafka-patches.ts'],
