@@ -103,6 +103,63 @@ function producerSend(refusals: number, slowMs: number, createSendMessages: (arg
   };
 }
 
+/**
+ * kafkajs 2.2.4's own send over one partition whose leader, broker 2, is dead (connection
+ * refused). Kafka elects broker 1 while the send waits out the backoff after its first
+ * failed attempt, whose refresh (kafkajs refreshes when an attempt fails) still named
+ * broker 2. Returns the broker of each attempt.
+ */
+async function attemptsAcrossElection(createSendMessages: (args: object) => unknown): Promise<number[]> {
+  const createRetry = require('kafkajs/src/retry/index.js');
+  const { KafkaJSConnectionError } = require('kafkajs/src/errors.js');
+  const attempts: number[] = [];
+  let leader = 2;
+  let refreshes = 0;
+  const broker = (nodeId: number) => ({
+    nodeId,
+    produce: async ({ topicData }: { topicData: TopicData[] }) => {
+      attempts.push(nodeId);
+      if (nodeId === 2) throw new KafkaJSConnectionError('connection refused');
+      return { topics: topicData.map((t) => ({ topicName: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, errorCode: 0, baseOffset: '0' })) })) };
+    },
+  });
+  let known = leader;
+  const cluster = {
+    refreshMetadataIfNecessary: async () => undefined,
+    refreshMetadata: async () => {
+      known = leader;
+      // The refresh after the first failure is the last that sees broker 2: the election follows it.
+      if (++refreshes === 1) setTimeout(() => (leader = 1), 5);
+    },
+    addMultipleTargetTopics: async () => undefined,
+    isConnected: () => true,
+    removeBroker: () => undefined,
+    findTopicPartitionMetadata: () => [{ partitionId: 0, leader: known }],
+    findLeaderForPartitions: () => ({ [known]: [0] }),
+    findBroker: async ({ nodeId }: { nodeId: string }) => broker(Number(nodeId)),
+  };
+  const eosManager = {
+    isTransactional: () => false,
+    getSequence: () => 0,
+    updateSequence: () => undefined,
+    getProducerId: () => 1,
+    getProducerEpoch: () => 0,
+    getTransactionalId: () => undefined,
+    acquireBrokerLock: async () => undefined,
+    releaseBrokerLock: () => undefined,
+  };
+  const logger = { debug() {}, info() {}, warn() {}, error() {} };
+  const send = (createSendMessages as (args: object) => (input: object) => Promise<unknown>)({
+    logger,
+    cluster,
+    partitioner: () => 0,
+    eosManager,
+    retrier: createRetry({ initialRetryTime: 50, retries: 5 }),
+  });
+  await send({ acks: -1, timeout: 30_000, topicMessages: [{ topic: 'events', messages: [{ key: 'a', value: 'x' }] }] });
+  return attempts;
+}
+
 type SendFactory = Parameters<typeof settledRetries>[0];
 const kafkajsOwn = () => unpatchedSendMessages() as unknown as (args: object) => unknown;
 const patched = () => settledRetries(unpatchedSendMessages()) as unknown as (args: object) => unknown;
@@ -135,6 +192,14 @@ describe('kafkajs 2.2.4 idempotent send, retried while a request is in flight', 
     const b = send([{ partition: 1, key: 'b', value: 'y' }]).then(() => ended.push('B'));
     await Promise.all([a, b]);
     expect(ended).toEqual(['B', 'A']);
+  });
+
+  it('without the patch, sends its retry by the refresh from before the election: the dead leader once more (what the patch is for)', async () => {
+    expect(await attemptsAcrossElection(kafkajsOwn())).toEqual([2, 2, 1]);
+  });
+
+  it('with the patch, asks for the metadata again just before the retry: it goes to the new leader at once', async () => {
+    expect(await attemptsAcrossElection(patched())).toEqual([2, 1]);
   });
 
   it('is what installKafkaPatches puts in kafkajs’s module cache', () => {

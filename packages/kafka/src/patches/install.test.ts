@@ -13,12 +13,22 @@ import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
 const require = createRequire(import.meta.url);
 const REQUEST_QUEUE_MODULE = 'kafkajs/src/network/requestQueue/index.js';
 const kafkajsModulesLoaded = () => Object.keys(require.cache).filter((path) => path.includes('/node_modules/kafkajs/'));
-const ALL_PATCHED = { grouping: true, idleTimer: true, encoder: true, produceRequest: true, coordinatorRefusals: true, memberRejoin: true, sendRetries: true, unreadableBatches: true };
+const ALL_PATCHED = {
+  grouping: true,
+  idleTimer: true,
+  encoder: true,
+  produceRequest: true,
+  coordinatorRefusals: true,
+  memberRejoin: true,
+  leaderMoveFetch: true,
+  sendRetries: true,
+  unreadableBatches: true,
+};
 const prototypeOf = (module: unknown) => (module as { prototype: Record<string, unknown> }).prototype;
 
 describe('installKafkaPatches', () => {
   // One test, in order: a test file runs in a process of its own, so kafkajs starts unloaded.
-  it('is not done by importing the port (kafkajs not even loaded), and patches all eight when called before the first client', () => {
+  it('is not done by importing the port (kafkajs not even loaded), and patches all nine when called before the first client', () => {
     expect(kafkajsLoaded()).toBe(false);
     expect(kafkajsModulesLoaded()).toEqual([]);
     expect(kafkajsGroupingFixed()).toBe(false);

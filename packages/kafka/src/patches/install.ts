@@ -4,10 +4,11 @@ import { fixKafkajsGrouping } from './grouping-fix.js';
 import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
 import { fixKafkajsProduceRequest } from './produce-request-fix.js';
 import { keepKafkajsMemberAcrossRestarts } from './member-rejoin-fix.js';
+import { fixKafkajsFetchOnLeaderMove } from './leader-move-fetch-fix.js';
 import { fixKafkajsSendRetries } from './send-retry-fix.js';
 import { readUnreadableBatchesAsStandIns } from './unreadable-batches.js';
 
-/** Which of the eight patches are in place after installKafkaPatches(). */
+/** Which of the nine patches are in place after installKafkaPatches(). */
 export interface KafkaPatches {
   /** One-pass grouping of a send's records by partition (needs kafkajs not yet loaded). */
   grouping: boolean;
@@ -21,6 +22,8 @@ export interface KafkaPatches {
   coordinatorRefusals: boolean;
   /** A consumer restarted after a crash joins its group as the member it was, not a new one the group makes wait out the old one's session. */
   memberRejoin: boolean;
+  /** A consumer that cannot reach a partition's leader refreshes the metadata and fetches from the new one, instead of crashing first. */
+  leaderMoveFetch: boolean;
   /** A send's retry waits for the requests of its earlier attempts, so no record is written twice under new sequence numbers (needs kafkajs's producer not yet loaded). */
   sendRetries: boolean;
   /** A batch kafkajs cannot read (Snappy, LZ4, ZSTD; gzip over its bound) read as one stand-in record, not a consumer given up on (needs no fetch decoded yet). */
@@ -48,6 +51,7 @@ export function installKafkaPatches(): KafkaPatches {
     produceRequest: fixKafkajsProduceRequest(),
     coordinatorRefusals: keepKafkajsCoordinatorRefusals(),
     memberRejoin: keepKafkajsMemberAcrossRestarts(),
+    leaderMoveFetch: fixKafkajsFetchOnLeaderMove(),
     sendRetries,
     unreadableBatches: readUnreadableBatchesAsStandIns(),
   };

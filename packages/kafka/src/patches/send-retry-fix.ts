@@ -61,17 +61,53 @@ export function unpatchedSendMessages(): SendFactory {
 export function settledRetries(factory: SendFactory): SendFactory {
   return (args) => async (input: unknown) => {
     const tracker = new SendRequests(args.eosManager);
+    let lastError: unknown;
     const send = factory({
       ...args,
       eosManager: tracker.locks,
       retrier: (attempt) =>
         args.retrier(async (bail, retryCount, retryTime) => {
-          if (retryCount > 0) await tracker.settled();
-          return attempt(bail, retryCount, retryTime);
+          if (retryCount > 0) {
+            await tracker.settled();
+            if (leaderMayHaveMoved(lastError)) await freshMetadata(args.cluster);
+          }
+          try {
+            return await attempt(bail, retryCount, retryTime);
+          } catch (error) {
+            lastError = error;
+            throw error;
+          }
         }),
     }) as (input: unknown) => Promise<unknown>;
     return send(input);
   };
+}
+
+interface MetadataSource {
+  refreshMetadata(): Promise<void>;
+}
+
+/**
+ * kafkajs refreshes metadata when an attempt fails, then waits out its backoff and sends
+ * by that refresh: a leader elected during the wait (a broker failover) is found only
+ * after one more failed attempt and one more backoff. Asked again just before the
+ * attempt, the send goes to the new leader at once. A refresh that fails (no broker
+ * answers) leaves the attempt to fail or succeed on what kafkajs knows.
+ */
+async function freshMetadata(cluster: unknown): Promise<void> {
+  const source = cluster as Partial<MetadataSource> | undefined;
+  if (typeof source?.refreshMetadata !== 'function') return;
+  await source.refreshMetadata().catch(() => undefined);
+}
+
+/** Errors after which the partition's leader may be another broker: a refresh before the retry finds it. */
+const LEADER_ERRORS = new Set(['KafkaJSConnectionError', 'KafkaJSConnectionClosedError', 'KafkaJSRequestTimeoutError', 'KafkaJSBrokerNotFound']);
+const LEADER_TYPES = new Set(['NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'FENCED_LEADER_EPOCH']);
+
+/** Not after other refusals (too few replicas in sync, a record too large): a retry kept up for long then asks nothing more of the brokers than kafkajs's own. */
+function leaderMayHaveMoved(error: unknown): boolean {
+  const e = error as { name?: unknown; type?: unknown } | undefined;
+  return LEADER_ERRORS.has(String(e?.name)) || LEADER_TYPES.has(String(e?.type));
 }
 
 /** The requests of one send, followed through the producer's broker lock taken and released around each. */

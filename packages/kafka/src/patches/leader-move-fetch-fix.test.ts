@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { fixKafkajsFetchOnLeaderMove, refreshOnUnreachableLeader } from './leader-move-fetch-fix.js';
+
+const connectionError = () => Object.assign(new Error('Connection error: connect ECONNREFUSED 127.0.0.1:19094'), { name: 'KafkaJSConnectionError' });
+
+/** A ConsumerGroup with kafkajs's recoverFromFetch for what the patch does not take: it throws (consumerGroup.js). */
+function world() {
+  const clock = { now: 0 };
+  class Group {
+    refreshes = 0;
+    recovered: unknown[] = [];
+    readonly cluster = {
+      refreshMetadata: async () => {
+        if (this.brokersDown) throw Object.assign(new Error('no broker answers'), { name: 'KafkaJSConnectionError' });
+        this.refreshes++;
+      },
+    };
+    brokersDown = false;
+    async recoverFromFetch(error: unknown): Promise<void> {
+      this.recovered.push(error);
+      throw error;
+    }
+  }
+  expect(refreshOnUnreachableLeader(Group.prototype, 1, 1_000, () => clock.now)).toBe(true);
+  return { clock, group: new Group() };
+}
+
+describe('fixKafkajsFetchOnLeaderMove', () => {
+  it('patches the installed kafkajs (a kafkajs upgrade that moves recoverFromFetch fails here)', () => {
+    expect(fixKafkajsFetchOnLeaderMove()).toBe(true);
+    expect(fixKafkajsFetchOnLeaderMove()).toBe(true);
+  });
+
+  it('a leader it cannot connect to: refreshes the metadata and returns, so the next fetch goes by the new leaders', async () => {
+    const { group } = world();
+    await group.recoverFromFetch(connectionError());
+    await group.recoverFromFetch(connectionError());
+    expect(group.refreshes).toBe(2);
+    expect(group.recovered).toEqual([]);
+  });
+
+  it('leaves every other error to kafkajs', async () => {
+    const { group } = world();
+    const other = Object.assign(new Error('offset out of range'), { name: 'KafkaJSOffsetOutOfRange' });
+    await expect(group.recoverFromFetch(other)).rejects.toBe(other);
+    expect(group.refreshes).toBe(0);
+  });
+
+  it('a refresh no broker answers throws, as kafkajs would', async () => {
+    const { group } = world();
+    group.brokersDown = true;
+    await expect(group.recoverFromFetch(connectionError())).rejects.toThrow('no broker answers');
+  });
+
+  it('a leader unreachable past the wait goes kafkajs’s way (crash and restart); a later failure starts a new wait', async () => {
+    const { clock, group } = world();
+    for (clock.now = 0; clock.now <= 1_000; clock.now += 100) await group.recoverFromFetch(connectionError());
+    expect(group.recovered).toEqual([]);
+    clock.now = 1_100;
+    await expect(group.recoverFromFetch(connectionError())).rejects.toThrow('ECONNREFUSED');
+    // Every failure after it too, so kafkajs's retries run out and it restarts the consumer.
+    clock.now = 1_200;
+    await expect(group.recoverFromFetch(connectionError())).rejects.toThrow('ECONNREFUSED');
+    expect(group.recovered).toHaveLength(2);
+    clock.now = 5_000;
+    await group.recoverFromFetch(connectionError());
+    expect(group.recovered).toHaveLength(2);
+  });
+});
