@@ -112,13 +112,13 @@ export function report(name: string, params: Record<string, unknown>, figures: F
   return result;
 }
 
-/** Progress goes to stderr so the result stays the last line of stdout. */
 /** CPU time (user + system) a process has used, in µs, from Linux's /proc (clock ticks of 10 ms). */
 export function cpuMicros(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
+/** Progress goes to stderr so the result stays the last line of stdout. */
 export function note(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);
 }
