@@ -172,6 +172,8 @@ describe('aggregator bans', () => {
       const reasons = dlq.records.map((r) => r.value!.reasonCode).sort();
       expect(reasons).toEqual(['EVENT_TIME_OUT_OF_RANGE', 'SCHEMA_BAD_MAGIC', 'SUBJECT_INVALID_IP']);
       expect(dlq.records.find((r) => r.value!.reasonCode === 'SCHEMA_BAD_MAGIC')!.value!.value.toString()).toBe('not avro');
+      // Counted once Kafka took the dead letter, which a reader may see first.
+      await waitUntil(async () => (await aggregator.metric('banstream_aggregator_dlq_records_total')) >= 3, 'three dead letters counted');
       expect(await aggregator.metric('banstream_aggregator_dlq_records_total')).toBe(3);
     } finally {
       await dlq.stop();

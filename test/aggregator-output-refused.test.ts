@@ -15,6 +15,15 @@ async function alterTopic(admin: Admin, prefix: string, topic: TopicName, overri
   const spec = topicSpecs({ prefix, partitions: 3, replicationFactor: 1 }).find((s) => s.name === topicFullName(prefix, topic))!;
   const configEntries = Object.entries({ ...spec.configs, ...overrides }).map(([name, value]) => ({ name, value }));
   await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: spec.name, configEntries }] });
+  // KRaft applies the change through its metadata log: wait until the broker shows it.
+  await waitUntil(
+    async () => {
+      const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: spec.name }] });
+      const entries = described.resources[0]?.configEntries ?? [];
+      return Object.entries(overrides).every(([name, value]) => entries.find((e) => e.configName === name)?.configValue === value);
+    },
+    `${spec.name} to show ${JSON.stringify(overrides)}`,
+  );
 }
 
 async function readyz(a: Aggregator): Promise<{ status: number; checks: Record<string, boolean> }> {
@@ -94,7 +103,7 @@ describe('aggregator output Kafka refuses or keeps failing', () => {
       for (const r of refused(topics.name('aggregator-subjects'))) expect(r).toMatchObject({ offset: -1, reasonMessage: expect.stringContaining('MESSAGE_TOO_LARGE') });
       await waitUntil(() => refused(topics.name('counts')).length > 0, 'the refused counts dead-lettered', 30_000, 100);
       await waitUntil(async () => (await a.metric('banstream_aggregator_output_refused_total', 'output="subjects",dead_lettered="true"')) >= 1, 'refusals counted', 10_000);
-      expect(await a.metric('banstream_aggregator_output_refused_total', 'output="counts",dead_lettered="true"')).toBeGreaterThanOrEqual(1);
+      await waitUntil(async () => (await a.metric('banstream_aggregator_output_refused_total', 'output="counts",dead_lettered="true"')) >= 1, 'refused counts counted', 10_000);
       expect((await readyz(a)).status).toBe(200);
     } finally {
       await bans.stop();

@@ -34,7 +34,7 @@ function attackRecord(now: number): Buffer {
 }
 
 /** Every probe of /readyz and /metrics got an HTTP answer within `boundMs` (a 503 while a worker is replaced is an answer). */
-function probeHealth(a: Aggregator, boundMs = 3_000) {
+function probeHealth(a: Aggregator, boundMs = 6_000) {
   const failures: string[] = [];
   let answered = 0;
   let running = true;

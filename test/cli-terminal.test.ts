@@ -117,7 +117,7 @@ describe('banstream CLI in a terminal', () => {
     const forbidden = await type(`npx banstream policies apply -f ${join(dir, 'policies.yaml')}`);
     expect(forbidden).toContain('operator-user has the role operator; POST /v1/policies/apply needs admin');
     expect(forbidden).toMatch(/^exit=5$/m);
-  });
+  }, 180_000);
 
   it('`npx banstream backtest` draws a progress bar, then the report', async () => {
     const text = await type('npx banstream backtest --policy login-rate --from 10m');

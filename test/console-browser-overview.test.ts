@@ -106,7 +106,7 @@ describe('web console: live overview, and every page accessible', () => {
     clearInterval(traffic);
     expect(problems).toEqual([]);
     await page.context().close();
-  });
+  }, 180_000);
 
   it('has no serious or critical accessibility violation on any page as an admin', async () => {
     const added = await control.call('POST', '/v1/allowlist', { token: tokens.operator, body: { entry: '192.0.2.200', reason: 'monitoring', ttl: '1h' } });

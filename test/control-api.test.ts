@@ -283,7 +283,7 @@ describe('control API', () => {
       } finally {
         await limited.stop();
       }
-    });
+    }, 180_000);
 
     it('serves its OpenAPI document without a token', async () => {
       const doc = (await (await fetch(`${control.url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
@@ -318,7 +318,7 @@ describe('control API', () => {
       } finally {
         await fresh.stop();
       }
-    });
+    }, 180_000);
 
     it('wrote an audit record for every change, with actor, target, before and after', async () => {
       const key = (c: { action: string; target: string; actor: string }) => `${c.actor} ${c.action} ${c.target}`;

@@ -110,7 +110,7 @@ describe('control API guard rails', () => {
     } finally {
       await strict.stop();
     }
-  });
+  }, 180_000);
 
   it('refuses a manual ban on a subject that names no client (method, host, country, path) without force, and audits it forced with force', async () => {
     for (const typed of ['method:GET', 'country:FR', 'host:shop.example', 'path:/', 'country:FR|method:POST']) {

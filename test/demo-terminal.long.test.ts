@@ -118,5 +118,5 @@ describe('npm run demo in a terminal', () => {
     await waitUntil(() => demoProcesses().length === 0, 'no demo process left', 25_000, 200).catch((error: Error) => {
       throw new Error(`${error.message}: ${demoProcesses().join('; ')}\n${readFileSync(join(dir, 'demo.log'), 'utf8').split('\n').slice(-15).join('\n')}`);
     });
-  }, 40_000);
+  }, 180_000);
 });

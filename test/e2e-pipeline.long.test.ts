@@ -151,7 +151,7 @@ describe('end to end: edges, aggregator, control, CLI', () => {
       await waitUntil(async () => (await statusAt(edge, FLOOD_IP)) === 200, `${edge.edgeId} to let the flood IP through`, 20_000, 100);
       await waitUntil(async () => (await statusAt(edge, '198.51.100.200')) === 200, `${edge.edgeId} to let the botnet network through`, 20_000, 100);
     }
-    expect(bans.latest().has(`ip:${FLOOD_IP}`)).toBe(false);
-    expect(bans.latest().has(`cidr:${BOTNET_PREFIX}`)).toBe(false);
+    // The test's own reader of the bans topic is a consumer of its own, maybe behind the edges'.
+    await waitUntil(() => !bans.latest().has(`ip:${FLOOD_IP}`) && !bans.latest().has(`cidr:${BOTNET_PREFIX}`), 'the tombstones in the test’s bans reader', 20_000, 100);
   }, 90_000);
 });

@@ -59,5 +59,5 @@ describe('enforcer: ENFORCER_MAX_BANS', () => {
       .filter((l) => l.includes('ban cache full'));
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ held: 2, maxBans: 2, refused: 1, subject: 'ip:203.0.113.3', policyId: 'flood' });
-  });
+  }, 180_000);
 });

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from './support/processes.js';
+import { exitOf, REPO_ROOT } from './support/processes.js';
 
 /** More IPv4 address bans than the former table's one array could hold (8,388,608): the capacity plan's target. */
 const BANS = 10_000_000;
@@ -46,7 +46,7 @@ describe('the enforcer ban cache at ten million address bans', () => {
     let out = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
     proc.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const ended = await new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+    const ended = await exitOf(proc);
     expect(ended, `the ban cache's process ended with ${ended}: ${out.slice(-2_000)}`).toBe(0);
     const figures = JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, unknown>;
     console.log(JSON.stringify({ test: 'ban-cache-10m', bans: BANS, ...figures }));

@@ -11,8 +11,11 @@ import { startPrivateRedis, type PrivateRedis } from './support/private-redis.js
  * round trip sometimes takes several milliseconds; the bound is what is tested.
  */
 const TIMEOUT_MS = 25;
-/** Scheduling slack on a loaded machine; a hung Redis without a timeout would take seconds. */
-const SLACK_MS = 30;
+/**
+ * Scheduling slack on a loaded machine (CI runs this beside a broker, a browser and other
+ * services on two cores); a hung Redis without a timeout would take seconds.
+ */
+const SLACK_MS = 150;
 const COOL_DOWN_MS = 300;
 
 function policy(failureMode: FailureMode): HardLimitPolicy {
@@ -145,9 +148,10 @@ describe('hard limits when their Redis fails', () => {
       }
       expect(await metric('banstream_enforcer_redis_errors_total', { reason: 'timeout' })).toBe(timeoutsBefore + 3);
       expect(await metric('banstream_enforcer_redis_breaker_state')).toBe(2);
-      // Open: no call is made, so no timeout is waited.
-      const { ms } = await timedCheck(items());
-      expect(ms).toBeLessThan(TIMEOUT_MS - 5);
+      // Open: no call is made, so no timeout is waited (counted, not timed: a stall of the test's own loop is not the limiter's).
+      const { candidates: whileOpen } = await timedCheck(items());
+      expect(whileOpen.map((c) => c.source)).toEqual(['fail-mode', 'fail-mode', 'fail-mode']);
+      expect(await metric('banstream_enforcer_redis_errors_total', { reason: 'timeout' })).toBe(timeoutsBefore + 3);
 
       // A limiter with the defaults gives up after 5 ms.
       const defaults = createHardLimiter({ redis, logger: log.logger, registry: createMetricsRegistry('defaults', { defaultMetrics: false }) });

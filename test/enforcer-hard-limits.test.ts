@@ -84,7 +84,8 @@ describe('hard-limit scripts on the real Redis, at fixed times', () => {
     // Three requests in the window, and the log's running total of their costs.
     expect(await redis.zcard(key)).toBe(3 + 1);
     expect(await redis.zscore(key, '#total')).toBe('-3');
-    expect(await redis.pttl(key)).toBeGreaterThan(900);
+    // Set to the 1 s interval a few round trips ago (a loaded machine takes some of it).
+    expect(await redis.pttl(key)).toBeGreaterThan(500);
   });
 
   it('token bucket (GCRA): admits a burst, then one per emission interval; retry after is the wait for one token', async () => {

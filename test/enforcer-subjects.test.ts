@@ -120,5 +120,5 @@ describe('every subject the control API accepts is enforced (library and sidecar
       expect((await control.call('DELETE', `/v1/bans/${encodeURIComponent(subject)}`, { token: tokens.operator })).status, label).toBe(200);
       await until(c.carrier, `${label} to be clean again`, (a) => a.allowed && a.source === 'none');
     }
-  });
+  }, 180_000);
 });

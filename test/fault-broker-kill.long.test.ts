@@ -190,6 +190,8 @@ describe('fault: the leader broker killed with SIGKILL under a flood', () => {
     }
 
     // Each flood has one ban, on the partition the victim led, and both enforcers apply it.
+    // The bans reader watch() made may still be catching up (its coordinator may have been the victim).
+    await waitUntil(() => floodIps.every((ip) => p.bans().records.some((r) => r.key === `ip:${ip}` && r.value !== null)), 'every flood’s ban read by the test', 60_000, 100);
     const bans = p.bans().records;
     for (const ip of floodIps) {
       const records = bans.filter((r) => r.key === `ip:${ip}` && r.value !== null);

@@ -93,8 +93,16 @@ describe('fault: a partition leader dies mid-send and the partition moves to a b
       { key: k0, value: Buffer.from('after-kill-0') },
       { key: k1, value: Buffer.from('after-kill-1') },
     ]);
-    const states = await partitionStates(admin, topic);
-    expect(states[1]!.leader, 'partition 1 moved to broker 1, which answered for partition 0').toBe(1);
+    // The broker admin asks may see the leader move a moment after the sink's.
+    const states = await waitUntil(
+      async () => {
+        const now = await partitionStates(admin!, topic);
+        return now[1]!.leader === 1 ? now : undefined;
+      },
+      'partition 1 moved to broker 1, which answered for partition 0',
+      10_000,
+    );
+    expect(states[1]!.leader).toBe(1);
     // Whether kafkajs resolved without partition 1 (the path the sink's resend is for) depends
     // on when its retry sees the leader move: said, not asserted. What must hold either way is
     // below, every record once; kafka-sink.test.ts pins the resend itself.

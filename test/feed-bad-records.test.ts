@@ -87,5 +87,5 @@ describe('compacted feeds: a record that cannot be applied', () => {
     } finally {
       await dlq.stop();
     }
-  }, 120_000);
+  }, 180_000);
 });

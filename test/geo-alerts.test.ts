@@ -124,7 +124,7 @@ describe('geographic spike alerting', () => {
     await new Promise((r) => setTimeout(r, 2_000));
     await waitUntil(async () => (await aggregator!.metric('banstream_aggregator_partitions_replaying')) === 0, 'the replay after the restart', 60_000, 200);
     expect(await aggregator!.metric('banstream_aggregator_geo_samples_learned_total')).toBe(0);
-  }, 120_000);
+  }, 180_000);
 
   it('alerts once on a 01:00-06:00 spike from FR and resolves it, not on the daily peaks of the others', async () => {
     await publish(traffic(night, night + 8 * HOUR));

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureLogger, testInfra, uniqueName } from './support/infra.js';
 import { testKafka } from './support/kafka.js';
-import { describeProcess, exitWithin, freePort, REPO_ROOT, type RunningProcess } from './support/processes.js';
+import { describeProcess, exitOf, exitWithin, freePort, REPO_ROOT, type RunningProcess } from './support/processes.js';
 
 /**
  * The container images, without a Docker engine: the test lays out an image's /app the
@@ -147,8 +147,7 @@ function start(command: string, args: string[], cwd: string, env: NodeJS.Process
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  return { child, output: () => out, exited };
+  return { child, output: () => out, exited: exitOf(child) };
 }
 
 describe('the images: each service starts from what services/Dockerfile assembles, alone', () => {
@@ -250,7 +249,7 @@ describe('the images: each service starts from what services/Dockerfile assemble
     running.push(proc);
     expect(await exitWithin(proc, 60_000), proc.output()).toBe(0);
     expect(proc.output()).toContain('topics ready');
-  });
+  }, 180_000);
 
   it.each(SERVICES)('%s starts with the image CMD, reports ready on /readyz, and stops on SIGTERM', async (service: Service) => {
     const port = await freePort();

@@ -133,7 +133,7 @@ describe('every service as a process, each with its own principal, over SASL_SSL
       expect(proc.output()).not.toContain(broker.password(user));
       expect(proc.output()).not.toContain('KAFKA_ACCESS_DENIED');
     }
-  });
+  }, 180_000);
 
   it('stops the aggregator, naming topic, operation and principal, when its WRITE on bans is taken back while it runs', async () => {
     await revokeTopicAcl(admin, topic('bans'), 'aggregator', 'WRITE');
@@ -164,5 +164,5 @@ describe('every service as a process, each with its own principal, over SASL_SSL
     expect(second.proc.output()).toContain('Kafka refused READ on topic banstream.events.v1 for principal User:aggregator (TOPIC_AUTHORIZATION_FAILED)');
     expect(second.proc.output()).not.toContain('worker died: replacing it');
     await grantTopicAcl(admin, topic('events'), 'aggregator', 'READ');
-  });
+  }, 180_000);
 });

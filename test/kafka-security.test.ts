@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompactedFeed, createKafka, ensureTopics, topicFullName, topicSpecs, type Admin, type Kafka, type TopicName } from '@banstream/kafka';
 import { captureLogger, testInfra, waitUntil } from './support/infra.js';
-import { describeProcess, exitWithin, freePort, REPO_ROOT, spawnService, type RunningProcess } from './support/processes.js';
+import { describeProcess, exitOf, exitWithin, freePort, REPO_ROOT, spawnService, type RunningProcess } from './support/processes.js';
 import { grantRoleAcls, startSecureBroker, type SecureBroker } from './support/secure-broker.js';
 
 /**
@@ -109,7 +109,7 @@ describe('Kafka over SASL_SSL with an ACL per role', () => {
       100,
     );
     expect(enforcer.output()).not.toContain(broker.password('enforcer'));
-  });
+  }, 180_000);
 
   it("refuses the enforcer's principal a write to bans at once, naming the topic, the operation and the principal", async () => {
     const producer = client('enforcer').producer();
@@ -196,7 +196,7 @@ describe('Kafka security settings at start', () => {
     });
     let out = '';
     cli.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const code = await new Promise((r) => cli.once('exit', r));
+    const code = await exitOf(cli);
     expect(code).toBe(78);
     expect(out).toContain('KAFKA_TLS_CA_FILE: cannot read /nonexistent/ca.pem');
   });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { stackDown, stackSettings, stackStatus } from '../scripts/stack/index.mjs';
 import { waitUntil } from './support/infra.js';
 import { ownStackEnv } from './support/own-stack.js';
-import { REPO_ROOT, exitWithin, freePort, isAlive, type RunningProcess } from './support/processes.js';
+import { REPO_ROOT, exitOf, exitWithin, freePort, isAlive, type RunningProcess } from './support/processes.js';
 
 // The README's run command on a stack of its own (own folder and ports), so that
 // stopping it cannot disturb the broker the other tests use.
@@ -36,7 +36,7 @@ describe('npm start (scripts/run.mjs)', () => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const proc: RunningProcess = { child, output: () => out, exited: new Promise((r) => child.once('exit', (c, s) => r(c ?? s ?? 'unknown'))) };
+    const proc: RunningProcess = { child, output: () => out, exited: exitOf(child) };
     return { env, proc, dir };
   }
 

@@ -1,7 +1,7 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createCommands, cutCommand, execArgv, leftovers, netnsPlan, nodeOf, parseNetnsList, restoreCommand, type Command, type NetnsPlan } from './netns-plan.js';
-import { isAlive, REPO_ROOT, type RunningProcess } from './processes.js';
+import { exitOf, isAlive, REPO_ROOT, type RunningProcess } from './processes.js';
 
 const run = promisify(execFile);
 
@@ -52,8 +52,7 @@ export async function createNetnsLab(names: readonly string[], subnet?: string):
       let out = '';
       child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-      const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-      return { child, output: () => out, exited };
+      return { child, output: () => out, exited: exitOf(child) };
     },
     async cut(name) {
       await runCommand(cutCommand(plan, name));

@@ -32,8 +32,25 @@ export function spawnService(service: 'ingest' | 'aggregator' | 'enforcer' | 'co
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  return { child, output: () => out, exited };
+  return { child, output: () => out, exited: exitOf(child) };
+}
+
+/**
+ * Resolves with the exit code (or the signal name) once the process has ended and its
+ * pipes are drained: 'exit' can come first, and a test may read the last line printed.
+ * A process still holding the pipes (a worker left behind) holds this 1 s at most.
+ */
+export function exitOf(child: ChildProcess): Promise<number | string> {
+  return new Promise((resolve) =>
+    child.once('exit', (code, signal) => {
+      const result = code ?? signal ?? 'unknown';
+      const bound = setTimeout(() => resolve(result), 1_000);
+      child.once('close', () => {
+        clearTimeout(bound);
+        resolve(result);
+      });
+    }),
+  );
 }
 
 /** For a timeout message: whether the process is still running, and what it printed. */
