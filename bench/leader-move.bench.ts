@@ -15,7 +15,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createKafka, installKafkaPatches } from '@banstream/kafka';
+import { createKafka, installKafkaPatches, waitForTopicLeaders } from '@banstream/kafka';
 import { createLogger } from '@banstream/platform';
 import { stackDown, stackSettings, stackUp, startKafkaNode, stopKafkaNode } from '../scripts/stack/index.mjs';
 import { freePort, freePortBlock } from '../test/support/processes.js';
@@ -47,7 +47,8 @@ async function main(): Promise<void> {
   try {
     await admin.connect();
     const topic = `bench-leader-move-${Date.now()}`;
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 3, configEntries: [{ name: 'min.insync.replicas', value: '2' }] }], waitForLeaders: true });
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 3, configEntries: [{ name: 'min.insync.replicas', value: '2' }] }], waitForLeaders: false });
+    await waitForTopicLeaders(admin, [topic]);
     const partition = async () => {
       const p = (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]!.partitions[0]!;
       return { leader: p.leader, isr: p.isr.length };

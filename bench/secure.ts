@@ -7,7 +7,7 @@
  * plaintext side connects as User:ANONYMOUS, a super user (no ACL is looked up);
  * the secured side as the role's user, its ACLs looked up on each request, as in production.
  */
-import { createKafka, type Admin, type KafkaSecurity } from '@banstream/kafka';
+import { createKafka, waitForTopicLeaders, type Admin, type KafkaSecurity } from '@banstream/kafka';
 import { createLogger, type Logger } from '@banstream/platform';
 import { grantRoleAcls, startSecureBroker, type SecureBroker } from '../test/support/secure-broker.js';
 import { note } from './lib.js';
@@ -65,7 +65,8 @@ async function warmUp(broker: SecureBroker, plaintextBrokers: string, logger: Lo
   ];
   const admin = clients[0]!.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 6, replicationFactor: 1 }], waitForLeaders: true });
+  await admin.createTopics({ topics: [{ topic, numPartitions: 6, replicationFactor: 1 }], waitForLeaders: false });
+  await waitForTopicLeaders(admin, [topic]);
   const messages = Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, value: Buffer.alloc(30_000, i) }));
   for (const [i, kafka] of clients.entries()) {
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });

@@ -4,6 +4,7 @@ import type { DlqRecord } from '@banstream/schemas';
 import { captureLogger, testInfra, waitUntil } from './support/infra.js';
 import { connectTestBroker, type TestBroker } from './support/broker.js';
 import { sendSnappy } from './support/snappy.js';
+import { createTopicsLed } from './support/kafka.js';
 
 /**
  * kafkajs 2.2.4 reads no Snappy, LZ4 or ZSTD batch: it throws KafkaJSNotImplemented and
@@ -48,7 +49,7 @@ describe('a batch compressed with a codec kafkajs cannot read', () => {
   it("on a topic that keeps the producer's compression (not made by banstream), is skipped as one record, dead-lettered, and the records after it applied", async () => {
     const { kafka, admin, producer, topics } = broker;
     const topic = `${topics.prefix}foreign-bans`;
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'compression.type', value: 'producer' }] }] });
+    await createTopicsLed(admin, [{ topic, numPartitions: 1, configEntries: [{ name: 'compression.type', value: 'producer' }] }]);
     await sendSnappy(producer, topic, [{ key: 'ip:203.0.113.20', value: Buffer.from('written as Snappy') }]);
     await producer.send({ topic, acks: -1, messages: [{ key: 'ip:203.0.113.21', value: Buffer.from('written plain') }] });
 

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Admin, Consumer } from '@banstream/kafka';
 import { captureLogger, uniqueName, waitUntil } from './support/infra.js';
-import { testKafka } from './support/kafka.js';
+import { createTopicsLed, testKafka } from './support/kafka.js';
 import { startTestCluster, type TestCluster } from './support/cluster.js';
 
 const SESSION_MS = 30_000;
@@ -33,7 +33,7 @@ describe('fault: a consumer group whose coordinator died', () => {
     admin = kafka.admin();
     await admin.connect();
     const topic = uniqueName('rejoin');
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+    await createTopicsLed(admin, [{ topic, numPartitions: 1 }]);
     const producer = kafka.producer();
     await producer.connect();
     await producer.send({ topic, messages: [{ value: 'before' }] });

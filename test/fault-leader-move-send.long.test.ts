@@ -3,7 +3,7 @@ import { keyPartition } from '@banstream/core';
 import { createKafkaSink } from '@banstream/edge';
 import type { Admin, Kafka } from '@banstream/kafka';
 import { captureLogger, uniqueName, waitUntil } from './support/infra.js';
-import { testKafka } from './support/kafka.js';
+import { createTopicsLed, testKafka } from './support/kafka.js';
 import { partitionStates, startTestCluster, type TestCluster } from './support/cluster.js';
 
 /** Two keys for partitions 0 and 1 of a two-partition topic. */
@@ -57,20 +57,17 @@ describe('fault: a partition leader dies mid-send and the partition moves to a b
     admin = kafka.admin();
     await admin.connect();
     const topic = uniqueName('leader-move');
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [
-        {
-          topic,
-          replicaAssignment: [
-            { partition: 0, replicas: [1, 3] },
-            { partition: 1, replicas: [2, 1] },
-          ],
-          // Kafka wants as many replicas for every partition: two each, one enough in sync.
-          configEntries: [{ name: 'min.insync.replicas', value: '1' }],
-        },
-      ],
-    });
+    await createTopicsLed(admin, [
+      {
+        topic,
+        replicaAssignment: [
+          { partition: 0, replicas: [1, 3] },
+          { partition: 1, replicas: [2, 1] },
+        ],
+        // Kafka wants as many replicas for every partition: two each, one enough in sync.
+        configEntries: [{ name: 'min.insync.replicas', value: '1' }],
+      },
+    ]);
     await waitUntil(
       async () => {
         const s = await partitionStates(admin!, topic).catch(() => []);

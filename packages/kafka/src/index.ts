@@ -8,7 +8,7 @@ export { produceRequestEncodings } from './patches/produce-request-fix.js';
 export { kafkajsGroupingFixed } from './patches/grouping-fix.js';
 export { KeyPartitioner, sendUntilAnswered } from './key-partitioner.js';
 export { topicSpecs, topicFullName, TOPIC_NAMES, type TopicName, type TopicSpec, type TopicLayoutOptions } from './topics.js';
-export { ensureTopics, type EnsureTopicsResult } from './topic-admin.js';
+export { ensureTopics, waitForTopicLeaders, type EnsureTopicsResult } from './topic-admin.js';
 export { kafkaSecurityFromConfig, kafkaPrincipal, type KafkaSecurity, type KafkaSecurityConfig, type SaslMechanism } from './security.js';
 export { accessRefusal, namedRefusal, ACCESS_REFUSALS, type AccessAttempt, type AccessRefusal } from './access.js';
 export { kafkaEnv, kafkaSecurityEnv, kafkaFromConfig, ensureTopicsFromConfig, kafkaReachable, type KafkaConfig } from './from-config.js';

@@ -30,7 +30,7 @@ export async function ensureTopics(admin: Admin, specs: readonly TopicSpec[]): P
         })),
       });
       result.created.push(...missing.map((s) => s.name));
-      await waitForLeaders(
+      await waitForTopicLeaders(
         admin,
         missing.map((s) => s.name),
       );
@@ -47,9 +47,14 @@ export async function ensureTopics(admin: Admin, specs: readonly TopicSpec[]): P
 
 const LEADER_WAIT_MS = 30_000;
 
-/** Polls metadata until every partition of `topics` has a leader. */
-async function waitForLeaders(admin: Admin, topics: string[]): Promise<void> {
-  const deadline = Date.now() + LEADER_WAIT_MS;
+/**
+ * Polls metadata until every partition of `topics` has a leader. Use it in place of kafkajs's
+ * `createTopics({ waitForLeaders: true })`, which retries only LEADER_NOT_AVAILABLE: on a cluster
+ * of several nodes the broker asked may not know a topic just created yet and answers
+ * UNKNOWN_TOPIC_OR_PARTITION, which kafkajs gives up on at once. Here every retriable error is retried.
+ */
+export async function waitForTopicLeaders(admin: Admin, topics: string[], timeoutMs = LEADER_WAIT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
       const metadata = await admin.fetchTopicMetadata({ topics });
@@ -58,7 +63,7 @@ async function waitForLeaders(admin: Admin, topics: string[]): Promise<void> {
     } catch (error) {
       if (!(error as { retriable?: boolean }).retriable || Date.now() > deadline) throw error;
     }
-    if (Date.now() > deadline) throw new Error(`topics still without a leader after ${LEADER_WAIT_MS} ms: ${topics.join(', ')}`);
+    if (Date.now() > deadline) throw new Error(`topics still without a leader after ${timeoutMs} ms: ${topics.join(', ')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
