@@ -17,17 +17,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { eventPartitionKey, keyPartition } from '@banstream/core';
 import { ensureTopics, topicFullName, topicSpecs, type Admin, type Kafka } from '@banstream/kafka';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
-import { stackDown, stackSettings, stackUp, startKafkaNode, stopKafkaNode } from '../scripts/stack/index.mjs';
+import { stackDown, stackUp, startKafkaNode, stopKafkaNode } from '../scripts/stack/index.mjs';
 import { median, note, percentile, report, sig } from './lib.js';
 import { benchKafka, publishPolicies } from './aggregator/kafka.js';
 import { metricSum } from './aggregator/service.js';
-import { freePort, freePortBlock, serviceNodeArgs } from '../test/support/processes.js';
+import { freePort, serviceNodeArgs } from '../test/support/processes.js';
+import { threeBrokerSettings } from './three-brokers.js';
 
 const PARTITIONS = 3;
 const THRESHOLD = 100;
@@ -92,17 +91,7 @@ async function readTopic(kafka: Kafka, admin: Admin, topic: string, read: (value
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'banstream-bench-failover-'));
-  // BANSTREAM_KAFKA_PORT and the like, when given, place the cluster; otherwise free ports.
-  const settings = stackSettings({
-    BANSTREAM_KAFKA_PORT: String(await freePortBlock(3)),
-    BANSTREAM_KAFKA_CONTROLLER_PORT: String(await freePortBlock(3)),
-    BANSTREAM_REDIS_PORT: String(await freePort()),
-    BANSTREAM_KAFKA_HEAP: '512m',
-    ...process.env,
-    BANSTREAM_STACK_DIR: dir,
-    BANSTREAM_KAFKA_BROKERS: '3',
-  });
+  const { dir, settings } = await threeBrokerSettings('failover');
   const children: ChildProcess[] = [];
   let posting = false;
   const began = performance.now();

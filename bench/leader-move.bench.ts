@@ -12,13 +12,10 @@
  * land before it, the ceiling), notes the first send acknowledged and the first record
  * read after the kill, and restarts the broker.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createKafka, installKafkaPatches, waitForTopicLeaders } from '@banstream/kafka';
 import { createLogger } from '@banstream/platform';
-import { stackDown, stackSettings, stackUp, startKafkaNode, stopKafkaNode } from '../scripts/stack/index.mjs';
-import { freePort, freePortBlock } from '../test/support/processes.js';
+import { stackDown, stackUp, startKafkaNode, stopKafkaNode } from '../scripts/stack/index.mjs';
+import { threeBrokerSettings } from './three-brokers.js';
 import { median, note, report, sig } from './lib.js';
 
 const CYCLES = Number(process.env.BENCH_CYCLES ?? 6);
@@ -27,16 +24,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
   const patches = installKafkaPatches();
-  const dir = mkdtempSync(join(tmpdir(), 'banstream-bench-leader-move-'));
-  const settings = stackSettings({
-    BANSTREAM_KAFKA_PORT: String(await freePortBlock(3)),
-    BANSTREAM_KAFKA_CONTROLLER_PORT: String(await freePortBlock(3)),
-    BANSTREAM_REDIS_PORT: String(await freePort()),
-    BANSTREAM_KAFKA_HEAP: '512m',
-    ...process.env,
-    BANSTREAM_STACK_DIR: dir,
-    BANSTREAM_KAFKA_BROKERS: '3',
-  });
+  const { dir, settings } = await threeBrokerSettings('leader-move');
   note(`starting a three-broker cluster in ${dir}`);
   const { KAFKA_BROKERS } = await stackUp(settings, () => undefined);
   const kafka = createKafka({ clientId: 'bench-leader-move', brokers: KAFKA_BROKERS.split(','), logger: createLogger({ service: 'bench', level: 'fatal' }) });
