@@ -78,7 +78,6 @@ describe('hard limits on a Redis Cluster', () => {
       '+ping',
       '+info',
       '+cluster|slots',
-      '+cluster|info',
       '+readonly',
       '+get',
       '+set',
