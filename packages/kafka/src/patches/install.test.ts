@@ -23,12 +23,13 @@ const ALL_PATCHED = {
   leaderMoveFetch: true,
   sendRetries: true,
   unreadableBatches: true,
+  requestTimeout: true,
 };
 const prototypeOf = (module: unknown) => (module as { prototype: Record<string, unknown> }).prototype;
 
 describe('installKafkaPatches', () => {
   // One test, in order: a test file runs in a process of its own, so kafkajs starts unloaded.
-  it('is not done by importing the port (kafkajs not even loaded), and patches all nine when called before the first client', () => {
+  it('is not done by importing the port (kafkajs not even loaded), and patches all ten when called before the first client', () => {
     expect(kafkajsLoaded()).toBe(false);
     expect(kafkajsModulesLoaded()).toEqual([]);
     expect(kafkajsGroupingFixed()).toBe(false);

@@ -5,10 +5,11 @@ import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
 import { fixKafkajsProduceRequest } from './produce-request-fix.js';
 import { keepKafkajsMemberAcrossRestarts } from './member-rejoin-fix.js';
 import { fixKafkajsFetchOnLeaderMove } from './leader-move-fetch-fix.js';
+import { fixKafkajsRequestTimeout } from './request-timeout-fix.js';
 import { fixKafkajsSendRetries } from './send-retry-fix.js';
 import { readUnreadableBatchesAsStandIns } from './unreadable-batches.js';
 
-/** Which of the nine patches are in place after installKafkaPatches(). */
+/** Which of the ten patches are in place after installKafkaPatches(). */
 export interface KafkaPatches {
   /** One-pass grouping of a send's records by partition (needs kafkajs not yet loaded). */
   grouping: boolean;
@@ -28,6 +29,8 @@ export interface KafkaPatches {
   sendRetries: boolean;
   /** A batch kafkajs cannot read (Snappy, LZ4, ZSTD; gzip over its bound) read as one stand-in record, not a consumer given up on (needs no fetch decoded yet). */
   unreadableBatches: boolean;
+  /** A connection whose request timed out is closed, not used again: a broker cut off the network is passed over, as the Java client does. */
+  requestTimeout: boolean;
 }
 
 /**
@@ -54,5 +57,6 @@ export function installKafkaPatches(): KafkaPatches {
     leaderMoveFetch: fixKafkajsFetchOnLeaderMove(),
     sendRetries,
     unreadableBatches: readUnreadableBatchesAsStandIns(),
+    requestTimeout: fixKafkajsRequestTimeout(),
   };
 }
