@@ -1,7 +1,8 @@
-import type { Kafka, KafkaConfig, LogEntry } from 'kafkajs';
+import type { Consumer, Kafka, KafkaConfig, LogEntry } from 'kafkajs';
 import type { Logger } from '@banstream/platform';
 import { kafkajs } from './kafkajs.js';
 import { guardAccess } from './access.js';
+import { retriableKafkaError } from './retriable.js';
 import { unreadableBatchesFixed } from './patches/unreadable-batches.js';
 import { kafkaPrincipal, type KafkaSecurity } from './security.js';
 
@@ -57,8 +58,34 @@ export const CLIENT_RETRY = { initialRetryTime: 100, maxRetryTime: 300, retries:
  */
 export function consumersRetryAsTheClient(kafka: Kafka): Kafka {
   const consumer = kafka.consumer.bind(kafka);
-  kafka.consumer = (config) => consumer({ ...config, retry: { ...CLIENT_RETRY, ...config.retry } });
+  kafka.consumer = (config) => subscribesToNewTopics(consumer({ ...config, retry: { ...CLIENT_RETRY, ...config.retry } }));
   return kafka;
+}
+
+/** How long a subscription waits for a topic the brokers do not all know yet. */
+export const SUBSCRIBE_WAIT_MS = 15_000;
+
+/**
+ * kafkajs's subscribe asks one broker for the topic's metadata once, with no retry: on a
+ * cluster of several nodes, a node may not know a topic just created yet
+ * (UNKNOWN_TOPIC_OR_PARTITION), and a service started with topics it had just created
+ * failed its start. Retriable errors are retried for SUBSCRIBE_WAIT_MS; a refusal (an
+ * ACL) is not retriable and fails at once.
+ */
+export function subscribesToNewTopics(consumer: Consumer, waitMs = SUBSCRIBE_WAIT_MS, pauseMs = 200): Consumer {
+  const subscribe = consumer.subscribe.bind(consumer);
+  consumer.subscribe = async (subscription) => {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      try {
+        return await subscribe(subscription);
+      } catch (error) {
+        if (!retriableKafkaError(error) || Date.now() > deadline) throw error;
+        await new Promise((r) => setTimeout(r, pauseMs));
+      }
+    }
+  };
+  return consumer;
 }
 
 let warnedUnguarded = false;

@@ -2,6 +2,7 @@ import type { Admin, Consumer, Kafka } from 'kafkajs';
 import { feedMetrics } from './metrics.js';
 import { whenGivenUp } from './given-up.js';
 import { unreadableBatch } from './patches/unreadable-batches.js';
+import { retriableKafkaError } from './retriable.js';
 import type { DlqRecord } from '@banstream/schemas';
 import { RestartBackoff, unwatched, type Logger, type RecordWatch, type Registry } from '@banstream/platform';
 import { deadLetterRecord, DLQ_REASON, reasonOfError, type DeadLetterReason, type DeadLetterSink } from './dead-letter.js';
@@ -282,7 +283,7 @@ export async function endOffsets(admin: Pick<Admin, 'fetchTopicOffsets'>, topic:
       return await admin.fetchTopicOffsets(topic);
     } catch (error) {
       const metadataNotReady = error instanceof TypeError && error.message.includes("'partitions'");
-      if (!(metadataNotReady || (error as { retriable?: boolean }).retriable) || Date.now() > deadline) throw error;
+      if (!(metadataNotReady || retriableKafkaError(error)) || Date.now() > deadline) throw error;
       await new Promise((r) => setTimeout(r, 200));
     }
   }

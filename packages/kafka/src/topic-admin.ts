@@ -1,6 +1,7 @@
 import type { Admin } from 'kafkajs';
 import { BanstreamError } from '@banstream/core';
 import type { TopicSpec } from './topics.js';
+import { retriableKafkaError } from './retriable.js';
 
 export interface EnsureTopicsResult {
   created: string[];
@@ -61,7 +62,7 @@ export async function waitForTopicLeaders(admin: Admin, topics: string[], timeou
       const led = metadata.topics.length === topics.length && metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
       if (led) return;
     } catch (error) {
-      if (!(error as { retriable?: boolean }).retriable || Date.now() > deadline) throw error;
+      if (!retriableKafkaError(error) || Date.now() > deadline) throw error;
     }
     if (Date.now() > deadline) throw new Error(`topics still without a leader after ${timeoutMs} ms: ${topics.join(', ')}`);
     await new Promise((r) => setTimeout(r, 100));
