@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError, type Consumer, type Kafka } from 'kafkajs';
-import { CLIENT_RETRY, consumersRetryAsTheClient, subscribesToNewTopics } from './client.js';
+import { CLIENT_RETRY, consumersRetryAsTheClient, producersAnswerWithin, subscribesToNewTopics } from './client.js';
 
 /** A Kafka whose consumer() hands back the config it was given, with a subscribe that does nothing. */
 function recordingKafka(): Kafka {
@@ -54,5 +54,21 @@ describe('subscribesToNewTopics', () => {
     const { consumer, calls } = consumerAnswering([refused]);
     await expect(subscribesToNewTopics(consumer, 5_000, 1).subscribe({ topic: 't' })).rejects.toThrow('Not authorized');
     expect(calls()).toBe(1);
+  });
+});
+
+describe('producersAnswerWithin', () => {
+  /** A Kafka whose producers' send and sendBatch hand back what they were given. */
+  const echoing = () => ({ producer: () => ({ send: async (r: unknown) => r, sendBatch: async (b: unknown) => b }) }) as unknown as Kafka;
+
+  it("asks the broker to answer a send before the client's request timeout would close the connection", async () => {
+    const producer = producersAnswerWithin(5_000, echoing()).producer();
+    expect(await producer.send({ topic: 't', messages: [] })).toEqual({ timeout: 4_000, topic: 't', messages: [] });
+    expect(await producer.sendBatch({ topicMessages: [] })).toEqual({ timeout: 4_000, topicMessages: [] });
+    expect(await producersAnswerWithin(500, echoing()).producer().send({ topic: 't', messages: [] })).toMatchObject({ timeout: 400 });
+  });
+
+  it('keeps the timeout a send names', async () => {
+    expect(await producersAnswerWithin(5_000, echoing()).producer().send({ topic: 't', messages: [], timeout: 1_234 })).toMatchObject({ timeout: 1_234 });
   });
 });

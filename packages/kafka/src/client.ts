@@ -39,7 +39,7 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     ...kafkajsSecurity(options.security),
   };
   const kafka = guardAccess(new Kafka(config), kafkaPrincipal(options.security), options.logger.child({ component: 'kafka' }));
-  return consumersRetryAsTheClient(warnOfUnguardedReaders(kafka, options.logger.child({ component: 'kafka' })));
+  return producersAnswerWithin(requestTimeout, consumersRetryAsTheClient(warnOfUnguardedReaders(kafka, options.logger.child({ component: 'kafka' }))));
 }
 
 /**
@@ -59,6 +59,29 @@ export const CLIENT_RETRY = { initialRetryTime: 100, maxRetryTime: 300, retries:
 export function consumersRetryAsTheClient(kafka: Kafka): Kafka {
   const consumer = kafka.consumer.bind(kafka);
   kafka.consumer = (config) => subscribesToNewTopics(consumer({ ...config, retry: { ...CLIENT_RETRY, ...config.retry } }));
+  return kafka;
+}
+
+/**
+ * The broker holds a Produce with acks=all up to the request's own `timeout` (kafkajs
+ * sends 30 s unless told) waiting for the in-sync replicas, while the client gives up
+ * after its request timeout, and the request-timeout patch then closes that connection:
+ * to a healthy leader whose follower is slow, every few seconds. As the Java client
+ * does, the broker is asked to answer (REQUEST_TIMED_OUT, which kafkajs retries) a
+ * fifth of the request timeout, at most 1 s, before the client would give up. A send
+ * that names its own `timeout` keeps it.
+ */
+export function producersAnswerWithin(requestTimeoutMs: number, kafka: Kafka): Kafka {
+  const ackTimeout = Math.max(1, requestTimeoutMs - Math.min(1_000, Math.floor(requestTimeoutMs / 5)));
+  const producer = kafka.producer.bind(kafka);
+  kafka.producer = (config) => {
+    const made = producer(config);
+    const send = made.send.bind(made);
+    const sendBatch = made.sendBatch.bind(made);
+    made.send = (record) => send({ timeout: ackTimeout, ...record });
+    made.sendBatch = (batch) => sendBatch({ timeout: ackTimeout, ...batch });
+    return made;
+  };
   return kafka;
 }
 

@@ -12,6 +12,7 @@ import { freshKafkajsModule } from '../../../../test/support/kafkajs-module.js';
 
 const require = createRequire(import.meta.url);
 const REQUEST_QUEUE_MODULE = 'kafkajs/src/network/requestQueue/index.js';
+const CONNECTION_MODULE = 'kafkajs/src/network/connection.js';
 const kafkajsModulesLoaded = () => Object.keys(require.cache).filter((path) => path.includes('/node_modules/kafkajs/'));
 const ALL_PATCHED = {
   grouping: true,
@@ -52,6 +53,7 @@ describe('installKafkaPatches', () => {
     expect(prototypeOf(require(BROKER_MODULE)).findGroupCoordinator).not.toBe(prototypeOf(freshKafkajsModule(BROKER_MODULE)).findGroupCoordinator);
     expect(prototypeOf(require(CLUSTER_MODULE)).findGroupCoordinatorMetadata).not.toBe(prototypeOf(freshKafkajsModule(CLUSTER_MODULE)).findGroupCoordinatorMetadata);
     expect(prototypeOf(require(CONSUMER_GROUP_MODULE)).joinAndSync).not.toBe(prototypeOf(freshKafkajsModule(CONSUMER_GROUP_MODULE)).joinAndSync);
+    expect(prototypeOf(require(CONNECTION_MODULE)).send).not.toBe(prototypeOf(freshKafkajsModule(CONNECTION_MODULE)).send);
     expect(installKafkaPatches()).toEqual(ALL_PATCHED);
   });
 });

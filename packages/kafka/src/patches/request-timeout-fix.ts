@@ -50,7 +50,7 @@ export function fixKafkajsRequestTimeout(): boolean {
     try {
       return await send.call(this, request);
     } catch (error) {
-      // Only the first timeout on a socket closes it; later ones find it closed or replaced.
+      // A timeout on a socket already replaced closes nothing; a second one while it closes only closes it again (harmless).
       if ((error as Error | undefined)?.name === 'KafkaJSRequestTimeoutError' && this.socket === socket && this.isConnected()) {
         closeTimedOutConnection(this, new KafkaJSConnectionClosedError('Closed connection after a request timed out', { host: this.host, port: this.port }));
       }
@@ -65,7 +65,11 @@ export function fixKafkajsRequestTimeout(): boolean {
 function closeTimedOutConnection(connection: ConnectionState, error: Error): void {
   connection.rejectRequests(error);
   const socket = connection.socket;
-  void connection.disconnect().finally(() => socket?.destroy());
+  // Its failures are kafkajs's to log; none may go unhandled.
+  void connection
+    .disconnect()
+    .catch(() => undefined)
+    .finally(() => socket?.destroy());
 }
 
 /** The Connection prototype (also for tests that drive send on a connection of their own). */
