@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { type Server, type Socket, createServer } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixKafkajsRequestTimeout, kafkajsConnectionPrototype } from './request-timeout-fix.js';
 
@@ -53,6 +54,44 @@ function apiVersionsRequest(): unknown {
   return protocol({ version: 0 })();
 }
 
+/**
+ * A broker on a thread of its own that answers every request 100 ms later with a frame
+ * of the request's correlation id: it answers while the test's own event loop is held.
+ */
+async function answeringBroker(): Promise<{ port: number; stop: () => Promise<number> }> {
+  const worker = new Worker(
+    `
+    const { createServer } = require('node:net');
+    const { parentPort } = require('node:worker_threads');
+    const server = createServer((socket) => {
+      socket.on('error', () => {});
+      socket.on('data', (data) => {
+        // One request per chunk is enough here: ApiVersions, whose correlation id follows size, api key and version.
+        const answer = Buffer.alloc(10);
+        answer.writeInt32BE(6, 0);
+        data.copy(answer, 4, 8, 12);
+        setTimeout(() => socket.write(answer), 100);
+      });
+    });
+    server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+    `,
+    { eval: true },
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  return { port, stop: () => worker.terminate() };
+}
+
+/** Holds this thread's event loop for `ms`, as a long synchronous task does. */
+function holdEventLoop(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // busy: no timer, socket or promise of this thread runs meanwhile
+  }
+}
+
 let broker: Awaited<ReturnType<typeof silentBroker>> | undefined;
 afterEach(async () => {
   for (const socket of broker?.sockets ?? []) socket.destroy();
@@ -83,5 +122,23 @@ describe('fixKafkajsRequestTimeout', () => {
     await connection.connect();
     expect(connection.isConnected()).toBe(true);
     expect(broker.sockets).toHaveLength(2);
+  });
+
+  it('leaves open a connection whose answer arrived while the event loop was held past the timeout: the broker is reachable', async () => {
+    fixKafkajsRequestTimeout();
+    const answering = await answeringBroker();
+    try {
+      const connection = kafkajsConnection(answering.port);
+      await connection.connect();
+      const late = connection.send(apiVersionsRequest());
+      // The answer arrives 100 ms in, during the hold. Held in the check phase, the loop next runs its timers (kafkajs's
+      // timeout, 150 ms) and only then reads the socket, as after a hold in any I/O callback.
+      setTimeout(() => setImmediate(() => holdEventLoop(400)), 20);
+      await expect(late).rejects.toMatchObject({ name: 'KafkaJSRequestTimeoutError' });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(connection.isConnected()).toBe(true);
+    } finally {
+      await answering.stop();
+    }
   });
 });

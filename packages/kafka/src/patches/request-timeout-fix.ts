@@ -14,13 +14,20 @@ import { createRequire } from 'node:module';
  * the next request reconnects, which fails fast against an unreachable broker, so a
  * metadata refresh goes to one that answers. Applied once per process by
  * installKafkaPatches().
+ *
+ * Only a connection that stayed silent is closed. kafkajs times requests out from a
+ * timer, and timers run before the socket is read: an event loop held past the request
+ * timeout (a long collection, a slow synchronous task) times out requests whose answers
+ * are waiting unread. So the decision waits for setImmediate, after the loop has read
+ * the socket, and a connection that received any bytes since the request was sent is
+ * left open: its broker is reachable, and kafkajs fails only the late request.
  */
 
 /** The fields of kafkajs' Connection the patch uses (src/network/connection.js). */
 interface ConnectionState {
   host: string;
   port: number;
-  socket?: { destroy(): void } | null;
+  socket?: { destroy(): void; bytesRead?: number } | null;
   isConnected(): boolean;
   rejectRequests(error: Error): void;
   disconnect(): Promise<boolean>;
@@ -47,12 +54,16 @@ export function fixKafkajsRequestTimeout(): boolean {
   }
   proto.send = async function sendClosingOnTimeout(this: ConnectionState, request: unknown): Promise<unknown> {
     const socket = this.socket;
+    const readBefore = socket?.bytesRead;
     try {
       return await send.call(this, request);
     } catch (error) {
-      // A timeout on a socket already replaced closes nothing; a second one while it closes only closes it again (harmless).
-      if ((error as Error | undefined)?.name === 'KafkaJSRequestTimeoutError' && this.socket === socket && this.isConnected()) {
-        closeTimedOutConnection(this, new KafkaJSConnectionClosedError('Closed connection after a request timed out', { host: this.host, port: this.port }));
+      if ((error as Error | undefined)?.name === 'KafkaJSRequestTimeoutError') {
+        setImmediate(() => {
+          // A timeout on a socket already replaced closes nothing; a second one while it closes only closes it again (harmless).
+          if (this.socket !== socket || !this.isConnected() || socket?.bytesRead !== readBefore) return;
+          closeTimedOutConnection(this, new KafkaJSConnectionClosedError('Closed connection after a request timed out', { host: this.host, port: this.port }));
+        });
       }
       throw error;
     }

@@ -52,7 +52,14 @@ export const env = {
       description: 'the client id the service gives Kafka; unset: `banstream-<service>`',
     }),
   ),
-  KAFKA_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 5_000, expected: 'milliseconds from 100 to 120000', description: 'bound on one Kafka request' }),
+  KAFKA_REQUEST_TIMEOUT_MS: Type.Integer({
+    minimum: 1_000,
+    maximum: 120_000,
+    default: 5_000,
+    expected: 'milliseconds from 1000 to 120000',
+    // Each request that times out closes its connection (patches/request-timeout-fix.ts): below a second, a busy broker's ordinary answers would.
+    description: 'bound on one Kafka request; a request past it closes its connection',
+  }),
   KAFKA_TLS: Type.Boolean({ default: false, expected: 'true or false', description: "connect to Kafka over TLS (the brokers' SSL or SASL_SSL listener); the `KAFKA_TLS_*` files need it on" }),
   KAFKA_TLS_CA_FILE: opt(Type.String({ minLength: 1, expected: 'a path to a PEM file of CA certificates', description: "the CAs a broker's certificate must chain to; unset: the system's CAs" })),
   KAFKA_TLS_CERT_FILE: opt(

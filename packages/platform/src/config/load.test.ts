@@ -54,6 +54,13 @@ describe('loadConfig', () => {
     expect(error.message).not.toContain('hunter2');
   });
 
+  it('refuses a Kafka request timeout under a second: each timeout closes its connection, and a busy broker would be reconnected to on most requests', () => {
+    const withTimeout = { ...vars, KAFKA_REQUEST_TIMEOUT_MS: env.KAFKA_REQUEST_TIMEOUT_MS };
+    const base = { KAFKA_BROKERS: 'k:1', HTTP_PORT: '1', REDIS_URL: 'redis://x' };
+    expect(() => loadConfig(withTimeout, { ...base, KAFKA_REQUEST_TIMEOUT_MS: '500' })).toThrow('KAFKA_REQUEST_TIMEOUT_MS: expected milliseconds from 1000 to 120000 (got "500")');
+    expect(loadConfig(withTimeout, { ...base, KAFKA_REQUEST_TIMEOUT_MS: '1000' }).KAFKA_REQUEST_TIMEOUT_MS).toBe(1000);
+  });
+
   it('treats an empty variable as unset', () => {
     const config = loadConfig(vars, { KAFKA_BROKERS: 'k:1', HTTP_PORT: '1', REDIS_URL: 'redis://x', KAFKA_CLIENT_ID: '', LOG_LEVEL: '' });
     expect(config.KAFKA_CLIENT_ID).toBeUndefined();
