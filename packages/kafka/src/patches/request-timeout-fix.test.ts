@@ -84,6 +84,20 @@ async function answeringBroker(): Promise<{ port: number; stop: () => Promise<nu
   return { port, stop: () => worker.terminate() };
 }
 
+/** A broker that answers the first request on each connection 50 ms later (ApiVersions v0, no versions), then goes silent: cut off after one answer. */
+async function brokerSilentAfterOneAnswer(): Promise<Awaited<ReturnType<typeof silentBroker>>> {
+  const broker = await silentBroker();
+  broker.server.on('connection', (socket) => {
+    socket.once('data', (data) => {
+      const answer = Buffer.alloc(14);
+      answer.writeInt32BE(10, 0);
+      data.copy(answer, 4, 8, 12); // the correlation id
+      setTimeout(() => socket.write(answer), 50); // error code 0, an empty array of versions
+    });
+  });
+  return broker;
+}
+
 /** Holds this thread's event loop for `ms`, as a long synchronous task does. */
 function holdEventLoop(ms: number): void {
   const until = Date.now() + ms;
@@ -140,5 +154,19 @@ describe('fixKafkajsRequestTimeout', () => {
     } finally {
       await answering.stop();
     }
+  });
+
+  it('closes a connection that went silent after answering an earlier request: bytes read before the timeout do not count', async () => {
+    fixKafkajsRequestTimeout();
+    broker = await brokerSilentAfterOneAnswer();
+    const connection = kafkajsConnection(broker.port);
+    await connection.connect();
+    const answered = connection.send(apiVersionsRequest());
+    const unanswered = connection.send(apiVersionsRequest());
+    const waiting = connection.send({ ...(apiVersionsRequest() as object), requestTimeout: 60_000 });
+    await expect(answered).resolves.toBeDefined();
+    await expect(unanswered).rejects.toMatchObject({ name: 'KafkaJSRequestTimeoutError' });
+    await expect(waiting).rejects.toMatchObject({ name: 'KafkaJSConnectionClosedError' });
+    expect(connection.isConnected()).toBe(false);
   });
 });

@@ -19,8 +19,8 @@ import { createRequire } from 'node:module';
  * timer, and timers run before the socket is read: an event loop held past the request
  * timeout (a long collection, a slow synchronous task) times out requests whose answers
  * are waiting unread. So the decision waits for setImmediate, after the loop has read
- * the socket, and a connection that received any bytes since the request was sent is
- * left open: its broker is reachable, and kafkajs fails only the late request.
+ * the socket, and a connection that received bytes in between is left open: its broker
+ * is reachable, and kafkajs fails only the late request.
  */
 
 /** The fields of kafkajs' Connection the patch uses (src/network/connection.js). */
@@ -54,11 +54,13 @@ export function fixKafkajsRequestTimeout(): boolean {
   }
   proto.send = async function sendClosingOnTimeout(this: ConnectionState, request: unknown): Promise<unknown> {
     const socket = this.socket;
-    const readBefore = socket?.bytesRead;
     try {
       return await send.call(this, request);
     } catch (error) {
       if ((error as Error | undefined)?.name === 'KafkaJSRequestTimeoutError') {
+        // Counted at the timeout, not at the send: bytes read before it (an earlier request's answer, the one that
+        // freed this request's in-flight slot, an authentication) say nothing of whether the broker still answers.
+        const readBefore = socket?.bytesRead;
         setImmediate(() => {
           // A timeout on a socket already replaced closes nothing; a second one while it closes only closes it again (harmless).
           if (this.socket !== socket || !this.isConnected() || socket?.bytesRead !== readBefore) return;
