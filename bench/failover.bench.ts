@@ -19,7 +19,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { eventPartitionKey, keyPartition } from '@banstream/core';
-import { ensureTopics, topicFullName, topicSpecs, type Admin, type Kafka } from '@banstream/kafka';
+import { endOffsets, ensureTopics, topicFullName, topicSpecs, type Admin, type Kafka } from '@banstream/kafka';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { stackDown, stackUp, startKafkaNode, stopKafkaNode } from '../scripts/stack/index.mjs';
 import { median, note, percentile, report, sig } from './lib.js';
@@ -68,7 +68,8 @@ async function leaders(admin: Admin, topics: string[]): Promise<{ topic: string;
 
 /** Every record of the topic from the start to its current end, decoded by `read`. */
 async function readTopic(kafka: Kafka, admin: Admin, topic: string, read: (value: Buffer, timestamp: number, key: string) => void): Promise<void> {
-  const ends = await admin.fetchTopicOffsets(topic);
+  // Retrying "not the leader" and the like: the restarted broker may take leaderships back meanwhile.
+  const ends = await endOffsets(admin, topic);
   const remaining = new Map(ends.filter((e) => Number(e.high) > Number(e.low)).map((e) => [e.partition, Number(e.high)]));
   if (remaining.size === 0) return;
   const consumer = kafka.consumer({ groupId: `bench-failover-read-${randomUUID()}`, maxWaitTimeInMs: 50 });
@@ -235,7 +236,8 @@ async function main(): Promise<void> {
     const failover = await during;
     let isrMs = Number.NaN;
     while (performance.now() - restartedAt < 120_000) {
-      if ((await leaders(admin, topicNames)).every((l) => l.isr === 3)) {
+      // A metadata request may fail while the restarted broker rejoins: asked again at the next turn.
+      if ((await leaders(admin, topicNames).catch(() => undefined))?.every((l) => l.isr === 3)) {
         isrMs = performance.now() - restartedAt;
         break;
       }

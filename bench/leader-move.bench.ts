@@ -41,6 +41,17 @@ async function main(): Promise<void> {
       const p = (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]!.partitions[0]!;
       return { leader: p.leader, isr: p.isr.length };
     };
+    // Asked again for up to 10 s: a metadata request may fail while a restarted broker rejoins.
+    const partitionAnswered = async () => {
+      for (let tries = 1; ; tries++) {
+        const p = await partition().catch((error: unknown) => {
+          if (tries >= 50) throw error;
+          return undefined;
+        });
+        if (p) return p;
+        await sleep(200);
+      }
+    };
     await producer.connect();
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: false });
@@ -63,9 +74,9 @@ async function main(): Promise<void> {
 
     const cycles: { moved: number; write: number; read: number }[] = [];
     for (let c = 0; c < CYCLES; c++) {
-      while ((await partition().catch(() => ({ isr: 0 }))).isr < 3) await sleep(200);
+      while ((await partitionAnswered()).isr < 3) await sleep(200);
       await sleep(2_000);
-      const victim = (await partition()).leader;
+      const victim = (await partitionAnswered()).leader;
       const killedAt = performance.now();
       await stopKafkaNode(settings, victim, 'SIGKILL');
       let movedAt = Number.NaN;

@@ -14,7 +14,7 @@ export { accessRefusal, namedRefusal, ACCESS_REFUSALS, type AccessAttempt, type 
 export { kafkaEnv, kafkaSecurityEnv, kafkaFromConfig, ensureTopicsFromConfig, kafkaReachable, type KafkaConfig } from './from-config.js';
 export { whenGivenUp } from './given-up.js';
 export { unreadableBatch, MAX_DECOMPRESSED_BATCH_BYTES, type UnreadableBatch } from './patches/unreadable-batches.js';
-export { CompactedFeed, type CompactedFeedOptions, type FeedRecord } from './compacted-feed.js';
+export { CompactedFeed, endOffsets, type CompactedFeedOptions, type FeedRecord } from './compacted-feed.js';
 export { feedMetrics } from './metrics.js';
 export { createTopicsEnv } from './cli/create-topics-env.js';
 export {
