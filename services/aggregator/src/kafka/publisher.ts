@@ -67,20 +67,17 @@ export class Publisher {
   }
 
   /**
-   * Counts, bans, alerts and baselines, each topic's records in their order, then the
-   * ban history. Bans go first: when a tick's counts take several sends, its bans do
-   * not wait behind them. The history goes in a send after them, acknowledged before
-   * the publication is (and so before the input's offsets are committed): a ban's send
-   * carries no history record, one partition fewer and half the bytes to wait for.
+   * Counts, bans, alerts and baselines, each topic's records in their order. Bans go
+   * first: when a tick's counts take several sends, its bans do not wait behind them.
    */
   decisions({ counts, bans, alerts, baselines, history }: Drained): Publication {
     const messages: Outgoing[] = [];
     for (const b of bans) messages.push(keyed(this.topics.bans, b, (v) => this.codecs.ban.encode(v)));
+    for (const h of history) messages.push(keyed(this.topics.history, h, (v) => this.codecs.history.encode(v)));
     for (const c of counts) messages.push(keyed(this.topics.counts, c, (v) => this.codecs.count.encode(v)));
     for (const a of alerts) messages.push(keyed(this.topics.alerts, a, (v) => this.codecs.alert.encode(v)));
     for (const b of baselines) messages.push(keyed(this.topics.baselines, b, (v) => this.codecs.baseline.encode(v)));
-    for (const h of history) messages.push(keyed(this.topics.history, h, (v) => this.codecs.history.encode(v)));
-    return this.publication(this.ordered, messages, history.length);
+    return this.publication(this.ordered, messages);
   }
 
   repartition(batches: readonly { partition: number; batch: SubjectCountBatch }[]): Publication {
@@ -98,9 +95,8 @@ export class Publisher {
     );
   }
 
-  private publication(producer: RenewableProducer, messages: readonly Outgoing[], trailing = 0): Publication {
+  private publication(producer: RenewableProducer, messages: readonly Outgoing[]): Publication {
     return cappedPublication(messages, {
-      trailing,
       send: (part) => sendAll(producer.producer, part),
       renew: () => producer.renew(),
       refused: async (m, refusal) => {
