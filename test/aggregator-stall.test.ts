@@ -217,8 +217,16 @@ describe('no record stops a partition', () => {
       expect(await a.metric('banstream_worker_stalls_total', 'kind="record"')).toBe(stalls);
       expect(await a.metric('banstream_worker_replacements_total')).toBe(stalls);
       expect(await a.metric('banstream_aggregator_quarantined_records_total', 'stage="events"')).toBeGreaterThanOrEqual(1);
-      expect(a.proc.output()).toContain('record in hand past its time budget: quarantined; killing this process');
-      expect(a.proc.output()).toContain('worker stalled on a record: its watchdog killed it');
+      await waitUntil(
+        () => a.proc.output().includes('record in hand past its time budget: quarantined; killing this process'),
+        () => `the log line record in hand past its time budget: quarantined; killing this process; the process said:\n${a.proc.output()}`,
+        10_000,
+      );
+      await waitUntil(
+        () => a.proc.output().includes('worker stalled on a record: its watchdog killed it'),
+        () => `the log line worker stalled on a record: its watchdog killed it; the process said:\n${a.proc.output()}`,
+        10_000,
+      );
       let health = await probe.stop();
       expect(health.failures).toEqual([]);
       expect(health.answered).toBeGreaterThan(20);

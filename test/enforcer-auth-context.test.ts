@@ -85,8 +85,16 @@ describe('GET /v1/auth and the bans on country, ASN and route', () => {
     expect(sumMetric(text, UNENFORCEABLE, 'scope="country",kind="ban"')).toBe(1);
     expect(sumMetric(text, UNENFORCEABLE, 'scope="asn",kind="ban"')).toBe(1);
     expect(sumMetric(text, UNENFORCEABLE, 'scope="country",kind="policy"')).toBe(1);
-    expect(blind.proc.output()).toContain('GET /v1/auth cannot apply bans on country');
-    expect(blind.proc.output()).toContain('GET /v1/auth cannot apply policies on country');
+    await waitUntil(
+      () => blind.proc.output().includes('GET /v1/auth cannot apply bans on country'),
+      () => `the log line GET /v1/auth cannot apply bans on country; the process said:\n${blind.proc.output()}`,
+      10_000,
+    );
+    await waitUntil(
+      () => blind.proc.output().includes('GET /v1/auth cannot apply policies on country'),
+      () => `the log line GET /v1/auth cannot apply policies on country; the process said:\n${blind.proc.output()}`,
+      10_000,
+    );
     // What it is told, it applies: nothing counted there.
     const toldText = await metrics(told);
     expect(sumMetric(toldText, UNENFORCEABLE, 'scope="country"') + sumMetric(toldText, UNENFORCEABLE, 'scope="asn"')).toBe(0);
@@ -96,6 +104,10 @@ describe('GET /v1/auth and the bans on country, ASN and route', () => {
   it('reports a ban that arrives later on a scope it lacks, in its log and its gauge', async () => {
     await produceOrFail(broker!.producer, broker!.topics.name('bans'), [banMessage('route:/users/:id')]);
     await waitUntil(async () => sumMetric(await metrics(blind), UNENFORCEABLE, 'scope="route",kind="ban"') === 1, 'the route ban counted', 20_000, 50);
-    expect(blind.proc.output()).toContain('GET /v1/auth cannot apply bans on route');
+    await waitUntil(
+      () => blind.proc.output().includes('GET /v1/auth cannot apply bans on route'),
+      () => `the log line GET /v1/auth cannot apply bans on route; the process said:\n${blind.proc.output()}`,
+      10_000,
+    );
   });
 });
