@@ -99,6 +99,36 @@ describe('control: evidence, history and audit', () => {
     expect(page.entries[3]!.at).toBeGreaterThanOrEqual(page.entries[2]!.ban.expiresAt);
   });
 
+  it("shows an aggregator's history entry sent twice (again by its replay after a crash) once", async () => {
+    const now = Date.now();
+    const subject = 'ip:198.51.100.41';
+    const ban: Ban = {
+      banId: 'b-twice',
+      subject,
+      policyId: 'login-flood',
+      reason: 'r',
+      evidenceCount: 121,
+      windowSeconds: 60,
+      startedAt: now,
+      expiresAt: now + 3_600_000,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'aggregator',
+      httpStatus: 429,
+      createdBy: null,
+      evidence: null,
+    };
+    const codec = catalog.codec(SCHEMA_NAMES.banHistory);
+    const entry = (b: Ban) => ({ key: subject, value: codec.encode({ subject, action: 'ban', at: b.startedAt, actor: null, ban: b }) });
+    const later = { ...ban, banId: 'b-later', startedAt: now + 1 };
+    await produceOrFail(broker.producer, broker.topics.name('ban-history'), [entry(ban), entry(ban), entry(later)]);
+    const page = await waitUntil(async () => {
+      const p = await history(subject, `?since=${now - 1000}`);
+      return p.entries.length >= 2 ? p : undefined;
+    }, 'the history entries');
+    expect(page.entries.map((e) => e.ban.banId)).toEqual(['b-twice', 'b-later']);
+  });
+
   it('pages a history with limit and after, and bounds it by since and until', async () => {
     const subject = 'ip:203.0.113.77';
     const first = await history(subject, '?limit=1');

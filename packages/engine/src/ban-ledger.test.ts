@@ -53,4 +53,25 @@ describe('BanLedger', () => {
     ledger.observe('ip:192.0.2.1', null);
     expect(ledger.historyOf('p', 'ip:192.0.2.1')).toEqual({ level: 2, lastBanEndsAt: 61_000 });
   });
+
+  it("claims a ban's history once: not for a ban it admitted itself, once for one read from the topic, again for another ban", () => {
+    const ledger = new BanLedger();
+    ledger.admit(ban());
+    ledger.observe('ip:192.0.2.1', ban()); // its own ban read back from the topic
+    expect(ledger.claimHistory(ban())).toBe(false);
+    const other = ban({ banId: 'b2', subject: 'ip:192.0.2.2' });
+    ledger.observe('ip:192.0.2.2', other); // read from the topic after a restart
+    expect(ledger.claimHistory(other)).toBe(true);
+    expect(ledger.claimHistory(other)).toBe(false);
+    const replaced = ban({ banId: 'b3', subject: 'ip:192.0.2.2', expiresAt: 90_000 });
+    ledger.observe('ip:192.0.2.2', replaced);
+    expect(ledger.claimHistory(replaced)).toBe(true);
+    // A tombstone, then the same ban again (a topic read from its start): claimed again.
+    ledger.observe('ip:192.0.2.2', null);
+    ledger.observe('ip:192.0.2.2', replaced);
+    expect(ledger.claimHistory(replaced)).toBe(true);
+    // Expired and handed out: forgotten with it.
+    ledger.takeExpired(100_000, () => true);
+    expect(ledger.claimHistory(replaced)).toBe(true);
+  });
 });

@@ -13,6 +13,8 @@ export class BanLedger {
   private readonly held = new Map<string, Ban>();
   /** Per `policyId|subject`: the escalation level reached and when that ban ended. */
   private readonly offenders = new Map<string, OffenderHistory>();
+  /** Subject → the id of its held ban whose ban-history record this instance has put in its outbox. */
+  private readonly historySent = new Map<string, string>();
 
   get size(): number {
     return this.held.size;
@@ -22,8 +24,10 @@ export class BanLedger {
   observe(subject: string, ban: Ban | null): void {
     if (ban === null) {
       this.held.delete(subject);
+      this.historySent.delete(subject);
       return;
     }
+    if (this.historySent.has(subject) && this.historySent.get(subject) !== ban.banId) this.historySent.delete(subject);
     this.held.set(subject, ban);
     this.remember(ban);
   }
@@ -46,7 +50,20 @@ export class BanLedger {
     const held = this.held.get(ban.subject);
     if (held && held.expiresAt > ban.startedAt && !weaker(held, ban)) return false;
     this.held.set(ban.subject, ban);
+    this.historySent.set(ban.subject, ban.banId);
     this.remember(ban);
+    return true;
+  }
+
+  /**
+   * True, and recorded, if the held `ban`'s history record was not put in an outbox by
+   * this instance: a replay after a crash re-derives the crossing of a ban it read from
+   * the bans topic, whose history record may not have been written (the two go in
+   * separate sends, publisher.ts). False once per ban after that.
+   */
+  claimHistory(ban: Ban): boolean {
+    if (this.historySent.get(ban.subject) === ban.banId) return false;
+    this.historySent.set(ban.subject, ban.banId);
     return true;
   }
 
@@ -60,6 +77,7 @@ export class BanLedger {
     for (const [subject, ban] of this.held) {
       if (ban.expiresAt <= nowMs && ban.origin === 'aggregator' && owns(ban)) {
         this.held.delete(subject);
+        this.historySent.delete(subject);
         ended.push(ban);
       }
     }

@@ -55,6 +55,40 @@ describe('observe', () => {
     ]);
   });
 
+  it('sends the history of a held ban again when its crossing is seen again past the committed offset (a replay after a crash), once', () => {
+    // The first run: the ban and its history, as published.
+    const first = setup();
+    send(first, 'ip:192.0.2.1', 20, T0);
+    expect(first.out.history).toHaveLength(1);
+    const published = first.out.bans[0]!.value!;
+    // The same events seen again, from a rebuilt partition state, with this ledger.
+    const replay = (env: ReturnType<typeof setup>, live: boolean) => {
+      const state = new PartitionState(0, { graceMs: 1000, hotShare: 0.5, countIntervalMs: 100 });
+      for (let i = 0; i < 20; i++) observe(env.ctx, state, banPolicy, 'ip:192.0.2.1', T0 + i, 1, state.advance(T0 + i), env.out, live);
+      return env.out;
+    };
+    const restarted = (live: boolean) => {
+      // A restarted instance: the ban read from the topic.
+      const env = setup();
+      env.ctx.ledger.observe('ip:192.0.2.1', published);
+      return replay(env, live);
+    };
+    const live = restarted(true);
+    expect(live.bans).toHaveLength(0);
+    expect(live.history.map((h) => h.value)).toEqual([{ subject: 'ip:192.0.2.1', action: 'ban', at: T0 + 5, actor: null, ban: published }]);
+    // Records before the committed offset were published for, history and all: nothing again.
+    expect(restarted(false).history).toHaveLength(0);
+    // The instance that decided the ban (and read it back) sends its history once only, twice replayed.
+    first.ctx.ledger.observe('ip:192.0.2.1', published);
+    replay(first, true);
+    expect(replay(first, true).history).toHaveLength(1);
+    // A restarted instance sends it once, however often it replays the crossing.
+    const again = setup();
+    again.ctx.ledger.observe('ip:192.0.2.1', published);
+    replay(again, true);
+    expect(replay(again, true).history).toHaveLength(1);
+  });
+
   it('counts a subject given as key prefix and value (observeKeyed) together with the same subject whole', () => {
     const env = setup();
     send(env, 'ip:192.0.2.1', 3, T0);

@@ -41,9 +41,15 @@ export interface Sighting {
    * ban policy's hot subjects. Undefined for summed counts (stage two, backtests).
    */
   event?: EventAtHand | undefined;
+  /**
+   * The sighting's record is past the partition's committed offset (not a rebuild's
+   * replay of records already published for): a crossing of a held ban seen here again
+   * sends its history record again (the crash may have come between the two sends).
+   */
+  live?: boolean | undefined;
 }
 
-const sighting: Sighting = { rest: '', timeMs: 0, count: 0, watermark: 0, event: undefined };
+const sighting: Sighting = { rest: '', timeMs: 0, count: 0, watermark: 0, event: undefined, live: undefined };
 /** The first and last event times of a ban's window: read at the crossing only. */
 const span = new Float64Array(2);
 
@@ -51,10 +57,11 @@ const span = new Float64Array(2);
  * Counts `count` events of `subject` at `timeMs` under `policy` in `state`, judging
  * lateness against `watermark` (the caller advances it), then
  * decides: the subject's count may become hot (published by `publishCounts`), and
- * a ban policy may ban it, at once, in `out`.
+ * a ban policy may ban it, at once, in `out`. `live`: as Sighting's.
  */
-export function observe(ctx: DeciderContext, state: PartitionState, policy: CompiledPolicy, subject: string, timeMs: number, count: number, watermark: number, out: Outbox): Observation {
+export function observe(ctx: DeciderContext, state: PartitionState, policy: CompiledPolicy, subject: string, timeMs: number, count: number, watermark: number, out: Outbox, live = false): Observation {
   // observeKeyed is synchronous and keeps nothing of the sighting: one object serves every call.
+  sighting.live = live;
   sighting.rest = subject;
   sighting.timeMs = timeMs;
   sighting.count = count;
@@ -107,7 +114,12 @@ export function observeKeyed(ctx: DeciderContext, state: PartitionState, route: 
   // While this policy's ban of the subject runs, evaluateBan decides nothing (no second
   // ban while one lasts): every further event of a banned flood stops here, without its
   // history lookup (a key made and hashed per event) and the decision's input.
-  if (held !== undefined && held.policyId === policy.id && held.expiresAt > at) return 'counted';
+  if (held !== undefined && held.policyId === policy.id && held.expiresAt > at) {
+    // The crossing that made the held ban (same start), seen again past the committed
+    // offset: a replay after a crash, which may have come before its history's send.
+    if (seen.live === true && held.startedAt === at && held.origin === AGGREGATOR && ctx.ledger.claimHistory(held)) pushHistory(out, subject, held);
+    return 'counted';
+  }
   const decision = evaluateBan({
     policy,
     subject,
@@ -121,9 +133,15 @@ export function observeKeyed(ctx: DeciderContext, state: PartitionState, route: 
   if (!ctx.ledger.admit(ban)) return 'counted';
   ban.evidence = evidenceOf(state, route, rest, banInterval, banLimit, at, key ?? keyPrefix + rest);
   out.bans.push({ key: subject, value: ban });
-  out.history.push({ key: subject, value: { subject, action: 'ban', at: ban.startedAt, actor: null, ban } });
+  pushHistory(out, subject, ban);
   return 'counted';
 }
+
+function pushHistory(out: Outbox, subject: string, ban: Ban): void {
+  out.history.push({ key: subject, value: { subject, action: 'ban', at: ban.startedAt, actor: null, ban } });
+}
+
+const AGGREGATOR = 'aggregator';
 
 /** The crossing's evidence: the ban window's first and last events, and the hot subject's sample if it has one. */
 function evidenceOf(state: PartitionState, route: CountingRoute, rest: string, windowMs: number, limit: number, at: number, key: string): BanEvidence {

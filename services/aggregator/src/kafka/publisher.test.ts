@@ -104,3 +104,50 @@ describe('Publisher sending each topic alone after a refusal, and a send resolve
     expect(sends[2]).toEqual(sends[1]!.filter((r) => r.partition === unanswered));
   });
 });
+
+describe('Publisher and the ban history', () => {
+  it("sends a new ban's history record after the ban's send is answered, and an expiry's with its tombstone", async () => {
+    const history = { ...topics, history: 'b.ban-history.v1' };
+    const place = KeyPartitioner();
+    const sends: string[][] = [];
+    const producer = {
+      async sendBatch({ topicMessages }: { topicMessages: { topic: string; messages: { key: string }[] }[] }) {
+        sends.push(topicMessages.flatMap(({ topic, messages }) => messages.map((m) => `${topic} ${m.key}`)));
+        const answered = topicMessages.flatMap(({ topic, messages }) =>
+          messages.map((message) => ({ topicName: topic, partition: place({ topic, partitionMetadata: [{}, {}, {}] as never, message: message as never }) })),
+        );
+        return answered;
+      },
+    };
+    const renewable = { producer: producer as unknown as Producer, renew: async () => undefined } as unknown as RenewableProducer;
+    const publisher = new Publisher(renewable, renewable, history, loadSchemaCatalog());
+    const ban = (subject: string) => ({
+      banId: `id-${subject}`,
+      subject,
+      policyId: 'p',
+      reason: 'r',
+      evidenceCount: 21,
+      windowSeconds: 60,
+      startedAt: 1_000,
+      expiresAt: 61_000,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'aggregator',
+      httpStatus: 403,
+      createdBy: null,
+      evidence: null,
+    });
+    const entry = (action: 'ban' | 'expire', subject: string) => ({ key: subject, value: { subject, action, at: 1_000, actor: null, ban: ban(subject) } });
+    await publisher.decisions({
+      bans: [
+        { key: 'ip:192.0.2.1', value: ban('ip:192.0.2.1') },
+        { key: 'ip:192.0.2.9', value: null },
+      ],
+      counts: [{ key: 'p|ip:192.0.2.1', value: null }],
+      alerts: [],
+      baselines: [],
+      history: [entry('ban', 'ip:192.0.2.1'), entry('expire', 'ip:192.0.2.9')],
+    })();
+    expect(sends).toEqual([['b.bans.v1 ip:192.0.2.1', 'b.bans.v1 ip:192.0.2.9', 'b.ban-history.v1 ip:192.0.2.9', 'b.counts.v1 p|ip:192.0.2.1'], ['b.ban-history.v1 ip:192.0.2.1']]);
+  });
+});

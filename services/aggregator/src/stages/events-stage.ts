@@ -57,7 +57,7 @@ export class EventsStage {
   /** The event being counted, for the evidence of hot subjects (sampled there, read further only then). */
   private readonly atHand = new EventInRecord();
   /** The sighting each partition-local count fills in: one object, not one per event. */
-  private readonly sighting: Sighting = { rest: '', timeMs: 0, count: 1, watermark: 0, event: this.atHand };
+  private readonly sighting: Sighting = { rest: '', timeMs: 0, count: 1, watermark: 0, event: this.atHand, live: false };
   private readonly country = new ScopedText('country:');
   private readonly region = new ScopedText('region:');
   private readonly decoders;
@@ -250,6 +250,7 @@ export class EventsStage {
         seen.count = cost;
         seen.timeMs = t;
         seen.watermark = watermark;
+        seen.live = live;
         if (observeKeyed(ctx.decider, owner.counts, route, seen, ctx.outbox) === 'late') ctx.metrics.late.inc();
       } else if (live) {
         owner.repartition.add(policy.id, subjects.of(value), t - (t % route.resolutionMs), cost);

@@ -171,7 +171,7 @@ export class SubjectsStage {
     }
     const policy = ctx.book.get(e.policyId);
     if (!policy || !policy.enabled || policy.enforcement.type !== 'async') return; // removed since it was sent
-    observe(ctx.decider, state, policy, e.subject, t, e.count, t, ctx.outbox);
+    observe(ctx.decider, state, policy, e.subject, t, e.count, t, ctx.outbox, live);
   }
 
   /** One entry alone, so its DLQ record replays without the others; the whole record when it cannot be written alone. */

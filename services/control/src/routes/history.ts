@@ -61,6 +61,9 @@ export async function historyRoutes(app: FastifyInstance, options: HistoryRoutes
       const { fromMs, toMs } = timeRange(request.query, clock());
       partitions ??= await scanner.partitions(topics.history);
       const partition = keyPartition(Buffer.from(subject), Math.max(1, partitions));
+      // An aggregator that crashed between a ban's send and its history's sends the history
+      // again on replay (its decider): the same entry twice is shown once (within a page).
+      const shown = new Set<string>();
       const page = await scanner.scan({
         topic: topics.history,
         partition,
@@ -72,6 +75,9 @@ export async function historyRoutes(app: FastifyInstance, options: HistoryRoutes
         match: (key, value) => {
           if (value === null || key === null || key.toString() !== subject) return undefined;
           const entry = historyCodec.decode(value);
+          const identity = `${entry.action}|${entry.at}|${entry.ban.banId}`;
+          if (shown.has(identity)) return undefined;
+          shown.add(identity);
           return { action: entry.action, at: entry.at, actor: entry.actor, ban: entry.ban };
         },
       });

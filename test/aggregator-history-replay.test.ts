@@ -1,0 +1,72 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { banId } from '@banstream/core';
+import { SCHEMA_NAMES, type Ban, type BanHistoryEntry } from '@banstream/schemas';
+import { testInfra, waitUntil } from './support/infra.js';
+import { connectTestBroker, type TestBroker } from './support/broker.js';
+import { produceOrFail } from './support/kafka.js';
+import { catalog, decodeBan, event, publishEvents, publishPolicy, startAggregator, stopAggregators, TopicTail, type Aggregator } from './support/aggregator.js';
+
+/**
+ * A ban's history record goes in a send after the ban's (publisher.ts). A crash between
+ * the two leaves the ban on the bans topic, no history record, and the events behind
+ * them not committed: the aggregator that takes over replays the crossing and sends the
+ * history again (decider.ts), without a second ban.
+ */
+describe('aggregator: a ban whose history record was never written', () => {
+  const { kafkaBrokers } = testInfra();
+  let broker: TestBroker | undefined;
+  const running: Aggregator[] = [];
+  const tails: TopicTail<unknown>[] = [];
+
+  afterAll(async () => {
+    await stopAggregators(running, 15_000);
+    for (const t of tails) await t.stop();
+    await broker?.close();
+  });
+
+  it('sends the history again when the next aggregator replays the crossing, and bans once', async () => {
+    broker = await connectTestBroker(kafkaBrokers, 1);
+    const { producer, topics, kafka } = broker;
+    const subject = 'ip:203.0.113.31';
+    await publishPolicy(producer, topics.name('policies'), { id: 'burst', key: ['ip'], threshold: { count: 20, interval: '1m' }, action: { type: 'ban', banDuration: '1h', status: 403 } });
+    // What the crashed aggregator left: its ban of the flood's 21st event on the bans
+    // topic, no history record, and the flood not committed (the next one's group is new).
+    const now = Date.now();
+    const flood = Array.from({ length: 60 }, (_, i) => event('203.0.113.31', now - 60 + i));
+    const startedAt = flood[20]!.timestamp;
+    const ban: Ban = {
+      banId: banId('burst', subject, startedAt),
+      subject,
+      policyId: 'burst',
+      reason: '21 requests in 1m exceed the ban threshold of 20',
+      evidenceCount: 21,
+      windowSeconds: 60,
+      startedAt,
+      expiresAt: startedAt + 3_600_000,
+      preview: false,
+      escalationLevel: 0,
+      origin: 'aggregator',
+      httpStatus: 403,
+      createdBy: null,
+      evidence: null,
+    };
+    await produceOrFail(producer, topics.name('bans'), [{ key: subject, value: catalog.codec(SCHEMA_NAMES.ban).encode(ban) }]);
+    await publishEvents(producer, topics.name('events'), flood);
+    const bans = await new TopicTail(kafka, topics.name('bans'), decodeBan).start();
+    const history = await new TopicTail(kafka, topics.name('ban-history'), (b): BanHistoryEntry => catalog.codec(SCHEMA_NAMES.banHistory).decode(b)).start();
+    tails.push(bans, history);
+
+    const aggregator = await startAggregator({ ...broker.env, AGGREGATOR_TICK_MS: '20', AGGREGATOR_GROUP_ID: `${topics.prefix}aggregator` });
+    running.push(aggregator);
+    const entries = await waitUntil(() => {
+      const e = history.records.filter((r) => r.key === subject);
+      return e.length > 0 ? e : undefined;
+    }, 'the history record sent again');
+    expect(entries.map((e) => e.value)).toEqual([{ subject, action: 'ban', at: startedAt, actor: null, ban }]);
+    // Every event read, and still the one ban and one history record: nothing decided again.
+    await waitUntil(async () => (await aggregator.metric('banstream_aggregator_events_consumed_total')) >= 60, 'the flood read');
+    await waitUntil(() => bans.records.some((r) => r.key === subject), 'the bans topic read');
+    expect(bans.records.filter((r) => r.key === subject).map((r) => r.value)).toEqual([ban]);
+    expect(history.records.filter((r) => r.key === subject)).toHaveLength(1);
+  }, 120_000);
+});
