@@ -7,10 +7,11 @@ import { produceOrFail } from './support/kafka.js';
 import { catalog, decodeBan, event, publishEvents, publishPolicy, startAggregator, stopAggregators, TopicTail, type Aggregator } from './support/aggregator.js';
 
 /**
- * A ban's history record goes in a send after the ban's (publisher.ts). A crash between
- * the two leaves the ban on the bans topic, no history record, and the events behind
- * them not committed: the aggregator that takes over replays the crossing and sends the
- * history again (decider.ts), without a second ban.
+ * A ban's history record goes in the ban's send (publisher.ts). Should the send fail on
+ * the history's partition only and the aggregator then crash, the ban is on the bans
+ * topic, its history record nowhere, and the events behind them not committed: the
+ * aggregator that takes over replays the crossing and sends the history again
+ * (decider.ts), without a second ban.
  */
 describe('aggregator: a ban whose history record was never written', () => {
   const { kafkaBrokers } = testInfra();

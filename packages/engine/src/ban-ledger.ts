@@ -58,8 +58,8 @@ export class BanLedger {
   /**
    * True, and recorded, if the held `ban`'s history record was not put in an outbox by
    * this instance: a replay after a crash re-derives the crossing of a ban it read from
-   * the bans topic, whose history record may not have been written (the two go in
-   * separate sends, publisher.ts). False once per ban after that.
+   * the bans topic, whose history record may not have been written (its partition of
+   * the send failed, the ban's did not). False once per ban after that.
    */
   claimHistory(ban: Ban): boolean {
     if (this.historySent.get(ban.subject) === ban.banId) return false;

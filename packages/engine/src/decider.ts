@@ -44,7 +44,8 @@ export interface Sighting {
   /**
    * The sighting's record is past the partition's committed offset (not a rebuild's
    * replay of records already published for): a crossing of a held ban seen here again
-   * sends its history record again (the crash may have come between the two sends).
+   * sends its history record again (the send may have failed on the history's partition
+   * only, before the crash).
    */
   live?: boolean | undefined;
 }
@@ -116,7 +117,7 @@ export function observeKeyed(ctx: DeciderContext, state: PartitionState, route: 
   // history lookup (a key made and hashed per event) and the decision's input.
   if (held !== undefined && held.policyId === policy.id && held.expiresAt > at) {
     // The crossing that made the held ban (same start), seen again past the committed
-    // offset: a replay after a crash, which may have come before its history's send.
+    // offset: a replay after a crash, which may have lost the ban's history record.
     if (seen.live === true && held.startedAt === at && held.origin === AGGREGATOR && ctx.ledger.claimHistory(held)) pushHistory(out, subject, held);
     return 'counted';
   }

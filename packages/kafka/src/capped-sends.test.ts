@@ -81,19 +81,6 @@ describe('cappedPublication', () => {
     expect(b.sends.every((n) => n * 100 * 1024 <= KAFKA_MAX_SEND_BYTES)).toBe(true);
   });
 
-  it('sends the trailing messages after the others, in sends of their own', async () => {
-    const b = broker({ limit: 1 << 20 });
-    const messages = Array.from({ length: 5 }, (_, i) => msg(`k${i}`, 10));
-    await cappedPublication(messages, { send: (p) => b.send(p), refused: () => expect.unreachable(), trailing: 2 })();
-    expect(b.sends).toEqual([3, 2]);
-    expect(b.written).toEqual(messages.map((m) => m.key));
-    for (const trailing of [0, 5, 9, -1]) {
-      const c = broker({ limit: 1 << 20 });
-      await cappedPublication(messages, { send: (p) => c.send(p), refused: () => expect.unreachable(), trailing })();
-      expect(c.sends).toEqual([5]);
-    }
-  });
-
   it('goes on from the first send not acknowledged when run again after a failure', async () => {
     const b = broker({ limit: 1 << 20, transient: 1 });
     const messages = Array.from({ length: 20 }, (_, i) => msg(`k${i}`, 100 * 1024));

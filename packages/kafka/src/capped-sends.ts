@@ -89,12 +89,6 @@ export interface CappedPublicationOptions<M> {
   refused(message: M, refusal: KafkaRefusal): Promise<void> | void;
   /** Replaces the producer `send` uses (RenewableProducer): its sequences can no longer be trusted. */
   renew?(): Promise<void>;
-  /**
-   * How many of the last messages go in sends of their own, after the others are
-   * acknowledged: records that may follow the rest by a round trip, so that the rest's
-   * sends stay as small, and as quickly answered, as they can be.
-   */
-  trailing?: number;
 }
 
 /**
@@ -110,8 +104,7 @@ export interface CappedPublicationOptions<M> {
  * applied once by their offset and seq).
  */
 export function cappedPublication<M extends SizedMessage>(messages: readonly M[], options: CappedPublicationOptions<M>): () => Promise<void> {
-  const cut = messages.length - Math.min(messages.length, Math.max(0, options.trailing ?? 0));
-  const sends = cut === 0 || cut === messages.length ? inSends(messages) : [...inSends(messages.slice(0, cut)), ...inSends(messages.slice(cut))];
+  const sends = inSends(messages);
   let next = 0;
   return async () => {
     while (next < sends.length) {
