@@ -66,6 +66,13 @@ describe('BanLedger', () => {
     const replaced = ban({ banId: 'b3', subject: 'ip:192.0.2.2', expiresAt: 90_000 });
     ledger.observe('ip:192.0.2.2', replaced);
     expect(ledger.claimHistory(replaced)).toBe(true);
+    // Two bans admitted before the first is read back: reading it back forgets neither.
+    const preview = ban({ banId: 'p1', subject: 'ip:192.0.2.3', preview: true });
+    const enforced = ban({ banId: 'e1', subject: 'ip:192.0.2.3', startedAt: 1_001 });
+    expect(ledger.admit(preview) && ledger.admit(enforced)).toBe(true);
+    ledger.observe('ip:192.0.2.3', preview);
+    ledger.observe('ip:192.0.2.3', enforced);
+    expect([ledger.claimHistory(preview), ledger.claimHistory(enforced)]).toEqual([false, false]);
     // A tombstone, then the same ban again (a topic read from its start): claimed again.
     ledger.observe('ip:192.0.2.2', null);
     ledger.observe('ip:192.0.2.2', replaced);

@@ -13,8 +13,13 @@ export class BanLedger {
   private readonly held = new Map<string, Ban>();
   /** Per `policyId|subject`: the escalation level reached and when that ban ended. */
   private readonly offenders = new Map<string, OffenderHistory>();
-  /** Subject → the id of its held ban whose ban-history record this instance has put in its outbox. */
-  private readonly historySent = new Map<string, string>();
+  /**
+   * Subject → the ids of its bans (the last HISTORY_IDS) whose ban-history records this
+   * instance has put in its outbox, kept until the subject's ban ends: not cleared when
+   * the topic shows another ban, since this instance may have admitted a second one
+   * before reading its first back.
+   */
+  private readonly historySent = new Map<string, string[]>();
 
   get size(): number {
     return this.held.size;
@@ -27,7 +32,6 @@ export class BanLedger {
       this.historySent.delete(subject);
       return;
     }
-    if (this.historySent.has(subject) && this.historySent.get(subject) !== ban.banId) this.historySent.delete(subject);
     this.held.set(subject, ban);
     this.remember(ban);
   }
@@ -50,7 +54,7 @@ export class BanLedger {
     const held = this.held.get(ban.subject);
     if (held && held.expiresAt > ban.startedAt && !weaker(held, ban)) return false;
     this.held.set(ban.subject, ban);
-    this.historySent.set(ban.subject, ban.banId);
+    this.recordHistory(ban);
     this.remember(ban);
     return true;
   }
@@ -62,9 +66,15 @@ export class BanLedger {
    * the send failed, the ban's did not). False once per ban after that.
    */
   claimHistory(ban: Ban): boolean {
-    if (this.historySent.get(ban.subject) === ban.banId) return false;
-    this.historySent.set(ban.subject, ban.banId);
+    if (this.historySent.get(ban.subject)?.includes(ban.banId)) return false;
+    this.recordHistory(ban);
     return true;
+  }
+
+  private recordHistory(ban: Ban): void {
+    const ids = this.historySent.get(ban.subject);
+    if (ids === undefined) this.historySent.set(ban.subject, [ban.banId]);
+    else if (ids.push(ban.banId) > HISTORY_IDS) ids.shift();
   }
 
   /**
@@ -90,6 +100,9 @@ export class BanLedger {
     if (!known || known.lastBanEndsAt < ban.expiresAt) this.offenders.set(key, { level: ban.escalationLevel, lastBanEndsAt: ban.expiresAt });
   }
 }
+
+/** Ban ids remembered per subject for claimHistory: a subject's bans replaced while it stays banned. */
+const HISTORY_IDS = 4;
 
 function weaker(held: Ban, candidate: Ban): boolean {
   if (held.banId === candidate.banId) return false;
