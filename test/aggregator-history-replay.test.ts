@@ -11,8 +11,29 @@ import { catalog, decodeBan, event, publishEvents, publishPolicy, startAggregato
  * the history's partition only and the aggregator then crash, the ban is on the bans
  * topic, its history record nowhere, and the events behind them not committed: the
  * aggregator that takes over replays the crossing and sends the history again
- * (decider.ts), without a second ban.
+ * (decider.ts), without a second ban. An expiry's history record goes before its
+ * tombstone (ban-expiry.ts), so a crash between them leaves the ended ban to lift again.
  */
+/** The ban the 'burst' policy makes of `subject` crossing at `startedAt`. */
+function plantedBan(subject: string, startedAt: number): Ban {
+  return {
+    banId: banId('burst', subject, startedAt),
+    subject,
+    policyId: 'burst',
+    reason: '21 requests in 1m exceed the ban threshold of 20',
+    evidenceCount: 21,
+    windowSeconds: 60,
+    startedAt,
+    expiresAt: startedAt + 3_600_000,
+    preview: false,
+    escalationLevel: 0,
+    origin: 'aggregator',
+    httpStatus: 403,
+    createdBy: null,
+    evidence: null,
+  };
+}
+
 describe('aggregator: a ban whose history record was never written', () => {
   const { kafkaBrokers } = testInfra();
   let broker: TestBroker | undefined;
@@ -35,22 +56,7 @@ describe('aggregator: a ban whose history record was never written', () => {
     const now = Date.now();
     const flood = Array.from({ length: 60 }, (_, i) => event('203.0.113.31', now - 60 + i));
     const startedAt = flood[20]!.timestamp;
-    const ban: Ban = {
-      banId: banId('burst', subject, startedAt),
-      subject,
-      policyId: 'burst',
-      reason: '21 requests in 1m exceed the ban threshold of 20',
-      evidenceCount: 21,
-      windowSeconds: 60,
-      startedAt,
-      expiresAt: startedAt + 3_600_000,
-      preview: false,
-      escalationLevel: 0,
-      origin: 'aggregator',
-      httpStatus: 403,
-      createdBy: null,
-      evidence: null,
-    };
+    const ban = plantedBan(subject, startedAt);
     await produceOrFail(producer, topics.name('bans'), [{ key: subject, value: catalog.codec(SCHEMA_NAMES.ban).encode(ban) }]);
     await publishEvents(producer, topics.name('events'), flood);
     const bans = await new TopicTail(kafka, topics.name('bans'), decodeBan).start();
@@ -70,4 +76,20 @@ describe('aggregator: a ban whose history record was never written', () => {
     expect(bans.records.filter((r) => r.key === subject).map((r) => r.value)).toEqual([ban]);
     expect(history.records.filter((r) => r.key === subject)).toHaveLength(1);
   }, 120_000);
+  it("lifts a ban whose expiry's history record was written but not its tombstone, and the record sent again is the same", async () => {
+    // What an aggregator that died between an expiry's two sends (ban-expiry.ts) left: the
+    // ended ban still on the bans topic, its "expire" record on the history topic.
+    expect(running).toHaveLength(1); // the first test's aggregator, which owns the one partition
+    const { producer, topics } = broker!;
+    const subject = 'ip:203.0.113.32';
+    const startedAt = Date.now() - 120_000;
+    const ended: Ban = { ...plantedBan(subject, startedAt), expiresAt: startedAt + 60_000 };
+    const expiry = { subject, action: 'expire' as const, at: ended.expiresAt, actor: null, ban: ended };
+    await produceOrFail(producer, topics.name('ban-history'), [{ key: subject, value: catalog.codec(SCHEMA_NAMES.banHistory).encode(expiry) }]);
+    await produceOrFail(producer, topics.name('bans'), [{ key: subject, value: catalog.codec(SCHEMA_NAMES.ban).encode(ended) }]);
+    const [bans, history] = tails as unknown as [TopicTail<Ban>, TopicTail<BanHistoryEntry>];
+    await waitUntil(() => bans.records.some((r) => r.key === subject && r.value === null), 'the tombstone');
+    // The history record goes before the tombstone: it is there by now, once more, the same.
+    expect(history.records.filter((r) => r.key === subject).map((r) => r.value)).toEqual([expiry, expiry]);
+  }, 60_000);
 });

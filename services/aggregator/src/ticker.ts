@@ -1,6 +1,6 @@
 import type { Allowlist } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
-import { emptyReport, eventKeyOfSubject, isPartitionLocal, nearestThreshold, partitionFor, publishCounts, type BanLedger, type HotEntry } from '@banstream/engine';
+import { emptyReport, eventKeyOfSubject, isPartitionLocal, liftExpiredBans, nearestThreshold, partitionFor, publishCounts, type BanLedger, type HotEntry } from '@banstream/engine';
 import { recordHottest, TOP_SUBJECTS } from './metrics.js';
 import type { StageContext } from './stages/context.js';
 import type { EventsStage } from './stages/events-stage.js';
@@ -58,12 +58,16 @@ export class Ticker {
       s.geo.publish(s.counts, now, at(s.counts.watermark), ctx.outbox);
     }
     if (ctx.geo) this.geo(now);
-    for (const ban of this.ledger.takeExpired(now, (b) => this.owns(b))) {
-      ctx.outbox.bans.push({ key: ban.subject, value: null });
-      ctx.outbox.history.push({ key: ban.subject, value: { subject: ban.subject, action: 'expire', at: now, actor: null, ban } });
-      ctx.metrics.unbans.inc();
-    }
     if (now - this.lastSweep >= 1000) this.sweep(now);
+    // Flushes the expiries' history records (and all above) before their tombstones.
+    const lifted = await liftExpiredBans(
+      this.ledger,
+      now,
+      (b) => this.owns(b),
+      ctx.outbox,
+      () => ctx.flushDecisions(),
+    );
+    if (lifted > 0) ctx.metrics.unbans.inc(lifted);
     await ctx.flushDecisions();
   }
 
