@@ -67,6 +67,25 @@ describe('liftExpiredBans', () => {
     expect(out.bans).toEqual([]);
   });
 
+  it("leaves the tombstone to the partition's new owner when it moved while the history was flushed", async () => {
+    const ledger = new BanLedger();
+    ledger.observe('ip:192.0.2.1', ban('ip:192.0.2.1'));
+    let owned = true;
+    const out = new Outbox();
+    const lifted = await liftExpiredBans(
+      ledger,
+      70_000,
+      () => owned,
+      out,
+      async () => {
+        owned = false;
+        out.drain();
+      },
+    );
+    expect(lifted).toBe(0);
+    expect(out.bans).toEqual([]);
+  });
+
   it('does nothing, not even a flush, when no owned ban has ended', async () => {
     const ledger = new BanLedger();
     ledger.observe('ip:192.0.2.1', ban('ip:192.0.2.1'));

@@ -8,7 +8,8 @@ import type { Outbox } from './outbox.js';
  * their tombstones. In that order, a crash between the two leaves the ban on the bans
  * topic, so the next instance lifts it again (the same record, `at` being the ban's end:
  * the history API shows a repeat once); a tombstone first would leave nothing to find
- * the lost expiry by. A subject banned again in between keeps its new ban: no tombstone.
+ * the lost expiry by. A subject banned again in between keeps its new ban, and one whose
+ * partition this instance no longer owns is left to its new owner: no tombstone.
  * Returns the tombstones put in the outbox.
  */
 export async function liftExpiredBans(ledger: BanLedger, nowMs: number, owns: (ban: Ban) => boolean, out: Outbox, flush: () => Promise<void>): Promise<number> {
@@ -18,7 +19,7 @@ export async function liftExpiredBans(ledger: BanLedger, nowMs: number, owns: (b
   await flush();
   let lifted = 0;
   for (const ban of ended) {
-    if (ledger.get(ban.subject) !== undefined) continue;
+    if (ledger.get(ban.subject) !== undefined || !owns(ban)) continue;
     out.bans.push({ key: ban.subject, value: null });
     lifted++;
   }
