@@ -7,7 +7,7 @@ export { observe, observeKeyed, publishCounts, toBanRecord, type DeciderContext,
 export { LATE, PartitionState, type CountingOptions } from './partition-state.js';
 export { countedAt, receivedAt } from './event-time.js';
 export { BanLedger } from './ban-ledger.js';
-export { liftExpiredBans } from './ban-expiry.js';
+export { BanLifter } from './ban-expiry.js';
 export { Outbox, type Drained, type Keyed } from './outbox.js';
 export { AppliedOffsets, RepartitionBuffer } from './repartition.js';
 export { eventKeyOfSubject, isPartitionLocal, partitionFor, routeOf, type Route } from './routing.js';

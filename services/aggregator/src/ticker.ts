@@ -1,6 +1,6 @@
 import type { Allowlist } from '@banstream/core';
 import type { Ban } from '@banstream/schemas';
-import { emptyReport, eventKeyOfSubject, isPartitionLocal, liftExpiredBans, nearestThreshold, partitionFor, publishCounts, type BanLedger, type HotEntry } from '@banstream/engine';
+import { emptyReport, eventKeyOfSubject, isPartitionLocal, BanLifter, nearestThreshold, partitionFor, publishCounts, type BanLedger, type HotEntry } from '@banstream/engine';
 import { recordHottest, TOP_SUBJECTS } from './metrics.js';
 import type { StageContext } from './stages/context.js';
 import type { EventsStage } from './stages/events-stage.js';
@@ -24,6 +24,7 @@ export class Ticker {
   private lastSweep = 0;
   private lastBaselineFlush = 0;
   private lastTopLog = -Infinity;
+  private readonly lifter = new BanLifter();
 
   constructor(
     private readonly ctx: StageContext,
@@ -59,14 +60,8 @@ export class Ticker {
     }
     if (ctx.geo) this.geo(now);
     if (now - this.lastSweep >= 1000) this.sweep(now);
-    // Flushes the expiries' history records (and all above) before their tombstones.
-    const lifted = await liftExpiredBans(
-      this.ledger,
-      now,
-      (b) => this.owns(b),
-      ctx.outbox,
-      () => ctx.flushDecisions(),
-    );
+    // The tombstones of the bans whose history records the last tick published, and the records of those ended since.
+    const lifted = this.lifter.lift(this.ledger, now, (b) => this.owns(b), ctx.outbox);
     if (lifted > 0) ctx.metrics.unbans.inc(lifted);
     await ctx.flushDecisions();
   }

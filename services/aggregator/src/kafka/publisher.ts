@@ -69,7 +69,8 @@ export class Publisher {
   /**
    * Counts, bans, alerts and baselines, each topic's records in their order. Bans go
    * first: when a tick's counts take several sends, its bans do not wait behind them.
-   * A ban's or an expiry's history record goes in the ban's (or tombstone's) send. Should
+   * A ban's history record goes in the ban's send (an expiry's, a publication before its
+   * tombstone's: BanLifter). Should
    * one partition of that send fail and the process die, the replay of a new ban's
    * crossing sends its history again (decider.ts, BanLedger.claimHistory). In a send of
    * its own after the ban's, the history made the ban's median delay no shorter and its
