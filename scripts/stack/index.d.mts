@@ -9,8 +9,10 @@ export interface StackSettings {
   controllerPort: number;
   redisPort: number;
   logs: string;
-  /** One entry per KRaft node (broker+controller), ids from 1. */
+  /** One entry per broker, ids from 1: broker+controller nodes, or dedicated brokers when kafkaControllers is not empty. */
   kafkaNodes: KafkaNode[];
+  /** Dedicated controller nodes, ids from 101 (BANSTREAM_KAFKA_CONTROLLERS); empty when every node is both. */
+  kafkaControllers: KafkaNode[];
   /** Replication factor for topics on this stack: min(3, nodes). */
   replicationFactor: number;
   /** Every node's address, comma-separated. */
@@ -19,8 +21,12 @@ export interface StackSettings {
 }
 export interface KafkaNode {
   id: number;
-  port: number;
-  controllerPort: number;
+  /** Absent: broker and controller. */
+  role?: 'broker' | 'controller';
+  /** A broker's Kafka port (none on a dedicated controller). */
+  port?: number;
+  /** A controller's port (none on a dedicated broker). */
+  controllerPort?: number;
   dataDir: string;
   logs: string;
   pidFile: string;
@@ -32,6 +38,8 @@ export interface StackConnection {
   TOPIC_REPLICATION_FACTOR: string;
 }
 export declare class StackError extends Error {}
+/** BANSTREAM_KAFKA_CONTROLLERS read: 0 (every node both) to 5; throws StackError otherwise. */
+export declare function controllerCount(raw: string | undefined): number;
 export declare function stackSettings(env?: Record<string, string | undefined>): StackSettings;
 export declare function stackUp(settings?: StackSettings, log?: (line: string) => void): Promise<StackConnection>;
 export declare function stackDown(settings?: StackSettings): Promise<{ kafka: string; redis: string }>;
@@ -45,5 +53,15 @@ export declare function startKafkaNode(settings: StackSettings, id: number, log?
 export declare function kafkaNodePid(settings: StackSettings, id: number): number | undefined;
 export declare function kafkaNodeProperties(
   template: string,
-  node: { nodeId: number; kafkaPort: number; controllerPort: number; dataDir: string; voters: { id: number; controllerPort: number }[]; extra?: Record<string, string> },
+  node: {
+    nodeId: number;
+    role?: 'combined' | 'broker' | 'controller';
+    kafkaPort?: number;
+    controllerPort?: number;
+    dataDir: string;
+    voters: { id: number; controllerPort: number }[];
+    /** How many brokers: needed with dedicated roles (combined: the voters). */
+    brokers?: number;
+    extra?: Record<string, string>;
+  },
 ): string;

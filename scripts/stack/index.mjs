@@ -6,7 +6,7 @@ import { stackSettings } from './settings.mjs';
 import { fetchKafka, kafkaNodePid, kafkaStatus, startKafka, startKafkaNode, stopKafka, stopKafkaNode } from './kafka.mjs';
 import { redisStatus, startRedis, stopRedis } from './redis.mjs';
 
-export { stackSettings } from './settings.mjs';
+export { controllerCount, stackSettings } from './settings.mjs';
 export { StackError } from './processes.mjs';
 export { ensureDebianPackage } from './debian.mjs';
 export { fetchKafka };

@@ -83,6 +83,42 @@ describe('kafkaNodeProperties', () => {
     expect(p['broker.session.timeout.ms']).toBe('2000');
   });
 
+  it('makes a dedicated controller and a dedicated broker of a cluster whose controllers run apart', () => {
+    const controllers = [101, 102, 103].map((id, i) => ({ id, controllerPort: 39003 + i }));
+    const c = parse(kafkaNodeProperties(TEMPLATE, { nodeId: 102, role: 'controller', controllerPort: 39004, dataDir: '/c', voters: controllers, brokers: 3 }));
+    expect(c['process.roles']).toBe('controller');
+    expect(c.listeners).toBe('CONTROLLER://127.0.0.1:39004');
+    expect(c['advertised.listeners']).toBe('CONTROLLER://127.0.0.1:39004');
+    expect(c['controller.quorum.voters']).toBe('101@127.0.0.1:39003,102@127.0.0.1:39004,103@127.0.0.1:39005');
+    const b = parse(kafkaNodeProperties(TEMPLATE, { nodeId: 2, role: 'broker', kafkaPort: 39001, dataDir: '/b', voters: controllers, brokers: 3 }));
+    expect(b['process.roles']).toBe('broker');
+    expect(b.listeners).toBe('PLAINTEXT://127.0.0.1:39001');
+    expect(b['advertised.listeners']).toBe('PLAINTEXT://127.0.0.1:39001');
+    expect(b['controller.quorum.voters']).toBe(c['controller.quorum.voters']);
+    // Replicas follow the brokers, not the voters.
+    expect(b['offsets.topic.replication.factor']).toBe('3');
+    // No election can come with a broker's death: its session is the whole detection.
+    for (const p of [b, c]) {
+      expect(p['broker.session.timeout.ms']).toBe('500');
+      expect(p['broker.heartbeat.interval.ms']).toBe('125');
+      expect(Object.values(p).join('\n')).not.toContain('${');
+    }
+    const lone = parse(kafkaNodeProperties(TEMPLATE, { nodeId: 1, role: 'broker', kafkaPort: 39001, dataDir: '/b', voters: controllers, brokers: 1 }));
+    expect(lone['broker.session.timeout.ms'], 'one broker: nowhere to move its partitions').toBe('3000');
+    expect(lone['offsets.topic.replication.factor']).toBe('1');
+  });
+
+  it('refuses a dedicated broker listed as a voter, a dedicated node without the brokers count, and an unknown role', () => {
+    expect(() => kafkaNodeProperties(TEMPLATE, { nodeId: 1, role: 'broker', kafkaPort: 1, dataDir: '/d', voters: THREE, brokers: 3 })).toThrow(
+      /node 1 is a dedicated broker but also one of the quorum's voters/,
+    );
+    expect(() => kafkaNodeProperties(TEMPLATE, { nodeId: 9, role: 'broker', kafkaPort: 1, dataDir: '/d', voters: THREE })).toThrow(/needs its number of brokers/);
+    // @ts-expect-error: not a role
+    expect(() => kafkaNodeProperties(TEMPLATE, { nodeId: 1, role: 'both', kafkaPort: 1, controllerPort: 39003, dataDir: '/d', voters: THREE })).toThrow(
+      /role "both" is none of combined, broker, controller/,
+    );
+  });
+
   it('refuses a node outside the quorum, a controller port its voter entry does not have, repeated ids and unknown placeholders', () => {
     expect(() => kafkaNodeProperties(TEMPLATE, { nodeId: 4, kafkaPort: 1, controllerPort: 2, dataDir: '/d', voters: THREE })).toThrow(/node 4 is not one of the quorum's voters \(1, 2, 3\)/);
     expect(() => kafkaNodeProperties(TEMPLATE, { nodeId: 1, kafkaPort: 1, controllerPort: 2, dataDir: '/d', voters: THREE })).toThrow(/controller port 2 differs from its voter entry's 39003/);
@@ -113,6 +149,34 @@ describe('the stack layout for N Kafka nodes', () => {
     ]);
     expect(s.kafkaBrokers).toBe('127.0.0.1:19092');
     expect(s.replicationFactor).toBe(1);
+  });
+
+  it('with dedicated controllers: brokers on the broker ports, controllers 101.. on the controller ports, a folder of their own', () => {
+    const s = stackSettings({ BANSTREAM_STACK_DIR: '/tmp/s', BANSTREAM_KAFKA_PORT: '39000', BANSTREAM_KAFKA_BROKERS: '3', BANSTREAM_KAFKA_CONTROLLERS: '3' });
+    expect(s.kafkaNodes.map((n) => [n.id, n.role, n.port, n.controllerPort])).toEqual([
+      [1, 'broker', 39000, undefined],
+      [2, 'broker', 39001, undefined],
+      [3, 'broker', 39002, undefined],
+    ]);
+    expect(s.kafkaControllers.map((n) => [n.id, n.role, n.controllerPort])).toEqual([
+      [101, 'controller', 39003],
+      [102, 'controller', 39004],
+      [103, 'controller', 39005],
+    ]);
+    expect(s.kafkaBrokers).toBe('127.0.0.1:39000,127.0.0.1:39001,127.0.0.1:39002');
+    expect(s.replicationFactor).toBe(3);
+    const all = [...s.kafkaNodes, ...s.kafkaControllers];
+    for (const key of ['dataDir', 'logs', 'pidFile', 'configFile'] as const) expect(new Set(all.map((n) => n[key])).size, key).toBe(6);
+    // Never the combined layout's folders or pid files: switching layouts mixes nothing.
+    const combined = stackSettings({ BANSTREAM_STACK_DIR: '/tmp/s', BANSTREAM_KAFKA_PORT: '39000', BANSTREAM_KAFKA_BROKERS: '3' });
+    for (const n of combined.kafkaNodes) for (const m of all) expect([m.dataDir, m.pidFile]).not.toContain(n.dataDir);
+    expect(all.map((n) => n.pidFile)).not.toContain(combined.kafkaNodes[0]!.pidFile);
+    expect(combined.kafkaControllers).toEqual([]);
+  });
+
+  it('refuses a controller count outside 0..5, naming the setting', () => {
+    for (const bad of ['-1', '6', 'three'])
+      expect(() => stackSettings({ BANSTREAM_KAFKA_CONTROLLERS: bad })).toThrow(/BANSTREAM_KAFKA_CONTROLLERS \/ --controllers: expected a number of dedicated controller nodes from 0/);
   });
 
   it('refuses a node count outside 1..5 and controller ports that overlap the brokers, naming the setting', () => {

@@ -32,9 +32,21 @@ export function fetchKafka(s, log = console.log) {
   writeFileSync(marker, new Date().toISOString());
 }
 
+/** Every node of the stack: the brokers, then the dedicated controllers if any. */
+const allNodes = (s) => [...s.kafkaNodes, ...s.kafkaControllers];
+
 function writeServerProperties(s, node) {
-  const voters = s.kafkaNodes.map((n) => ({ id: n.id, controllerPort: n.controllerPort }));
-  const text = kafkaNodeProperties(readFileSync(s.kafkaTemplate, 'utf8'), { nodeId: node.id, kafkaPort: node.port, controllerPort: node.controllerPort, dataDir: node.dataDir, voters });
+  const quorum = s.kafkaControllers.length > 0 ? s.kafkaControllers : s.kafkaNodes;
+  const voters = quorum.map((n) => ({ id: n.id, controllerPort: n.controllerPort }));
+  const text = kafkaNodeProperties(readFileSync(s.kafkaTemplate, 'utf8'), {
+    nodeId: node.id,
+    role: node.role,
+    kafkaPort: node.port,
+    controllerPort: node.controllerPort,
+    dataDir: node.dataDir,
+    voters,
+    brokers: s.kafkaNodes.length,
+  });
   mkdirSync(dirname(node.configFile), { recursive: true });
   writeFileSync(node.configFile, text);
   return node.configFile;
@@ -68,7 +80,7 @@ function clusterId(s, node) {
     while (id.startsWith('-'));
     return id;
   };
-  if (s.kafkaNodes.length === 1) return fresh();
+  if (allNodes(s).length === 1) return fresh();
   const file = join(dirname(node.dataDir), 'cluster-id');
   if (!existsSync(file)) {
     mkdirSync(dirname(file), { recursive: true });
@@ -84,8 +96,13 @@ function formatStorage(s, node, config) {
 }
 
 function nodeById(s, id) {
-  const node = s.kafkaNodes.find((n) => n.id === id);
-  if (!node) throw new StackError(`no Kafka node ${id} in this stack (nodes ${s.kafkaNodes.map((n) => n.id).join(', ')})`);
+  const node = allNodes(s).find((n) => n.id === id);
+  if (!node)
+    throw new StackError(
+      `no Kafka node ${id} in this stack (nodes ${allNodes(s)
+        .map((n) => n.id)
+        .join(', ')})`,
+    );
   return node;
 }
 
@@ -95,13 +112,13 @@ const nodeRuns = (s, node) => isOurProcess(readPid(node.pidFile), s.dir);
 function kafkaPidFiles(s) {
   if (!existsSync(s.dir)) return [];
   return readdirSync(s.dir)
-    .filter((f) => /^kafka(-\d+)?\.pid$/.test(f))
+    .filter((f) => /^kafka(-broker|-controller)?(-\d+)?\.pid$/.test(f))
     .map((f) => join(s.dir, f));
 }
 
 /** Refuses to start one node where a cluster runs (or the reverse): they would share ports. */
 function refuseOtherLayout(s) {
-  const ours = new Set(s.kafkaNodes.map((n) => n.pidFile));
+  const ours = new Set(allNodes(s).map((n) => n.pidFile));
   const other = kafkaPidFiles(s).filter((f) => !ours.has(f) && isOurProcess(readPid(f), s.dir));
   if (other.length > 0) {
     throw new StackError(
@@ -111,7 +128,7 @@ function refuseOtherLayout(s) {
 }
 
 async function spawnNode(s, node, log) {
-  for (const port of [node.port, node.controllerPort]) {
+  for (const port of [node.port, node.controllerPort].filter((p) => p !== undefined)) {
     if (await portAnswers(port)) throw new StackError(`port ${port} is in use by another process: stop it or choose other ports with BANSTREAM_KAFKA_PORT / BANSTREAM_KAFKA_CONTROLLER_PORT.`);
   }
   mkdirSync(node.logs, { recursive: true });
@@ -121,7 +138,8 @@ async function spawnNode(s, node, log) {
   const child = spawn('java', javaArgs(s, node, 'kafka.Kafka', [config]), { detached: true, stdio: ['ignore', out, out] });
   child.unref();
   writePid(node.pidFile, child.pid);
-  log(`kafka${s.kafkaNodes.length > 1 ? ` node ${node.id}` : ''}: started (pid ${child.pid}) on 127.0.0.1:${node.port}, logs in ${node.logs}`);
+  const where = node.role === 'controller' ? `controller on 127.0.0.1:${node.controllerPort}` : `on 127.0.0.1:${node.port}`;
+  log(`kafka${allNodes(s).length > 1 ? ` node ${node.id}` : ''}: started (pid ${child.pid}) ${where}, logs in ${node.logs}`);
 }
 
 function nodeExited(node) {
@@ -131,20 +149,22 @@ function nodeExited(node) {
 /** Starts every node that is not running and waits until the whole cluster answers. */
 export async function startKafka(s, log = console.log) {
   refuseOtherLayout(s);
-  const toStart = s.kafkaNodes.filter((n) => {
+  const toStart = allNodes(s).filter((n) => {
     if (!nodeRuns(s, n)) return true;
-    log(`kafka${s.kafkaNodes.length > 1 ? ` node ${n.id}` : ''}: already running (pid ${readPid(n.pidFile)})`);
+    log(`kafka${allNodes(s).length > 1 ? ` node ${n.id}` : ''}: already running (pid ${readPid(n.pidFile)})`);
     return false;
   });
   if (toStart.length > 0) {
     requireJava();
     fetchKafka(s, log);
-    // All at once: a cluster's brokers register only once a quorum of controllers runs.
-    for (const node of toStart) await spawnNode(s, node, log);
+    // All at once: a cluster's brokers register only once a quorum of controllers runs
+    // (dedicated controllers first, so the brokers do not wait for them to start).
+    const controllersFirst = [...toStart].sort((a, b) => Number(b.role === 'controller') - Number(a.role === 'controller'));
+    for (const node of controllersFirst) await spawnNode(s, node, log);
   }
   await waitFor(
     async () => {
-      for (const node of s.kafkaNodes) if (!nodeRuns(s, node)) throw nodeExited(node);
+      for (const node of allNodes(s)) if (!nodeRuns(s, node)) throw nodeExited(node);
       const counts = await Promise.all(s.kafkaNodes.map((n) => registeredBrokers(`127.0.0.1:${n.port}`)));
       return counts.every((c) => c === s.kafkaNodes.length);
     },
@@ -166,9 +186,10 @@ export async function startKafkaNode(s, id, log = console.log) {
   await waitFor(
     async () => {
       if (!nodeRuns(s, node)) throw nodeExited(node);
+      if (node.role === 'controller') return portAnswers(node.controllerPort);
       return (await registeredBrokers(`127.0.0.1:${node.port}`)) > 0;
     },
-    { timeoutMs: 90_000, intervalMs: 200, message: () => `kafka node ${id} did not answer on 127.0.0.1:${node.port} within 90 s:\n${tail(join(node.logs, 'server.log'))}` },
+    { timeoutMs: 90_000, intervalMs: 200, message: () => `kafka node ${id} did not answer on 127.0.0.1:${node.port ?? node.controllerPort} within 90 s:\n${tail(join(node.logs, 'server.log'))}` },
   );
 }
 
@@ -212,7 +233,7 @@ async function registeredBrokers(address) {
 
 /** Stops every Kafka node of the stack folder, whatever layout started them. */
 export async function stopKafka(s) {
-  const files = [...new Set([...s.kafkaNodes.map((n) => n.pidFile), ...kafkaPidFiles(s)])];
+  const files = [...new Set([...allNodes(s).map((n) => n.pidFile), ...kafkaPidFiles(s)])];
   // A clean broker shutdown takes a few seconds; past 20 s it is killed.
   const results = await Promise.all(files.map((f) => stopOwnedProcess(f, s.dir, 20_000)));
   const acted = results.filter((r) => r !== 'not running');
@@ -224,7 +245,7 @@ export async function stopKafka(s) {
 function advertised(pid) {
   try {
     const config = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).at(-1);
-    return /^advertised\.listeners=PLAINTEXT:\/\/(.+)$/m.exec(readFileSync(config, 'utf8'))?.[1] ?? 'an unknown address';
+    return /^advertised\.listeners=(?:PLAINTEXT|CONTROLLER):\/\/(.+)$/m.exec(readFileSync(config, 'utf8'))?.[1] ?? 'an unknown address';
   } catch {
     return 'an unknown address';
   }
@@ -236,7 +257,7 @@ function advertised(pid) {
  * folder (a `status` without --brokers while a cluster runs) is shown too.
  */
 export function kafkaStatus(s) {
-  const configured = s.kafkaNodes.map((n) => n.pidFile);
+  const configured = allNodes(s).map((n) => n.pidFile);
   const runs = (f) => isOurProcess(readPid(f), s.dir);
   const others = kafkaPidFiles(s).filter((f) => !configured.includes(f) && runs(f));
   const files = others.length > 0 && !configured.some(runs) ? others : configured;
@@ -245,9 +266,11 @@ export function kafkaStatus(s) {
   if (up === 0) return 'stopped';
   const nodes = files
     .map((f) => {
-      const node = s.kafkaNodes.find((n) => n.pidFile === f);
-      const name = `node ${/kafka-(\d+)\.pid$/.exec(f)?.[1]}`;
-      return runs(f) ? `${name} (pid ${readPid(f)}) at ${node ? `127.0.0.1:${node.port}` : advertised(readPid(f))}` : `${name} stopped`;
+      const node = allNodes(s).find((n) => n.pidFile === f);
+      const [, role, number] = /kafka-(?:(broker|controller)-)?(\d+)\.pid$/.exec(f) ?? [];
+      const name = role === 'controller' ? `controller ${node?.id ?? number}` : `${role ?? 'node'} ${number}`;
+      const address = node ? `127.0.0.1:${node.port ?? node.controllerPort}` : advertised(readPid(f));
+      return runs(f) ? `${name} (pid ${readPid(f)}) at ${address}` : `${name} stopped`;
     })
     .join('; ');
   return up === files.length ? `running ${up} nodes: ${nodes}` : `partly running (${up} of ${files.length} nodes): ${nodes}`;

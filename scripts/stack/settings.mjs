@@ -19,10 +19,12 @@ export function stackSettings(env = process.env) {
   const kafkaPort = port('BANSTREAM_KAFKA_PORT', 19092);
   const redisPort = port('BANSTREAM_REDIS_PORT', 16379);
   const count = nodeCount(env.BANSTREAM_KAFKA_BROKERS);
+  const controllers = controllerCount(env.BANSTREAM_KAFKA_CONTROLLERS);
   // Broker ports kafkaPort.., then controller ports: one node keeps :19092 and :19093.
   const controllerPort = port('BANSTREAM_KAFKA_CONTROLLER_PORT', kafkaPort + count);
   const logs = join(dir, 'logs');
-  const kafkaNodes = layoutNodes({ dir, logs, count, kafkaPort, controllerPort });
+  const kafkaNodes = layoutNodes({ dir, logs, count, kafkaPort, controllerPort, controllers });
+  const kafkaControllers = layoutControllers({ dir, logs, count, controllerPort, controllers });
   return {
     dir,
     // Jars are shared by every stack folder of this checkout: fetched once.
@@ -38,6 +40,8 @@ export function stackSettings(env = process.env) {
     kafkaData: kafkaNodes[0].dataDir,
     redisData: join(dir, 'redis-data'),
     kafkaNodes,
+    // Dedicated controller nodes (BANSTREAM_KAFKA_CONTROLLERS); empty when every node is both.
+    kafkaControllers,
     // Replication of banstream's topics (TOPIC_REPLICATION_FACTOR) and of Kafka's internal ones.
     replicationFactor: Math.min(3, count),
     kafkaBrokers: kafkaNodes.map((n) => `127.0.0.1:${n.port}`).join(','),
@@ -58,13 +62,41 @@ export function nodeCount(raw) {
 }
 
 /**
+ * BANSTREAM_KAFKA_CONTROLLERS (or `stack:up -- --controllers N`): how many dedicated
+ * controller nodes run beside the brokers; 0 (the default) makes every node both. With
+ * them, a broker's death is one session timeout, never a quorum election as well.
+ */
+export function controllerCount(raw) {
+  if (raw === undefined || raw === '') return 0;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > MAX_KAFKA_NODES) {
+    throw new StackError(`BANSTREAM_KAFKA_CONTROLLERS / --controllers: expected a number of dedicated controller nodes from 0 (every node both) to ${MAX_KAFKA_NODES} (got ${JSON.stringify(raw)})`);
+  }
+  return n;
+}
+
+/** The dedicated controllers: ids 101.., on the controller ports; none when every node is both. */
+export function layoutControllers({ dir, logs, count, controllerPort, controllers }) {
+  const home = join(dir, `kafka-cluster-${count}-controllers-${controllers}`);
+  return Array.from({ length: controllers }, (_, i) => ({
+    id: 101 + i,
+    role: 'controller',
+    controllerPort: controllerPort + i,
+    dataDir: join(home, `controller-${i + 1}`),
+    logs: join(logs, `kafka-controller-${i + 1}`),
+    pidFile: join(dir, `kafka-controller-${i + 1}.pid`),
+    configFile: join(home, `controller-${i + 1}.properties`),
+  }));
+}
+
+/**
  * Each node's id, ports, data folder, logs and pid file. One node keeps the layout the
  * stack always had; a cluster's nodes live under kafka-cluster-N/, so switching between
  * one node and a cluster never mixes data formatted for another quorum.
  */
-export function layoutNodes({ dir, logs, count, kafkaPort, controllerPort }) {
+export function layoutNodes({ dir, logs, count, kafkaPort, controllerPort, controllers = 0 }) {
   const brokerPorts = Array.from({ length: count }, (_, i) => kafkaPort + i);
-  const controllerPorts = Array.from({ length: count }, (_, i) => controllerPort + i);
+  const controllerPorts = Array.from({ length: controllers || count }, (_, i) => controllerPort + i);
   const last = Math.max(...brokerPorts, ...controllerPorts);
   if (last > 65535) throw new StackError(`Kafka ports run past 65535 (${count} node(s) from ${kafkaPort} and controllers from ${controllerPort}): choose a lower BANSTREAM_KAFKA_PORT`);
   const clash = brokerPorts.find((p) => controllerPorts.includes(p));
@@ -72,6 +104,18 @@ export function layoutNodes({ dir, logs, count, kafkaPort, controllerPort }) {
     throw new StackError(
       `Kafka port ${clash} would serve both a broker and a controller: with ${count} node(s), broker ports are ${kafkaPort}-${kafkaPort + count - 1}, so BANSTREAM_KAFKA_CONTROLLER_PORT must not fall in that range`,
     );
+  }
+  if (controllers > 0) {
+    const home = join(dir, `kafka-cluster-${count}-controllers-${controllers}`);
+    return brokerPorts.map((port, i) => ({
+      id: i + 1,
+      role: 'broker',
+      port,
+      dataDir: join(home, `broker-${i + 1}`),
+      logs: join(logs, `kafka-broker-${i + 1}`),
+      pidFile: join(dir, `kafka-broker-${i + 1}.pid`),
+      configFile: join(home, `broker-${i + 1}.properties`),
+    }));
   }
   if (count === 1) {
     return [{ id: 1, port: kafkaPort, controllerPort, dataDir: join(dir, 'kafka-data'), logs, pidFile: join(dir, 'kafka.pid'), configFile: join(dir, 'kafka-server.properties') }];

@@ -21,13 +21,15 @@ export interface TestCluster {
   down(): Promise<void>;
 }
 
-export async function startTestCluster(nodes = 3, heap = '512m'): Promise<TestCluster> {
+/** `controllers`: dedicated controller nodes beside the `nodes` brokers (0: every node both). */
+export async function startTestCluster(nodes = 3, heap = '512m', controllers = 0): Promise<TestCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'banstream-cluster-'));
   const settings = stackSettings({
     BANSTREAM_STACK_DIR: dir,
     BANSTREAM_KAFKA_BROKERS: String(nodes),
+    BANSTREAM_KAFKA_CONTROLLERS: String(controllers),
     BANSTREAM_KAFKA_PORT: String(await freePortBlock(nodes)),
-    BANSTREAM_KAFKA_CONTROLLER_PORT: String(await freePortBlock(nodes)),
+    BANSTREAM_KAFKA_CONTROLLER_PORT: String(await freePortBlock(controllers || nodes)),
     BANSTREAM_REDIS_PORT: String(await freePort()),
     BANSTREAM_KAFKA_HEAP: heap,
   });
