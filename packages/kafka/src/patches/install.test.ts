@@ -21,6 +21,7 @@ const ALL_PATCHED = {
   produceRequest: true,
   coordinatorRefusals: true,
   memberRejoin: true,
+  coordinatorMove: true,
   leaderMoveFetch: true,
   sendRetries: true,
   unreadableBatches: true,
@@ -30,7 +31,7 @@ const prototypeOf = (module: unknown) => (module as { prototype: Record<string, 
 
 describe('installKafkaPatches', () => {
   // One test, in order: a test file runs in a process of its own, so kafkajs starts unloaded.
-  it('is not done by importing the port (kafkajs not even loaded), and patches all ten when called before the first client', () => {
+  it('is not done by importing the port (kafkajs not even loaded), and patches all eleven when called before the first client', () => {
     expect(kafkajsLoaded()).toBe(false);
     expect(kafkajsModulesLoaded()).toEqual([]);
     expect(kafkajsGroupingFixed()).toBe(false);

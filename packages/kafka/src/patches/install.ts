@@ -1,4 +1,5 @@
 import { keepKafkajsCoordinatorRefusals } from './coordinator-refusals-fix.js';
+import { followKafkajsCoordinatorMoves } from './coordinator-move-fix.js';
 import { fixKafkajsEncoder } from './encoder-fix.js';
 import { fixKafkajsGrouping } from './grouping-fix.js';
 import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
@@ -9,7 +10,7 @@ import { fixKafkajsRequestTimeout } from './request-timeout-fix.js';
 import { fixKafkajsSendRetries } from './send-retry-fix.js';
 import { readUnreadableBatchesAsStandIns } from './unreadable-batches.js';
 
-/** Which of the ten patches are in place after installKafkaPatches(). */
+/** Which of the eleven patches are in place after installKafkaPatches(). */
 export interface KafkaPatches {
   /** One-pass grouping of a send's records by partition (needs kafkajs not yet loaded). */
   grouping: boolean;
@@ -23,6 +24,8 @@ export interface KafkaPatches {
   coordinatorRefusals: boolean;
   /** A consumer restarted after a crash joins its group as the member it was, not a new one the group makes wait out the old one's session. */
   memberRejoin: boolean;
+  /** A heartbeat or commit whose group coordinator's connection is gone goes to the group's current coordinator, as the same member: no crash and rejoin. */
+  coordinatorMove: boolean;
   /** A consumer that cannot reach a partition's leader refreshes the metadata and fetches from the new one, instead of crashing first. */
   leaderMoveFetch: boolean;
   /** A send's retry waits for the requests of its earlier attempts, so no record is written twice under new sequence numbers (needs kafkajs's producer not yet loaded). */
@@ -54,6 +57,7 @@ export function installKafkaPatches(): KafkaPatches {
     produceRequest: fixKafkajsProduceRequest(),
     coordinatorRefusals: keepKafkajsCoordinatorRefusals(),
     memberRejoin: keepKafkajsMemberAcrossRestarts(),
+    coordinatorMove: followKafkajsCoordinatorMoves(),
     leaderMoveFetch: fixKafkajsFetchOnLeaderMove(),
     sendRetries,
     unreadableBatches: readUnreadableBatchesAsStandIns(),

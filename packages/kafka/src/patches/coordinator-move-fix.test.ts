@@ -1,0 +1,135 @@
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import { findCoordinatorBeforeHeartbeat, findCoordinatorForOffsets, followKafkajsCoordinatorMoves, OFFSET_MANAGER_MODULE } from './coordinator-move-fix.js';
+
+const require = createRequire(import.meta.url);
+// kafkajs's own OffsetManager: its getCoordinator looks for the broker by the node id it had.
+const KafkajsOffsetManager = require(OFFSET_MANAGER_MODULE) as new (options: object) => { getCoordinator(): Promise<unknown> };
+
+/** Brokers 1 to 3 and a cluster that knows which leads the group now, as kafkajs's Cluster would tell. */
+function world() {
+  const brokers = new Map(
+    [1, 2, 3].map((id) => [
+      id,
+      {
+        id,
+        up: true,
+        isConnected() {
+          return this.up;
+        },
+      },
+    ]),
+  );
+  const state = { coordinatorId: 3, lookups: 0, fenced: new Set<number>() };
+  const cluster = {
+    // What kafkajs's OffsetManager asks of its cluster when it is made.
+    committedOffsets: () => ({}),
+    // kafkajs's findGroupCoordinatorMetadata: FindCoordinator asked of a live broker.
+    async findGroupCoordinatorMetadata({ groupId, coordinatorType }: { groupId: string; coordinatorType: number }) {
+      expect([groupId, coordinatorType]).toEqual(['g', 0]);
+      state.lookups++;
+      return { coordinator: { nodeId: state.coordinatorId } };
+    },
+    // kafkajs's findBroker: by node id, from the metadata; a fenced broker is no longer in it.
+    async findBroker({ nodeId }: { nodeId: number }) {
+      const b = brokers.get(nodeId)!;
+      if (state.fenced.has(nodeId)) throw Object.assign(new Error(`Broker ${nodeId} not found in the cached metadata`), { name: 'KafkaJSBrokerNotFound' });
+      if (!b.up) throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'KafkaJSConnectionError' });
+      return b;
+    },
+  };
+  /** Broker 3 dies and the group moves to broker 1, as Kafka does once it is fenced. */
+  const killCoordinator = () => {
+    brokers.get(3)!.up = false;
+    state.fenced.add(3);
+    state.coordinatorId = 1;
+  };
+  return { brokers, state, cluster, killCoordinator };
+}
+
+describe('followKafkajsCoordinatorMoves', () => {
+  it('patches the installed kafkajs (a kafkajs upgrade that moves ConsumerGroup or OffsetManager fails here)', () => {
+    expect(followKafkajsCoordinatorMoves()).toBe(true);
+    expect(followKafkajsCoordinatorMoves()).toBe(true);
+  });
+
+  it("kafkajs's own OffsetManager, patched, commits to the coordinator that took the group over (unpatched it asks for broker 3 by id, gone from the metadata once fenced)", async () => {
+    expect(followKafkajsCoordinatorMoves()).toBe(true);
+    const { brokers, cluster, killCoordinator } = world();
+    const manager = new KafkajsOffsetManager({ cluster, coordinator: brokers.get(3), memberAssignment: {}, topicConfigurations: {}, groupId: 'g', generationId: 1, memberId: 'm' });
+    expect(await manager.getCoordinator()).toBe(brokers.get(3));
+    killCoordinator();
+    await expect(cluster.findBroker({ nodeId: 3 })).rejects.toThrow(/Broker 3 not found in the cached metadata/);
+    expect(await manager.getCoordinator()).toBe(brokers.get(1));
+  });
+
+  it('an offset request whose coordinator died goes to the one that took the group over; a live one is kept without a lookup', async () => {
+    const { brokers, state, cluster, killCoordinator } = world();
+    class Manager {
+      coordinator = brokers.get(3)!;
+      readonly groupId = 'g';
+      readonly cluster = cluster;
+      async getCoordinator(): Promise<unknown> {
+        throw new Error('replaced by the patch');
+      }
+    }
+    expect(findCoordinatorForOffsets(Manager.prototype)).toBe(true);
+    const manager = new Manager();
+    expect(await manager.getCoordinator()).toBe(brokers.get(3));
+    expect(state.lookups).toBe(0);
+    killCoordinator();
+    expect(await manager.getCoordinator()).toBe(brokers.get(1));
+    expect(manager.coordinator).toBe(brokers.get(1));
+    expect(await manager.getCoordinator()).toBe(brokers.get(1));
+    expect(state.lookups).toBe(1);
+  });
+
+  it('a heartbeat whose coordinator died is sent to the new one, as the same member; a live coordinator costs no lookup', async () => {
+    const { brokers, state, cluster, killCoordinator } = world();
+    const sent: number[] = [];
+    class Group {
+      coordinator: { id: number; isConnected(): boolean } | null = brokers.get(3)!;
+      readonly groupId = 'g';
+      readonly memberId = 'member-1';
+      readonly cluster = cluster;
+      // kafkajs's heartbeat: to this.coordinator, whatever it is; a dead broker refuses the connection.
+      async heartbeat(_options: { interval: number }): Promise<void> {
+        if (!this.coordinator!.isConnected()) throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'KafkaJSConnectionError' });
+        sent.push(this.coordinator!.id);
+      }
+    }
+    expect(findCoordinatorBeforeHeartbeat(Group.prototype)).toBe(true);
+    const group = new Group();
+    await group.heartbeat({ interval: 0 });
+    killCoordinator();
+    await group.heartbeat({ interval: 0 });
+    expect(sent).toEqual([3, 1]);
+    expect(group.memberId).toBe('member-1');
+    expect(state.lookups).toBe(1);
+  });
+
+  it('before the group has moved, the lookup names the dead broker again and the heartbeat fails as kafkajs would, to be retried', async () => {
+    const { brokers, state, cluster } = world();
+    class Group {
+      coordinator: { id: number; isConnected(): boolean } | null = brokers.get(3)!;
+      readonly groupId = 'g';
+      readonly cluster = cluster;
+      async heartbeat(_options: { interval: number }): Promise<void> {
+        if (!this.coordinator!.isConnected()) throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'KafkaJSConnectionError' });
+      }
+    }
+    findCoordinatorBeforeHeartbeat(Group.prototype);
+    const group = new Group();
+    brokers.get(3)!.up = false; // dead, not yet fenced: FindCoordinator still answers 3
+    await expect(group.heartbeat({ interval: 0 })).rejects.toThrow(/ECONNREFUSED/);
+    expect(group.coordinator, 'kept until a lookup names a broker that answers').toBe(brokers.get(3));
+    state.coordinatorId = 2; // moved
+    await expect(group.heartbeat({ interval: 0 })).resolves.toBeUndefined();
+    expect(group.coordinator).toBe(brokers.get(2));
+  });
+
+  it('leaves a prototype of another shape alone', () => {
+    expect(findCoordinatorBeforeHeartbeat({})).toBe(false);
+    expect(findCoordinatorForOffsets({ getCoordinator: 1 })).toBe(false);
+  });
+});

@@ -1,0 +1,91 @@
+import { createRequire } from 'node:module';
+import { kafkajsConsumerGroupPrototype } from './member-rejoin-fix.js';
+
+/**
+ * kafkajs 2.2.4 finds a consumer group's coordinator when the member joins, and keeps it:
+ * the heartbeat goes to that broker for as long as the member lives, and the offset
+ * manager, once its connection is gone, looks for the broker by the same node id. When
+ * the coordinator's broker dies, every heartbeat and every commit fails (connection
+ * refused; "Broker N not found in the cached metadata" once it is fenced) although Kafka
+ * moved the group to another broker within a second: the retries run out, the consumer
+ * crashes and joins again. The aggregator then rebuilds its partitions' windows by replay
+ * (3 s more before a flood's ban in the failover benchmark), the sidecars' feeds stop
+ * reading until the crash (19 s).
+ *
+ * The Java client looks the coordinator up again when its connection is lost
+ * (`markCoordinatorUnknown`) and goes on as the same member of the same generation.
+ * This does the same: a heartbeat or an offset request whose coordinator is not
+ * connected asks for the group's coordinator first (one FindCoordinator, which kafkajs
+ * repeats while the answer is COORDINATOR_NOT_AVAILABLE), and connects to the broker it
+ * names: the dead one until Kafka has moved the group, so the request fails as before and
+ * kafkajs's own retries ask again; the new one after. No retries of its own: kafkajs's
+ * findGroupCoordinator would retry each refused connection inside every heartbeat. A
+ * connected coordinator is used as before, at no cost. Applied once per process by
+ * installKafkaPatches().
+ */
+
+/** A kafkajs Broker, as far as the patch uses it. */
+interface Coordinator {
+  isConnected(): boolean;
+}
+
+/** The fields of kafkajs's ConsumerGroup and OffsetManager the patch uses. */
+interface GroupMember {
+  groupId: string;
+  coordinator: Coordinator | null;
+  cluster: {
+    findGroupCoordinatorMetadata(options: { groupId: string; coordinatorType: number }): Promise<{ coordinator: { nodeId: number } }>;
+    findBroker(options: { nodeId: number }): Promise<Coordinator>;
+  };
+}
+
+const require = createRequire(import.meta.url);
+export const OFFSET_MANAGER_MODULE = 'kafkajs/src/consumer/offsetManager/index.js';
+let applied = false;
+
+/** Patches kafkajs's ConsumerGroup and OffsetManager; returns whether both are patched. */
+export function followKafkajsCoordinatorMoves(): boolean {
+  if (applied) return true;
+  const groupProto = kafkajsConsumerGroupPrototype();
+  const offsetsProto = (require(OFFSET_MANAGER_MODULE) as { prototype: object }).prototype;
+  // Both or neither: a half-applied patch would be harder to reason about than none.
+  if (!hasShape(groupProto, 'heartbeat') || !hasShape(offsetsProto, 'getCoordinator')) return false;
+  applied = findCoordinatorBeforeHeartbeat(groupProto) && findCoordinatorForOffsets(offsetsProto);
+  return applied;
+}
+
+function hasShape(proto: object, method: string): boolean {
+  return typeof (proto as Record<string, unknown>)[method] === 'function';
+}
+
+/** The coordinator to use: the one held while its connection lives, else the group's current one. */
+async function currentCoordinator(member: GroupMember): Promise<Coordinator | null> {
+  if (member.coordinator && !member.coordinator.isConnected()) {
+    // coordinatorType 0: a consumer group's (kafkajs's COORDINATOR_TYPES.GROUP).
+    const { coordinator } = await member.cluster.findGroupCoordinatorMetadata({ groupId: member.groupId, coordinatorType: 0 });
+    member.coordinator = await member.cluster.findBroker({ nodeId: coordinator.nodeId });
+  }
+  return member.coordinator;
+}
+
+/** ConsumerGroup.heartbeat: to the group's current coordinator (the unit test's prototype too). */
+export function findCoordinatorBeforeHeartbeat(proto: object): boolean {
+  const p = proto as { heartbeat?: (this: GroupMember, options: unknown) => Promise<unknown> };
+  const { heartbeat } = p;
+  if (typeof heartbeat !== 'function') return false;
+  p.heartbeat = async function heartbeatCurrentCoordinator(this: GroupMember, options: unknown): Promise<unknown> {
+    await currentCoordinator(this);
+    return heartbeat.call(this, options);
+  };
+  return true;
+}
+
+/** OffsetManager.getCoordinator (commits, offset fetches): the group's current coordinator, not the same node id again. */
+export function findCoordinatorForOffsets(proto: object): boolean {
+  const p = proto as { getCoordinator?: (this: GroupMember) => Promise<Coordinator | null> };
+  if (typeof p.getCoordinator !== 'function') return false;
+  p.getCoordinator = async function getCurrentCoordinator(this: GroupMember): Promise<Coordinator | null> {
+    return currentCoordinator(this);
+  };
+  return true;
+}
