@@ -192,7 +192,12 @@ async function main(): Promise<void> {
       const pending = new Set(enforcers);
       while (pending.size > 0) {
         if (performance.now() - at > 120_000) throw new Error(`flood ${ip} not banned at every enforcer within 120 s`);
-        for (const s of [...pending]) if (await denied(s, ip)) pending.delete(s);
+        // Both at once: asked one after the other, a loaded machine added one check's time to each turn.
+        await Promise.all(
+          [...pending].map(async (s) => {
+            if (await denied(s, ip)) pending.delete(s);
+          }),
+        );
         if (pending.size > 0) await sleep(10);
       }
       return performance.now() - at;
@@ -305,6 +310,7 @@ async function main(): Promise<void> {
       'failover',
       {
         brokers: 3,
+        dedicated_controllers: settings.kafkaControllers.length,
         replication_factor: 3,
         min_insync_replicas: 2,
         partitions: PARTITIONS,

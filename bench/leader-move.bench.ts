@@ -101,6 +101,7 @@ async function main(): Promise<void> {
       'leader-move',
       {
         brokers: 3,
+        dedicated_controllers: settings.kafkaControllers.length,
         replication_factor: 3,
         min_insync_replicas: 2,
         cycles: CYCLES,
