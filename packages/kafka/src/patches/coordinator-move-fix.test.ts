@@ -128,6 +128,35 @@ describe('followKafkajsCoordinatorMoves', () => {
     expect(group.coordinator).toBe(brokers.get(2));
   });
 
+  it('looks up only when a heartbeat is due (kafkajs sends one an interval after its last), once for the batches that ask at once', async () => {
+    const { brokers, state, cluster, killCoordinator } = world();
+    const sent: number[] = [];
+    class Group {
+      coordinator: { id: number; isConnected(): boolean } | null = brokers.get(3)!;
+      readonly groupId = 'g';
+      readonly memberId = 'member-1';
+      readonly cluster = cluster;
+      lastRequest = Date.now();
+      // kafkajs's heartbeat: nothing before the interval has passed since the last request.
+      async heartbeat({ interval }: { interval: number }): Promise<void> {
+        if (Date.now() < this.lastRequest + interval) return;
+        if (!this.coordinator!.isConnected()) throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'KafkaJSConnectionError' });
+        sent.push(this.coordinator!.id);
+        this.lastRequest = Date.now();
+      }
+    }
+    findCoordinatorBeforeHeartbeat(Group.prototype);
+    const group = new Group();
+    killCoordinator();
+    await group.heartbeat({ interval: 60_000 });
+    expect(state.lookups, 'not due: no lookup').toBe(0);
+    expect(group.coordinator).toBe(brokers.get(3));
+    group.lastRequest = 0;
+    await Promise.all([group.heartbeat({ interval: 1_000 }), group.heartbeat({ interval: 1_000 }), group.heartbeat({ interval: 1_000 })]);
+    expect(state.lookups, 'three batches, one lookup').toBe(1);
+    expect(sent[0]).toBe(1);
+  });
+
   it('leaves a prototype of another shape alone', () => {
     expect(findCoordinatorBeforeHeartbeat({})).toBe(false);
     expect(findCoordinatorForOffsets({ getCoordinator: 1 })).toBe(false);

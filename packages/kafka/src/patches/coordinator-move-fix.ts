@@ -58,23 +58,38 @@ function hasShape(proto: object, method: string): boolean {
   return typeof (proto as Record<string, unknown>)[method] === 'function';
 }
 
+/** Per member (a ConsumerGroup or an OffsetManager): its lookup in flight, shared by the batches that ask at once. */
+const lookups = new WeakMap<GroupMember, Promise<Coordinator | null>>();
+
 /** The coordinator to use: the one held while its connection lives, else the group's current one. */
-async function currentCoordinator(member: GroupMember): Promise<Coordinator | null> {
-  if (member.coordinator && !member.coordinator.isConnected()) {
-    // coordinatorType 0: a consumer group's (kafkajs's COORDINATOR_TYPES.GROUP).
-    const { coordinator } = await member.cluster.findGroupCoordinatorMetadata({ groupId: member.groupId, coordinatorType: 0 });
-    member.coordinator = await member.cluster.findBroker({ nodeId: coordinator.nodeId });
+function currentCoordinator(member: GroupMember): Promise<Coordinator | null> {
+  if (!member.coordinator || member.coordinator.isConnected()) return Promise.resolve(member.coordinator);
+  let lookup = lookups.get(member);
+  if (!lookup) {
+    lookup = (async () => {
+      // coordinatorType 0: a consumer group's (kafkajs's COORDINATOR_TYPES.GROUP).
+      const { coordinator } = await member.cluster.findGroupCoordinatorMetadata({ groupId: member.groupId, coordinatorType: 0 });
+      member.coordinator = await member.cluster.findBroker({ nodeId: coordinator.nodeId });
+      return member.coordinator;
+    })().finally(() => lookups.delete(member));
+    lookups.set(member, lookup);
   }
-  return member.coordinator;
+  return lookup;
 }
 
-/** ConsumerGroup.heartbeat: to the group's current coordinator (the unit test's prototype too). */
+/**
+ * ConsumerGroup.heartbeat: to the group's current coordinator (the unit test's prototype
+ * too). kafkajs calls it after every batch and sends only once the interval has passed
+ * since its last request (`lastRequest`): the lookup waits for that too, so a dead
+ * coordinator costs one lookup a heartbeat, not one a batch.
+ */
 export function findCoordinatorBeforeHeartbeat(proto: object): boolean {
-  const p = proto as { heartbeat?: (this: GroupMember, options: unknown) => Promise<unknown> };
+  const p = proto as { heartbeat?: (this: GroupMember & { lastRequest?: unknown }, options: { interval?: unknown }) => Promise<unknown> };
   const { heartbeat } = p;
   if (typeof heartbeat !== 'function') return false;
-  p.heartbeat = async function heartbeatCurrentCoordinator(this: GroupMember, options: unknown): Promise<unknown> {
-    await currentCoordinator(this);
+  p.heartbeat = async function heartbeatCurrentCoordinator(this: GroupMember & { lastRequest?: unknown }, options: { interval?: unknown }): Promise<unknown> {
+    const due = typeof this.lastRequest !== 'number' || typeof options?.interval !== 'number' || Date.now() >= this.lastRequest + options.interval;
+    if (due) await currentCoordinator(this);
     return heartbeat.call(this, options);
   };
   return true;
