@@ -22,6 +22,7 @@ const ALL_PATCHED = {
   coordinatorRefusals: true,
   memberRejoin: true,
   coordinatorMove: true,
+  fetcherRebalance: true,
   leaderMoveFetch: true,
   sendRetries: true,
   unreadableBatches: true,
@@ -31,7 +32,7 @@ const prototypeOf = (module: unknown) => (module as { prototype: Record<string, 
 
 describe('installKafkaPatches', () => {
   // One test, in order: a test file runs in a process of its own, so kafkajs starts unloaded.
-  it('is not done by importing the port (kafkajs not even loaded), and patches all eleven when called before the first client', () => {
+  it('is not done by importing the port (kafkajs not even loaded), and patches all twelve when called before the first client', () => {
     expect(kafkajsLoaded()).toBe(false);
     expect(kafkajsModulesLoaded()).toEqual([]);
     expect(kafkajsGroupingFixed()).toBe(false);

@@ -1,5 +1,6 @@
 import { keepKafkajsCoordinatorRefusals } from './coordinator-refusals-fix.js';
 import { followKafkajsCoordinatorMoves } from './coordinator-move-fix.js';
+import { fixKafkajsFetcherRebalance } from './fetcher-rebalance-fix.js';
 import { fixKafkajsEncoder } from './encoder-fix.js';
 import { fixKafkajsGrouping } from './grouping-fix.js';
 import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
@@ -10,7 +11,7 @@ import { fixKafkajsRequestTimeout } from './request-timeout-fix.js';
 import { fixKafkajsSendRetries } from './send-retry-fix.js';
 import { readUnreadableBatchesAsStandIns } from './unreadable-batches.js';
 
-/** Which of the eleven patches are in place after installKafkaPatches(). */
+/** Which of the twelve patches are in place after installKafkaPatches(). */
 export interface KafkaPatches {
   /** One-pass grouping of a send's records by partition (needs kafkajs not yet loaded). */
   grouping: boolean;
@@ -26,6 +27,8 @@ export interface KafkaPatches {
   memberRejoin: boolean;
   /** A heartbeat or commit whose group coordinator's connection is gone goes to the group's current coordinator, as the same member: no crash and rejoin. */
   coordinatorMove: boolean;
+  /** A consumer whose brokers changed reads the moved partitions at once, without waiting out its other fetches' long polls (needs kafkajs's consumer not yet loaded). */
+  fetcherRebalance: boolean;
   /** A consumer that cannot reach a partition's leader refreshes the metadata and fetches from the new one, instead of crashing first. */
   leaderMoveFetch: boolean;
   /** A send's retry waits for the requests of its earlier attempts, so no record is written twice under new sequence numbers (needs kafkajs's producer not yet loaded). */
@@ -50,6 +53,8 @@ export function installKafkaPatches(): KafkaPatches {
   const grouping = fixKafkajsGrouping();
   // Next: it loads sendMessages (which takes the grouping above), not yet the producer that takes it.
   const sendRetries = fixKafkajsSendRetries();
+  // Before anything loads kafkajs's consumer (its fetch manager takes the fetcher when loaded).
+  const fetcherRebalance = fixKafkajsFetcherRebalance();
   return {
     grouping,
     idleTimer: fixKafkajsIdleTimerLoop(),
@@ -58,6 +63,7 @@ export function installKafkaPatches(): KafkaPatches {
     coordinatorRefusals: keepKafkajsCoordinatorRefusals(),
     memberRejoin: keepKafkajsMemberAcrossRestarts(),
     coordinatorMove: followKafkajsCoordinatorMoves(),
+    fetcherRebalance,
     leaderMoveFetch: fixKafkajsFetchOnLeaderMove(),
     sendRetries,
     unreadableBatches: readUnreadableBatchesAsStandIns(),
