@@ -6,6 +6,18 @@ const require = createRequire(import.meta.url);
 // kafkajs's own OffsetManager: its getCoordinator looks for the broker by the node id it had.
 const KafkajsOffsetManager = require(OFFSET_MANAGER_MODULE) as new (options: object) => { getCoordinator(): Promise<unknown> };
 
+/** A module loaded anew from its file, not from the cache (where the patch changed the class). */
+function loadFresh(id: string): unknown {
+  const path = require.resolve(id);
+  const cached = require.cache[path];
+  delete require.cache[path];
+  try {
+    return require(path);
+  } finally {
+    if (cached) require.cache[path] = cached;
+  }
+}
+
 /** Brokers 1 to 3 and a cluster that knows which leads the group now, as kafkajs's Cluster would tell. */
 function world() {
   const brokers = new Map(
@@ -13,6 +25,8 @@ function world() {
       id,
       {
         id,
+        // kafkajs's Broker carries its node id: what its own getCoordinator looks it up by.
+        nodeId: id,
         up: true,
         isConnected() {
           return this.up;
@@ -24,11 +38,18 @@ function world() {
   const cluster = {
     // What kafkajs's OffsetManager asks of its cluster when it is made.
     committedOffsets: () => ({}),
-    // kafkajs's findGroupCoordinatorMetadata: FindCoordinator asked of a live broker.
-    async findGroupCoordinatorMetadata({ groupId, coordinatorType }: { groupId: string; coordinatorType: number }) {
-      expect([groupId, coordinatorType]).toEqual(['g', 0]);
-      state.lookups++;
-      return { coordinator: { nodeId: state.coordinatorId } };
+    // kafkajs's BrokerPool.findConnectedBroker, and that broker's FindCoordinator.
+    brokerPool: {
+      async findConnectedBroker() {
+        const live = [...brokers.values()].find((b) => b.up)!;
+        return {
+          async findGroupCoordinator({ groupId, coordinatorType }: { groupId: string; coordinatorType: number }) {
+            expect([live.up, groupId, coordinatorType]).toEqual([true, 'g', 0]);
+            state.lookups++;
+            return { coordinator: { nodeId: state.coordinatorId } };
+          },
+        };
+      },
     },
     // kafkajs's findBroker: by node id, from the metadata; a fenced broker is no longer in it.
     async findBroker({ nodeId }: { nodeId: number }) {
@@ -59,8 +80,11 @@ describe('followKafkajsCoordinatorMoves', () => {
     const manager = new KafkajsOffsetManager({ cluster, coordinator: brokers.get(3), memberAssignment: {}, topicConfigurations: {}, groupId: 'g', generationId: 1, memberId: 'm' });
     expect(await manager.getCoordinator()).toBe(brokers.get(3));
     killCoordinator();
-    await expect(cluster.findBroker({ nodeId: 3 })).rejects.toThrow(/Broker 3 not found in the cached metadata/);
     expect(await manager.getCoordinator()).toBe(brokers.get(1));
+    // kafkajs's own, loaded anew from its file (the cached module is patched): the dead broker's id again.
+    const Unpatched = loadFresh(OFFSET_MANAGER_MODULE) as typeof KafkajsOffsetManager;
+    const own = new Unpatched({ cluster, coordinator: brokers.get(3), memberAssignment: {}, topicConfigurations: {}, groupId: 'g', generationId: 1, memberId: 'm' });
+    await expect(own.getCoordinator()).rejects.toThrow(/Broker 3 not found in the cached metadata/);
   });
 
   it('an offset request whose coordinator died goes to the one that took the group over; a live one is kept without a lookup', async () => {

@@ -7,21 +7,24 @@ import { kafkajsConsumerGroupPrototype } from './member-rejoin-fix.js';
  * manager, once its connection is gone, looks for the broker by the same node id. When
  * the coordinator's broker dies, every heartbeat and every commit fails (connection
  * refused; "Broker N not found in the cached metadata" once it is fenced) although Kafka
- * moved the group to another broker within a second: the retries run out, the consumer
- * crashes and joins again. The aggregator then rebuilds its partitions' windows by replay
+ * moved the group to another broker (within a second with dedicated controllers): the
+ * retries run out, the consumer crashes and joins again. The aggregator then rebuilds its partitions' windows by replay
  * (3 s more before a flood's ban in the failover benchmark), the sidecars' feeds stop
  * reading until the crash (19 s).
  *
  * The Java client looks the coordinator up again when its connection is lost
  * (`markCoordinatorUnknown`) and goes on as the same member of the same generation.
- * This does the same: a heartbeat or an offset request whose coordinator is not
- * connected asks for the group's coordinator first (one FindCoordinator, which kafkajs
- * repeats while the answer is COORDINATOR_NOT_AVAILABLE), and connects to the broker it
- * names: the dead one until Kafka has moved the group, so the request fails as before and
- * kafkajs's own retries ask again; the new one after. No retries of its own: kafkajs's
- * findGroupCoordinator would retry each refused connection inside every heartbeat. A
- * connected coordinator is used as before, at no cost. Applied once per process by
- * installKafkaPatches().
+ * This does the same for a lost connection: a heartbeat (when due) or an offset request
+ * whose coordinator is not connected sends one FindCoordinator to a connected broker
+ * and connects to the broker it names: the dead one until Kafka has moved the group, so
+ * the request fails as before and kafkajs's own retries ask again; the new one after.
+ * No retries of its own, and not kafkajs's findGroupCoordinator: it retries each
+ * refused connection, and its search (BrokerPool.withBroker) fails at once when it
+ * draws a dead broker first and repeats COORDINATOR_NOT_AVAILABLE answers 2.7 s per
+ * broker, inside every heartbeat. A connected coordinator is used as before, at no cost.
+ * The limit: the consumer still crashes, as before, when Kafka takes longer to move the
+ * group than the consumer's retries last (about 3 s, CLIENT_RETRY): a cluster with
+ * combined nodes and long sessions. Applied once per process by installKafkaPatches().
  */
 
 /** A kafkajs Broker, as far as the patch uses it. */
@@ -34,7 +37,7 @@ interface GroupMember {
   groupId: string;
   coordinator: Coordinator | null;
   cluster: {
-    findGroupCoordinatorMetadata(options: { groupId: string; coordinatorType: number }): Promise<{ coordinator: { nodeId: number } }>;
+    brokerPool: { findConnectedBroker(): Promise<{ findGroupCoordinator(options: { groupId: string; coordinatorType: number }): Promise<{ coordinator: { nodeId: number } }> }> };
     findBroker(options: { nodeId: number }): Promise<Coordinator>;
   };
 }
@@ -67,8 +70,9 @@ function currentCoordinator(member: GroupMember): Promise<Coordinator | null> {
   let lookup = lookups.get(member);
   if (!lookup) {
     lookup = (async () => {
-      // coordinatorType 0: a consumer group's (kafkajs's COORDINATOR_TYPES.GROUP).
-      const { coordinator } = await member.cluster.findGroupCoordinatorMetadata({ groupId: member.groupId, coordinatorType: 0 });
+      // Asked of a broker that answers (the Java client asks its least loaded node); coordinatorType 0: a consumer group's.
+      const broker = await member.cluster.brokerPool.findConnectedBroker();
+      const { coordinator } = await broker.findGroupCoordinator({ groupId: member.groupId, coordinatorType: 0 });
       member.coordinator = await member.cluster.findBroker({ nodeId: coordinator.nodeId });
       return member.coordinator;
     })().finally(() => lookups.delete(member));
