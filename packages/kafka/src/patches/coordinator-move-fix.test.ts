@@ -1,22 +1,11 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { findCoordinatorBeforeHeartbeat, findCoordinatorForOffsets, followKafkajsCoordinatorMoves, OFFSET_MANAGER_MODULE } from './coordinator-move-fix.js';
+import { kafkajsOwn } from './kafkajs-own.js';
 
 const require = createRequire(import.meta.url);
 // kafkajs's own OffsetManager: its getCoordinator looks for the broker by the node id it had.
 const KafkajsOffsetManager = require(OFFSET_MANAGER_MODULE) as new (options: object) => { getCoordinator(): Promise<unknown> };
-
-/** A module loaded anew from its file, not from the cache (where the patch changed the class). */
-function loadFresh(id: string): unknown {
-  const path = require.resolve(id);
-  const cached = require.cache[path];
-  delete require.cache[path];
-  try {
-    return require(path);
-  } finally {
-    if (cached) require.cache[path] = cached;
-  }
-}
 
 /** Brokers 1 to 3 and a cluster that knows which leads the group now, as kafkajs's Cluster would tell. */
 function world() {
@@ -68,6 +57,29 @@ function world() {
   return { brokers, state, cluster, killCoordinator };
 }
 
+/**
+ * A class with ConsumerGroup's heartbeat as kafkajs has it, for the world's brokers: sent
+ * an interval after the last request, to this.coordinator whatever it is (a dead broker
+ * refuses the connection). A class of its own each call: the patch changes its prototype.
+ */
+function heartbeatGroup(w: ReturnType<typeof world>) {
+  const sent: number[] = [];
+  class Group {
+    coordinator: { id: number; isConnected(): boolean } | null = w.brokers.get(3)!;
+    readonly groupId = 'g';
+    readonly memberId = 'member-1';
+    readonly cluster = w.cluster;
+    lastRequest = 0;
+    async heartbeat({ interval }: { interval: number }): Promise<void> {
+      if (Date.now() < this.lastRequest + interval) return;
+      if (!this.coordinator!.isConnected()) throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'KafkaJSConnectionError' });
+      sent.push(this.coordinator!.id);
+      this.lastRequest = Date.now();
+    }
+  }
+  return { Group, sent };
+}
+
 describe('followKafkajsCoordinatorMoves', () => {
   it('patches the installed kafkajs (a kafkajs upgrade that moves ConsumerGroup or OffsetManager fails here)', () => {
     expect(followKafkajsCoordinatorMoves()).toBe(true);
@@ -82,7 +94,7 @@ describe('followKafkajsCoordinatorMoves', () => {
     killCoordinator();
     expect(await manager.getCoordinator()).toBe(brokers.get(1));
     // kafkajs's own, loaded anew from its file (the cached module is patched): the dead broker's id again.
-    const Unpatched = loadFresh(OFFSET_MANAGER_MODULE) as typeof KafkajsOffsetManager;
+    const Unpatched = kafkajsOwn<typeof KafkajsOffsetManager>(OFFSET_MANAGER_MODULE);
     const own = new Unpatched({ cluster, coordinator: brokers.get(3), memberAssignment: {}, topicConfigurations: {}, groupId: 'g', generationId: 1, memberId: 'm' });
     await expect(own.getCoordinator()).rejects.toThrow(/Broker 3 not found in the cached metadata/);
   });
@@ -109,19 +121,9 @@ describe('followKafkajsCoordinatorMoves', () => {
   });
 
   it('a heartbeat whose coordinator died is sent to the new one, as the same member; a live coordinator costs no lookup', async () => {
-    const { brokers, state, cluster, killCoordinator } = world();
-    const sent: number[] = [];
-    class Group {
-      coordinator: { id: number; isConnected(): boolean } | null = brokers.get(3)!;
-      readonly groupId = 'g';
-      readonly memberId = 'member-1';
-      readonly cluster = cluster;
-      // kafkajs's heartbeat: to this.coordinator, whatever it is; a dead broker refuses the connection.
-      async heartbeat(_options: { interval: number }): Promise<void> {
-        if (!this.coordinator!.isConnected()) throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'KafkaJSConnectionError' });
-        sent.push(this.coordinator!.id);
-      }
-    }
+    const w = world();
+    const { state, killCoordinator } = w;
+    const { Group, sent } = heartbeatGroup(w);
     expect(findCoordinatorBeforeHeartbeat(Group.prototype)).toBe(true);
     const group = new Group();
     await group.heartbeat({ interval: 0 });
@@ -133,15 +135,9 @@ describe('followKafkajsCoordinatorMoves', () => {
   });
 
   it('before the group has moved, the lookup names the dead broker again and the heartbeat fails as kafkajs would, to be retried', async () => {
-    const { brokers, state, cluster } = world();
-    class Group {
-      coordinator: { id: number; isConnected(): boolean } | null = brokers.get(3)!;
-      readonly groupId = 'g';
-      readonly cluster = cluster;
-      async heartbeat(_options: { interval: number }): Promise<void> {
-        if (!this.coordinator!.isConnected()) throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'KafkaJSConnectionError' });
-      }
-    }
+    const w = world();
+    const { brokers, state } = w;
+    const { Group } = heartbeatGroup(w);
     findCoordinatorBeforeHeartbeat(Group.prototype);
     const group = new Group();
     brokers.get(3)!.up = false; // dead, not yet fenced: FindCoordinator still answers 3
@@ -153,24 +149,12 @@ describe('followKafkajsCoordinatorMoves', () => {
   });
 
   it('looks up only when a heartbeat is due (kafkajs sends one an interval after its last), once for the batches that ask at once', async () => {
-    const { brokers, state, cluster, killCoordinator } = world();
-    const sent: number[] = [];
-    class Group {
-      coordinator: { id: number; isConnected(): boolean } | null = brokers.get(3)!;
-      readonly groupId = 'g';
-      readonly memberId = 'member-1';
-      readonly cluster = cluster;
-      lastRequest = Date.now();
-      // kafkajs's heartbeat: nothing before the interval has passed since the last request.
-      async heartbeat({ interval }: { interval: number }): Promise<void> {
-        if (Date.now() < this.lastRequest + interval) return;
-        if (!this.coordinator!.isConnected()) throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'KafkaJSConnectionError' });
-        sent.push(this.coordinator!.id);
-        this.lastRequest = Date.now();
-      }
-    }
+    const w = world();
+    const { brokers, state, killCoordinator } = w;
+    const { Group, sent } = heartbeatGroup(w);
     findCoordinatorBeforeHeartbeat(Group.prototype);
     const group = new Group();
+    group.lastRequest = Date.now();
     killCoordinator();
     await group.heartbeat({ interval: 60_000 });
     expect(state.lookups, 'not due: no lookup').toBe(0);

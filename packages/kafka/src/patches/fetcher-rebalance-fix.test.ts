@@ -1,24 +1,13 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { fixKafkajsFetcherRebalance, stopWithoutWaitingOnRebalance } from './fetcher-rebalance-fix.js';
+import { kafkajsOwn } from './kafkajs-own.js';
 
 const require = createRequire(import.meta.url);
 type CreateFetcher = Parameters<typeof stopWithoutWaitingOnRebalance>[0];
 // kafkajs's own fetcher, read from its source file whatever the module cache holds.
-const { default: kafkajsFetcher } = { default: loadFresh('kafkajs/src/consumer/fetcher.js') as CreateFetcher };
+const kafkajsFetcher = kafkajsOwn<CreateFetcher>('kafkajs/src/consumer/fetcher.js');
 const { KafkaJSFetcherRebalanceError } = require('kafkajs/src/errors.js') as { KafkaJSFetcherRebalanceError: new () => Error };
-
-/** A module loaded anew from its file, not from the cache (where the patch may have put its own). */
-function loadFresh(id: string): unknown {
-  const path = require.resolve(id);
-  const cached = require.cache[path];
-  delete require.cache[path];
-  try {
-    return require(path);
-  } finally {
-    if (cached) require.cache[path] = cached;
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
