@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { findCoordinatorBeforeHeartbeat, findCoordinatorForOffsets, followKafkajsCoordinatorMoves, OFFSET_MANAGER_MODULE } from './coordinator-move-fix.js';
+import { COORDINATOR_RETRY_MS, findCoordinatorBeforeHeartbeat, findCoordinatorForOffsets, followKafkajsCoordinatorMoves, OFFSET_MANAGER_MODULE } from './coordinator-move-fix.js';
 import { kafkajsOwn } from './kafkajs-own.js';
 
 const require = createRequire(import.meta.url);
@@ -23,7 +23,8 @@ function world() {
       },
     ]),
   );
-  const state = { coordinatorId: 3, lookups: 0, fenced: new Set<number>() };
+  /** disowning: brokers up that answer a heartbeat "not the coordinator" (the group moved, or they are loading it). */
+  const state = { coordinatorId: 3, lookups: 0, fenced: new Set<number>(), disowning: new Set<number>() };
   const cluster = {
     // What kafkajs's OffsetManager asks of its cluster when it is made.
     committedOffsets: () => ({}),
@@ -73,11 +74,17 @@ function heartbeatGroup(w: ReturnType<typeof world>) {
     async heartbeat({ interval }: { interval: number }): Promise<void> {
       if (Date.now() < this.lastRequest + interval) return;
       if (!this.coordinator!.isConnected()) throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'KafkaJSConnectionError' });
+      if (w.state.disowning.has(this.coordinator!.id)) throw notCoordinator();
       sent.push(this.coordinator!.id);
       this.lastRequest = Date.now();
     }
   }
   return { Group, sent };
+}
+
+/** What kafkajs throws for a broker's NOT_COORDINATOR answer (its protocol error, retriable). */
+function notCoordinator(): Error {
+  return Object.assign(new Error('This is not the correct coordinator for this group'), { name: 'KafkaJSProtocolError', type: 'NOT_COORDINATOR_FOR_GROUP', retriable: true });
 }
 
 describe('followKafkajsCoordinatorMoves', () => {
@@ -108,6 +115,7 @@ describe('followKafkajsCoordinatorMoves', () => {
       async getCoordinator(): Promise<unknown> {
         throw new Error('replaced by the patch');
       }
+      async commitOffsets(): Promise<void> {}
     }
     expect(findCoordinatorForOffsets(Manager.prototype)).toBe(true);
     const manager = new Manager();
@@ -163,6 +171,84 @@ describe('followKafkajsCoordinatorMoves', () => {
     await Promise.all([group.heartbeat({ interval: 1_000 }), group.heartbeat({ interval: 1_000 }), group.heartbeat({ interval: 1_000 })]);
     expect(state.lookups, 'three batches, one lookup').toBe(1);
     expect(sent[0]).toBe(1);
+  });
+
+  it('a heartbeat answered "not the coordinator" by a live broker is skipped, not a rejoin; the next, soon after, goes to the coordinator looked up again', async () => {
+    const w = world();
+    const { brokers, state } = w;
+    const { Group, sent } = heartbeatGroup(w);
+    // kafkajs's runner joins the group again on an error isRebalancing() accepts: this one, unpatched.
+    const { isRebalancing } = require('kafkajs/src/errors.js') as { isRebalancing(e: unknown): boolean };
+    const unpatched = new Group();
+    state.disowning.add(3);
+    const thrown = await unpatched.heartbeat({ interval: 0 }).catch((e: unknown) => e);
+    expect(isRebalancing(thrown), 'kafkajs alone rejoins on it').toBe(true);
+
+    findCoordinatorBeforeHeartbeat(Group.prototype);
+    const group = new Group();
+    await expect(group.heartbeat({ interval: 60_000 })).resolves.toBeUndefined();
+    expect(group.memberId).toBe('member-1');
+    expect(sent).toEqual([]);
+    expect(group.lastRequest, 'due again COORDINATOR_RETRY_MS later, not a whole interval').toBeGreaterThan(Date.now() - 60_000);
+    expect(group.lastRequest).toBeLessThanOrEqual(Date.now() - 60_000 + COORDINATOR_RETRY_MS);
+    state.coordinatorId = 2; // the group's new broker, now serving it
+    group.lastRequest = 0;
+    await group.heartbeat({ interval: 60_000 });
+    expect(state.lookups, 'looked up again although broker 3 is connected').toBe(1);
+    expect(sent).toEqual([2]);
+    expect(group.coordinator).toBe(brokers.get(2));
+    await group.heartbeat({ interval: 0 });
+    expect(state.lookups, 'a coordinator that serves the group is kept').toBe(1);
+  });
+
+  it('a commit answered "not the coordinator" by a live broker asks for the coordinator again at its next attempt; so does one after a heartbeat was so answered', async () => {
+    const w = world();
+    const { brokers, state } = w;
+    const committedTo: number[] = [];
+    /** kafkajs's OffsetManager.commitOffsets as far as it matters: to getCoordinator(), which may answer NOT_COORDINATOR. */
+    class Manager {
+      coordinator: { id: number; isConnected(): boolean } | null = brokers.get(3)!;
+      readonly groupId = 'g';
+      readonly cluster = w.cluster;
+      async getCoordinator(): Promise<{ id: number }> {
+        throw new Error('replaced by the patch');
+      }
+      async commitOffsets(): Promise<void> {
+        const coordinator = await this.getCoordinator();
+        if (state.disowning.has(coordinator.id)) throw notCoordinator();
+        committedTo.push(coordinator.id);
+      }
+    }
+    expect(findCoordinatorForOffsets(Manager.prototype)).toBe(true);
+    const manager = new Manager();
+    state.disowning.add(3);
+    state.coordinatorId = 2; // moved off broker 3, which is still up
+    await expect(manager.commitOffsets()).rejects.toMatchObject({ type: 'NOT_COORDINATOR_FOR_GROUP' });
+    await manager.commitOffsets(); // kafkajs's retry
+    expect(committedTo).toEqual([2]);
+    expect(state.lookups).toBe(1);
+
+    // A heartbeat so answered disowns the group's offset manager too: its next commit looks up first.
+    const { Group } = heartbeatGroup(w);
+    findCoordinatorBeforeHeartbeat(Group.prototype);
+    const group = Object.assign(new Group(), { offsetManager: new Manager() });
+    await group.heartbeat({ interval: 0 });
+    state.coordinatorId = 1;
+    await group.offsetManager.commitOffsets();
+    expect(committedTo).toEqual([2, 1]);
+  });
+
+  it('any other heartbeat error still reaches kafkajs (a rebalance, an eviction: it joins again)', async () => {
+    const w = world();
+    const { Group } = heartbeatGroup(w);
+    findCoordinatorBeforeHeartbeat(Group.prototype);
+    const rebalancing = Object.assign(new Error('The group is rebalancing'), { name: 'KafkaJSProtocolError', type: 'REBALANCE_IN_PROGRESS' });
+    Group.prototype.heartbeat = ((patched) =>
+      async function (this: InstanceType<typeof Group>, options: { interval: number }) {
+        await patched.call(this, options);
+        throw rebalancing;
+      })(Group.prototype.heartbeat);
+    await expect(new Group().heartbeat({ interval: 0 })).rejects.toBe(rebalancing);
   });
 
   it('leaves a prototype of another shape alone', () => {

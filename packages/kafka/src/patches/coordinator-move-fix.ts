@@ -22,6 +22,17 @@ import { kafkajsConsumerGroupPrototype } from './member-rejoin-fix.js';
  * refused connection, and its search (BrokerPool.withBroker) fails at once when it
  * draws a dead broker first and repeats COORDINATOR_NOT_AVAILABLE answers 2.7 s per
  * broker, inside every heartbeat. A connected coordinator is used as before, at no cost.
+ *
+ * A heartbeat answered "not the coordinator" (or "not available", "still loading the
+ * group") by a broker that is up is the same move seen from the other side: the broker
+ * named was not, or not yet, serving the group. kafkajs takes that answer for a
+ * rebalance and joins again; a sidecar's feed then read nothing until the new
+ * coordinator had loaded the group and the join was done (the last hop of a failover's
+ * ban). The Java client marks the coordinator unknown and goes on; so does this: the
+ * heartbeat is skipped, the next one, COORDINATOR_RETRY_MS later, looks the coordinator
+ * up again. A real rebalance is then told by the new coordinator (REBALANCE_IN_PROGRESS,
+ * UNKNOWN_MEMBER_ID), on which kafkajs joins again as before.
+ *
  * The limit: the consumer still crashes, as before, when Kafka takes longer to move the
  * group than the consumer's retries last (about 3 s, CLIENT_RETRY): a cluster with
  * combined nodes and long sessions. Applied once per process by installKafkaPatches().
@@ -52,7 +63,7 @@ export function followKafkajsCoordinatorMoves(): boolean {
   const groupProto = kafkajsConsumerGroupPrototype();
   const offsetsProto = (require(OFFSET_MANAGER_MODULE) as { prototype: object }).prototype;
   // Both or neither: a half-applied patch would be harder to reason about than none.
-  if (!hasShape(groupProto, 'heartbeat') || !hasShape(offsetsProto, 'getCoordinator')) return false;
+  if (!hasShape(groupProto, 'heartbeat') || !hasShape(offsetsProto, 'getCoordinator') || !hasShape(offsetsProto, 'commitOffsets')) return false;
   applied = findCoordinatorBeforeHeartbeat(groupProto) && findCoordinatorForOffsets(offsetsProto);
   return applied;
 }
@@ -63,12 +74,20 @@ function hasShape(proto: object, method: string): boolean {
 
 /** Per member (a ConsumerGroup or an OffsetManager): its lookup in flight, shared by the batches that ask at once. */
 const lookups = new WeakMap<GroupMember, Promise<Coordinator | null>>();
+/** Members whose coordinator answered that the group is not (or not yet) its own: looked up again though connected. */
+const disowned = new WeakSet<GroupMember>();
 
-/** The coordinator to use: the one held while its connection lives, else the group's current one. */
+/** kafkajs's names for a broker's answer that it does not serve the group now: it moved, or its new broker is loading it. */
+export const COORDINATOR_MOVED = new Set(['NOT_COORDINATOR_FOR_GROUP', 'GROUP_COORDINATOR_NOT_AVAILABLE', 'GROUP_LOAD_IN_PROGRESS']);
+/** How soon a heartbeat skipped for such an answer is tried again (Kafka's retry.backoff.ms default). */
+export const COORDINATOR_RETRY_MS = 100;
+
+/** The coordinator to use: the one held while its connection lives and it serves the group, else the group's current one. */
 function currentCoordinator(member: GroupMember): Promise<Coordinator | null> {
-  if (!member.coordinator || member.coordinator.isConnected()) return Promise.resolve(member.coordinator);
+  if (!member.coordinator || (member.coordinator.isConnected() && !disowned.has(member))) return Promise.resolve(member.coordinator);
   let lookup = lookups.get(member);
   if (!lookup) {
+    disowned.delete(member);
     lookup = (async () => {
       // Asked of a broker that answers (the Java client asks its least loaded node); coordinatorType 0: a consumer group's.
       const broker = await member.cluster.brokerPool.findConnectedBroker();
@@ -88,23 +107,47 @@ function currentCoordinator(member: GroupMember): Promise<Coordinator | null> {
  * coordinator costs one lookup a heartbeat, not one a batch.
  */
 export function findCoordinatorBeforeHeartbeat(proto: object): boolean {
-  const p = proto as { heartbeat?: (this: GroupMember & { lastRequest?: unknown }, options: { interval?: unknown }) => Promise<unknown> };
+  const p = proto as { heartbeat?: (this: GroupMember & { lastRequest?: unknown; offsetManager?: GroupMember | null }, options: { interval?: unknown }) => Promise<unknown> };
   const { heartbeat } = p;
   if (typeof heartbeat !== 'function') return false;
-  p.heartbeat = async function heartbeatCurrentCoordinator(this: GroupMember & { lastRequest?: unknown }, options: { interval?: unknown }): Promise<unknown> {
+  p.heartbeat = async function heartbeatCurrentCoordinator(this: GroupMember & { lastRequest?: unknown; offsetManager?: GroupMember | null }, options: { interval?: unknown }): Promise<unknown> {
     const due = typeof this.lastRequest !== 'number' || typeof options?.interval !== 'number' || Date.now() >= this.lastRequest + options.interval;
     if (due) await currentCoordinator(this);
-    return heartbeat.call(this, options);
+    try {
+      return await heartbeat.call(this, options);
+    } catch (error) {
+      if (!COORDINATOR_MOVED.has((error as { type?: unknown } | undefined)?.type as string)) throw error;
+      // Not a rebalance: the next heartbeat looks the coordinator up again, soon rather than an interval later,
+      // and so does the next commit (the offset manager holds a coordinator of its own).
+      disowned.add(this);
+      if (this.offsetManager) disowned.add(this.offsetManager);
+      if (typeof options?.interval === 'number') this.lastRequest = Date.now() - options.interval + COORDINATOR_RETRY_MS;
+      return undefined;
+    }
   };
   return true;
 }
 
-/** OffsetManager.getCoordinator (commits, offset fetches): the group's current coordinator, not the same node id again. */
+/**
+ * OffsetManager.getCoordinator (commits, offset fetches): the group's current coordinator,
+ * not the same node id again; and a commit answered that the group is not its broker's
+ * looks it up again at the next attempt (kafkajs's retries), not the same broker for all
+ * of them (the group moved off a live broker: a preferred leader's return, a reassignment).
+ */
 export function findCoordinatorForOffsets(proto: object): boolean {
-  const p = proto as { getCoordinator?: (this: GroupMember) => Promise<Coordinator | null> };
-  if (typeof p.getCoordinator !== 'function') return false;
+  const p = proto as { getCoordinator?: (this: GroupMember) => Promise<Coordinator | null>; commitOffsets?: (this: GroupMember, ...args: unknown[]) => Promise<unknown> };
+  const { commitOffsets } = p;
+  if (typeof p.getCoordinator !== 'function' || typeof commitOffsets !== 'function') return false;
   p.getCoordinator = async function getCurrentCoordinator(this: GroupMember): Promise<Coordinator | null> {
     return currentCoordinator(this);
+  };
+  p.commitOffsets = async function commitToCurrentCoordinator(this: GroupMember, ...args: unknown[]): Promise<unknown> {
+    try {
+      return await commitOffsets.apply(this, args);
+    } catch (error) {
+      if (COORDINATOR_MOVED.has((error as { type?: unknown } | undefined)?.type as string)) disowned.add(this);
+      throw error;
+    }
   };
   return true;
 }
