@@ -133,6 +133,32 @@ describe('compacted feed: a consumer kafkajs gives up on', () => {
     expect(await restarts()).toBe(1);
   }, 60_000);
 
+  it("commits what it applied, beside its fetch loop (background-commits.ts): the group's offset reaches the end", async () => {
+    const { producer, admin } = broker;
+    const applied: string[] = [];
+    const { feed, topic } = feedOn('allowlist', { onRecord: (r) => applied.push(r.key) });
+    const groupId = `feed-restart-allowlist-test.${broker.topics.prefix}`;
+    await feed.start();
+    try {
+      // The topic holds the records of the test before too: the group reads it from the start.
+      await produceOrFail(producer, topic, [{ key: 'commit-1', value: Buffer.from('1') }]);
+      await produceOrFail(producer, topic, [{ key: 'commit-2', value: Buffer.from('2') }]);
+      await feed.catchUp();
+      expect(applied.slice(-2)).toEqual(['commit-1', 'commit-2']);
+      const ends = await admin.fetchTopicOffsets(topic);
+      await waitUntil(
+        async () => {
+          const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+          return ends.every((e) => committed!.partitions.find((o) => o.partition === e.partition)?.offset === e.high);
+        },
+        "the group's committed offsets at the topic's end",
+        15_000,
+      );
+    } finally {
+      await feed.stop();
+    }
+  }, 60_000);
+
   it('read again from its committed offset after a crash past its batch, applies none of that batch twice', async () => {
     const { producer } = broker;
     const appliedTimes = new Map<string, number>();

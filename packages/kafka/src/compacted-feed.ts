@@ -1,4 +1,5 @@
 import type { Admin, Consumer, Kafka } from 'kafkajs';
+import { BackgroundCommits } from './background-commits.js';
 import { feedMetrics } from './metrics.js';
 import { whenGivenUp } from './given-up.js';
 import { unreadableBatch } from './patches/unreadable-batches.js';
@@ -70,7 +71,7 @@ export class CompactedFeed {
   /**
    * Per partition, the offset after the last batch this instance applied and handed its
    * dead letters on. A consumer started again after a crash reads from its committed
-   * offset, before records it applied (kafkajs commits after the batch): those are not
+   * offset, before records it applied (commits follow the batch): those are not
    * applied twice (the control plane's alert list appends, it would count them again).
    */
   private readonly reached = new Map<number, bigint>();
@@ -88,6 +89,8 @@ export class CompactedFeed {
   /** The restart under way (connect, then join), awaited by stop(). */
   private restarting: Promise<void> | undefined;
   private givenUp = false;
+  /** Offsets committed beside the fetch loop (background-commits.ts): a commit waiting on a moving coordinator holds no ban back. */
+  private readonly commits: BackgroundCommits;
 
   constructor(private readonly options: CompactedFeedOptions) {
     // A ban or a policy change reaches us within milliseconds whatever the fetch wait: the
@@ -98,6 +101,16 @@ export class CompactedFeed {
     this.slowRecordMs = options.slowRecordMs ?? options.watch?.budgetMs ?? DEFAULT_SLOW_RECORD_MS;
     this.watch = options.watch ?? unwatched(options.topic, this.slowRecordMs);
     this.metrics = options.registry && feedMetrics(options.registry);
+    this.commits = new BackgroundCommits(
+      (offsets) => this.consumer.commitOffsets(offsets),
+      (error, offsets) => {
+        if (this.stopping) return;
+        options.logger.warn(
+          { err: error, topic: options.topic, partitions: offsets.map((o) => o.partition) },
+          'feed offsets not committed: a restart of its consumer reads from the ones committed before',
+        );
+      },
+    );
     // Without this, a feed refused by an ACL would wait for its catch-up for ever: it fails instead,
     // with the refusal the port named (access.ts), and so does the start of its service.
     whenGivenUp(this.consumer, (error) => {
@@ -124,6 +137,8 @@ export class CompactedFeed {
   private run(): Promise<void> {
     const { topic } = this.options;
     return this.consumer.run({
+      // Ours, in the background: kafkajs would fetch nothing while a commit waits (a dead coordinator).
+      autoCommit: false,
       eachBatch: async ({ batch }) => {
         const dead: DlqRecord[] = [];
         const applied = this.reached.get(batch.partition) ?? -1n;
@@ -138,7 +153,12 @@ export class CompactedFeed {
         if (dead.length > 0)
           void this.options.deadLetters?.(dead).catch((error: unknown) => this.options.logger.error({ err: error, topic, records: dead.length }, 'could not write skipped records to the DLQ'));
         // After the hand-off: a batch that threw before it is read and dead-lettered again after the restart.
-        if (batch.messages.length > 0) this.reached.set(batch.partition, BigInt(batch.lastOffset()) + 1n);
+        // Only forward: a batch read again after a rejoin (from a commit behind `reached`) may end below it.
+        const next = batch.messages.length > 0 ? BigInt(batch.lastOffset()) + 1n : -1n;
+        if (next > applied) {
+          this.reached.set(batch.partition, next);
+          this.commits.add(topic, batch.partition, next.toString());
+        }
         this.checkCaughtUp();
       },
     });
@@ -203,6 +223,10 @@ export class CompactedFeed {
     clearTimeout(this.restartTimer);
     // A restart under way ends first, so no consumer joins after the disconnect.
     await this.restarting;
+    // No commit after the disconnect: kafkajs's retry of one would connect the client again.
+    this.commits.close();
+    await this.consumer.stop();
+    await this.commits.settled();
     await this.consumer.disconnect();
     // The group was this instance's alone; leave nothing behind on the broker.
     await this.options.admin.deleteGroups([this.options.groupId]).catch(() => undefined);
