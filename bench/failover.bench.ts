@@ -17,7 +17,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { createWriteStream, rmSync } from 'node:fs';
 import { eventPartitionKey, keyPartition } from '@banstream/core';
 import { endOffsets, ensureTopics, topicFullName, topicSpecs, type Admin, type Kafka } from '@banstream/kafka';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
@@ -135,7 +135,12 @@ async function main(): Promise<void> {
       children.push(child);
       // Kept for a failure message; stdout stays the result line's.
       let output = '';
-      for (const stream of [child.stdout, child.stderr]) stream?.on('data', (d: Buffer) => (output = `${output}${d.toString()}`.slice(-4000)));
+      // BENCH_LOG_DIR keeps each service's whole output (with LOG_LEVEL=info, to see what a failover did).
+      const log = process.env.BENCH_LOG_DIR ? createWriteStream(`${process.env.BENCH_LOG_DIR}/${name}-${port}.log`) : undefined;
+      for (const stream of [child.stdout, child.stderr]) {
+        stream?.on('data', (d: Buffer) => (output = `${output}${d.toString()}`.slice(-4000)));
+        if (log) stream?.pipe(log, { end: false });
+      }
       const s = { name, url: `http://127.0.0.1:${port}`, child };
       for (let i = 0; !(await ready(s)); i++) {
         if (i > 900) throw new Error(`${name} not ready after 90 s (exit: ${child.exitCode ?? child.signalCode ?? 'still running'}); its last output:\n${output}`);
