@@ -51,6 +51,8 @@ function warmingKafka(policies: Record<string, Record<string, unknown>>): { kafk
         on: () => () => undefined,
         connect: async () => undefined,
         disconnect: async () => undefined,
+        stop: async () => undefined,
+        commitOffsets: async () => undefined,
         subscribe: async (s: { topic: string }) => void (topic = s.topic),
         run: async ({ eachBatch }: { eachBatch: (p: unknown) => Promise<void> }) => {
           if (!topic.includes('policies')) return;

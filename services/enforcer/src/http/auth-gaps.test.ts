@@ -54,6 +54,8 @@ function loadedKafka(records: Record<string, { key: string; value: Buffer }[]>):
         on: () => () => undefined,
         connect: async () => undefined,
         disconnect: async () => undefined,
+        stop: async () => undefined,
+        commitOffsets: async () => undefined,
         subscribe: async (s: { topic: string }) => void (topic = s.topic),
         run: async ({ eachBatch }: { eachBatch: (p: unknown) => Promise<void> }) => {
           const messages = of(topic).map((r, i) => ({ key: Buffer.from(r.key), value: r.value, offset: String(i), timestamp: String(NOW) }));
