@@ -17,7 +17,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, rmSync } from 'node:fs';
+import { createWriteStream, rmSync, writeFileSync } from 'node:fs';
 import { eventPartitionKey, keyPartition } from '@banstream/core';
 import { endOffsets, ensureTopics, topicFullName, topicSpecs, type Admin, type Kafka } from '@banstream/kafka';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
@@ -189,18 +189,25 @@ async function main(): Promise<void> {
     }
     /** Wall-clock time of each flood's post, to line up with Kafka's record timestamps afterwards. */
     const postedAt = new Map<string, number>();
+    /** For BENCH_FLOODS_FILE: when the gateway answered each flood's post, and each enforcer first denied it. */
+    const answeredAt = new Map<string, number>();
+    const deniedAt = new Map<string, number>();
     const flood = async (ip: string): Promise<number> => {
       const at = performance.now();
       postedAt.set(ip, Date.now());
       const batch = Array.from({ length: THRESHOLD + 1 }, () => posted(ip));
       while (!(await post(batch))) await sleep(100);
+      answeredAt.set(ip, Date.now());
       const pending = new Set(enforcers);
       while (pending.size > 0) {
         if (performance.now() - at > 120_000) throw new Error(`flood ${ip} not banned at every enforcer within 120 s`);
         // Both at once: asked one after the other, a loaded machine added one check's time to each turn.
         await Promise.all(
           [...pending].map(async (s) => {
-            if (await denied(s, ip)) pending.delete(s);
+            if (await denied(s, ip)) {
+              pending.delete(s);
+              deniedAt.set(`${s.url} ${ip}`, Date.now());
+            }
           }),
         );
         if (pending.size > 0) await sleep(10);
@@ -218,6 +225,7 @@ async function main(): Promise<void> {
 
     note(`SIGKILL of broker ${victim} (leads events and bans partitions of every flood); down for ${DOWN_MS / 1000} s (${elapsed()})`);
     const killedAt = performance.now();
+    const killedAtWall = Date.now();
     await stopKafkaNode(settings, victim, 'SIGKILL');
     const duringIps = ips.slice(FLOODS_CALM);
     const during = Promise.all(
@@ -288,6 +296,19 @@ async function main(): Promise<void> {
     };
     const calmSplit = split(ips.slice(0, FLOODS_CALM));
     const failoverSplit = split(duringIps);
+    // BENCH_FLOODS_FILE: each flood of the failover on a line, in ms from the kill (where a slow one's time went).
+    if (process.env.BENCH_FLOODS_FILE) {
+      const fromKill = (t: number | undefined) => (t === undefined ? null : t - killedAtWall);
+      const lines = duringIps.map((ip) => ({
+        ip,
+        posted: fromKill(postedAt.get(ip)),
+        answered: fromKill(answeredAt.get(ip)),
+        event_written: fromKill(eventWritten.get(ip)),
+        ban_written: fromKill(banWritten.get(`ip:${ip}`)),
+        denied: enforcers.map((e) => fromKill(deniedAt.get(`${e.url} ${ip}`))),
+      }));
+      writeFileSync(process.env.BENCH_FLOODS_FILE, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    }
     unreadyServices = new Set([...unreadyServices].sort());
     // The gateway's own books: what it took, what Kafka acknowledged, what it dropped and why.
     const gatewayMetrics = await (await fetch(`${gateway.url}/metrics`)).text();
