@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import { describe, expect, it } from 'vitest';
-import { COORDINATOR_RETRY_MS, findCoordinatorBeforeHeartbeat, findCoordinatorForOffsets, followKafkajsCoordinatorMoves, OFFSET_MANAGER_MODULE } from './coordinator-move-fix.js';
+import { describe, expect, it, vi } from 'vitest';
+import { COMMIT_MOVE_RETRIES, COORDINATOR_RETRY_MS, findCoordinatorBeforeHeartbeat, findCoordinatorForOffsets, followKafkajsCoordinatorMoves, OFFSET_MANAGER_MODULE } from './coordinator-move-fix.js';
 import { kafkajsOwn } from './kafkajs-own.js';
 
 const require = createRequire(import.meta.url);
@@ -201,41 +201,122 @@ describe('followKafkajsCoordinatorMoves', () => {
     expect(state.lookups, 'a coordinator that serves the group is kept').toBe(1);
   });
 
-  it('a commit answered "not the coordinator" by a live broker asks for the coordinator again at its next attempt; so does one after a heartbeat was so answered', async () => {
-    const w = world();
-    const { brokers, state } = w;
+  /** kafkajs's OffsetManager.commitOffsets as far as it matters: to getCoordinator(), which may answer NOT_COORDINATOR or another error. */
+  function commitManager(w: ReturnType<typeof world>, refuse: (coordinatorId: number) => Error | undefined = (id) => (w.state.disowning.has(id) ? notCoordinator() : undefined)) {
     const committedTo: number[] = [];
-    /** kafkajs's OffsetManager.commitOffsets as far as it matters: to getCoordinator(), which may answer NOT_COORDINATOR. */
+    let attempts = 0;
     class Manager {
-      coordinator: { id: number; isConnected(): boolean } | null = brokers.get(3)!;
+      coordinator: { id: number; isConnected(): boolean } | null = w.brokers.get(3)!;
       readonly groupId = 'g';
       readonly cluster = w.cluster;
       async getCoordinator(): Promise<{ id: number }> {
         throw new Error('replaced by the patch');
       }
       async commitOffsets(): Promise<void> {
+        attempts++;
         const coordinator = await this.getCoordinator();
-        if (state.disowning.has(coordinator.id)) throw notCoordinator();
+        const refusal = refuse(coordinator.id);
+        if (refusal) throw refusal;
         committedTo.push(coordinator.id);
       }
     }
     expect(findCoordinatorForOffsets(Manager.prototype)).toBe(true);
-    const manager = new Manager();
-    state.disowning.add(3);
-    state.coordinatorId = 2; // moved off broker 3, which is still up
-    await expect(manager.commitOffsets()).rejects.toMatchObject({ type: 'NOT_COORDINATOR_FOR_GROUP' });
-    await manager.commitOffsets(); // kafkajs's retry
-    expect(committedTo).toEqual([2]);
-    expect(state.lookups).toBe(1);
+    return { Manager, committedTo, attempts: () => attempts };
+  }
 
-    // A heartbeat so answered disowns the group's offset manager too: its next commit looks up first.
+  it('a commit answered "not the coordinator" by a live broker is sent again to the coordinator looked up again, not handed to kafkajs (which would join again)', async () => {
+    const w = world();
+    const { Manager, committedTo, attempts } = commitManager(w);
+    w.state.disowning.add(3);
+    w.state.coordinatorId = 2; // moved off broker 3, which is still up
+    const started = Date.now();
+    await new Manager().commitOffsets();
+    expect(committedTo).toEqual([2]);
+    expect(attempts()).toBe(2);
+    expect(w.state.lookups).toBe(1);
+    expect(Date.now() - started, 'sent again COORDINATOR_RETRY_MS later').toBeGreaterThanOrEqual(COORDINATOR_RETRY_MS - 5);
+  });
+
+  it('a coordinator still loading the group is asked again until it serves it', async () => {
+    const w = world();
+    let loading = 3;
+    const { Manager, committedTo, attempts } = commitManager(w, () =>
+      loading-- > 0 ? Object.assign(new Error('loading'), { name: 'KafkaJSProtocolError', type: 'GROUP_LOAD_IN_PROGRESS', retriable: true }) : undefined,
+    );
+    await new Manager().commitOffsets();
+    expect([attempts(), committedTo]).toEqual([4, [3]]);
+  });
+
+  it(`a group that does not settle within ${COMMIT_MOVE_RETRIES} retries reaches kafkajs with the broker's answer, as before the patch`, async () => {
+    vi.useFakeTimers();
+    try {
+      const w = world();
+      const { Manager, committedTo, attempts } = commitManager(w, () => notCoordinator());
+      const commit = new Manager().commitOffsets();
+      const settled = expect(commit).rejects.toMatchObject({ type: 'NOT_COORDINATOR_FOR_GROUP' });
+      await vi.advanceTimersByTimeAsync(COORDINATOR_RETRY_MS * (COMMIT_MOVE_RETRIES + 1));
+      await settled;
+      expect([attempts(), committedTo]).toEqual([COMMIT_MOVE_RETRIES + 1, []]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('any other commit error reaches kafkajs at once (a rebalance meanwhile: ILLEGAL_GENERATION, on which it joins again)', async () => {
+    const w = world();
+    const illegal = Object.assign(new Error('generation'), { name: 'KafkaJSProtocolError', type: 'ILLEGAL_GENERATION' });
+    const { Manager, attempts } = commitManager(w, () => illegal);
+    await expect(new Manager().commitOffsets()).rejects.toBe(illegal);
+    expect(attempts()).toBe(1);
+  });
+
+  it('after a heartbeat answered "not the coordinator", the next commit looks the coordinator up first', async () => {
+    const w = world();
+    const { Manager, committedTo } = commitManager(w);
     const { Group } = heartbeatGroup(w);
     findCoordinatorBeforeHeartbeat(Group.prototype);
     const group = Object.assign(new Group(), { offsetManager: new Manager() });
+    w.state.disowning.add(3);
     await group.heartbeat({ interval: 0 });
-    state.coordinatorId = 1;
+    w.state.coordinatorId = 1;
     await group.offsetManager.commitOffsets();
-    expect(committedTo).toEqual([2, 1]);
+    expect(committedTo).toEqual([1]);
+    expect(w.state.lookups).toBe(1);
+  });
+
+  it("kafkajs's own OffsetManager, patched, commits through a NOT_COORDINATOR answer (unpatched, the answer reaches its runner, which joins the group again)", async () => {
+    expect(followKafkajsCoordinatorMoves()).toBe(true);
+    const w = world();
+    const sentTo: number[] = [];
+    for (const b of w.brokers.values()) {
+      Object.assign(b, {
+        async offsetCommit({ groupGenerationId }: { groupGenerationId: number }) {
+          expect(groupGenerationId).toBe(1);
+          if (w.state.disowning.has(b.id)) throw notCoordinator();
+          sentTo.push(b.id);
+        },
+      });
+    }
+    const cluster = Object.assign(w.cluster, { refreshMetadata: async () => undefined });
+    const options = {
+      cluster,
+      coordinator: w.brokers.get(3),
+      memberAssignment: { t: [0] },
+      topicConfigurations: {},
+      instrumentationEmitter: { emit: () => undefined },
+      groupId: 'g',
+      generationId: 1,
+      memberId: 'm',
+    };
+    const topics = [{ topic: 't', partitions: [{ partition: 0, offset: '5' }] }];
+    w.state.disowning.add(3);
+    w.state.coordinatorId = 2;
+    const Unpatched = kafkajsOwn<new (o: object) => { commitOffsets(o: object): Promise<void> }>(OFFSET_MANAGER_MODULE);
+    await expect(new Unpatched(options).commitOffsets({ topics })).rejects.toMatchObject({ type: 'NOT_COORDINATOR_FOR_GROUP' });
+    const manager = new KafkajsOffsetManager(options) as unknown as { commitOffsets(o: object): Promise<void>; committedOffsets(): Record<string, Record<string, string>> };
+    await manager.commitOffsets({ topics });
+    expect(sentTo).toEqual([2]);
+    expect(manager.committedOffsets().t).toEqual({ 0: '5' });
   });
 
   it('any other heartbeat error still reaches kafkajs (a rebalance, an eviction: it joins again)', async () => {

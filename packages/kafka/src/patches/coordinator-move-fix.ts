@@ -128,11 +128,19 @@ export function findCoordinatorBeforeHeartbeat(proto: object): boolean {
   return true;
 }
 
+/** How many times a commit answered that the group moved is sent again, COORDINATOR_RETRY_MS apart, before kafkajs is told. */
+export const COMMIT_MOVE_RETRIES = 20;
+
 /**
  * OffsetManager.getCoordinator (commits, offset fetches): the group's current coordinator,
- * not the same node id again; and a commit answered that the group is not its broker's
- * looks it up again at the next attempt (kafkajs's retries), not the same broker for all
- * of them (the group moved off a live broker: a preferred leader's return, a reassignment).
+ * not the same node id again. A commit answered that the group is not (or not yet) its
+ * broker's looks the coordinator up again and is sent again, COORDINATOR_RETRY_MS apart,
+ * COMMIT_MOVE_RETRIES times, before kafkajs hears of it: kafkajs takes NOT_COORDINATOR for
+ * a rebalance, and an automatic commit so answered after a batch made the member join
+ * again (once in a clean-clone run of the coordinator fault test), where the Java client
+ * marks the coordinator unknown and goes on. The same offset manager, hence the same
+ * generation, for every attempt: a rebalance meanwhile is answered ILLEGAL_GENERATION,
+ * which reaches kafkajs at once.
  */
 export function findCoordinatorForOffsets(proto: object): boolean {
   const p = proto as { getCoordinator?: (this: GroupMember) => Promise<Coordinator | null>; commitOffsets?: (this: GroupMember, ...args: unknown[]) => Promise<unknown> };
@@ -142,11 +150,15 @@ export function findCoordinatorForOffsets(proto: object): boolean {
     return currentCoordinator(this);
   };
   p.commitOffsets = async function commitToCurrentCoordinator(this: GroupMember, ...args: unknown[]): Promise<unknown> {
-    try {
-      return await commitOffsets.apply(this, args);
-    } catch (error) {
-      if (COORDINATOR_MOVED.has((error as { type?: unknown } | undefined)?.type as string)) disowned.add(this);
-      throw error;
+    for (let retry = 0; ; retry++) {
+      try {
+        return await commitOffsets.apply(this, args);
+      } catch (error) {
+        if (!COORDINATOR_MOVED.has((error as { type?: unknown } | undefined)?.type as string)) throw error;
+        disowned.add(this);
+        if (retry === COMMIT_MOVE_RETRIES) throw error;
+        await new Promise((resolve) => setTimeout(resolve, COORDINATOR_RETRY_MS));
+      }
     }
   };
   return true;
