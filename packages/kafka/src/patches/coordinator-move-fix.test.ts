@@ -1,6 +1,15 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it, vi } from 'vitest';
-import { COMMIT_MOVE_RETRIES, COORDINATOR_RETRY_MS, findCoordinatorBeforeHeartbeat, findCoordinatorForOffsets, followKafkajsCoordinatorMoves, OFFSET_MANAGER_MODULE } from './coordinator-move-fix.js';
+import {
+  COMMIT_MOVE_RETRIES,
+  COORDINATOR_RETRY_MS,
+  findCoordinatorBeforeHeartbeat,
+  findCoordinatorForOffsets,
+  followKafkajsCoordinatorMoves,
+  joinThroughCoordinatorMove,
+  OFFSET_MANAGER_MODULE,
+} from './coordinator-move-fix.js';
+import { CONSUMER_GROUP_MODULE } from './member-rejoin-fix.js';
 import { kafkajsOwn } from './kafkajs-own.js';
 
 const require = createRequire(import.meta.url);
@@ -317,6 +326,88 @@ describe('followKafkajsCoordinatorMoves', () => {
     await manager.commitOffsets({ topics });
     expect(sentTo).toEqual([2]);
     expect(manager.committedOffsets().t).toEqual({ 0: '5' });
+  });
+
+  /** What kafkajs throws for a coordinator still loading the group (its protocol error, retriable). */
+  const loading = () =>
+    Object.assign(new Error("The coordinator is loading and hence can't process requests for this group"), { name: 'KafkaJSProtocolError', type: 'GROUP_LOAD_IN_PROGRESS', retriable: true });
+
+  it('a join answered "loading" or "not available" is tried again until the coordinator serves the group, not a crash', async () => {
+    const answers: (Error | undefined)[] = [loading(), Object.assign(new Error('not available'), { type: 'GROUP_COORDINATOR_NOT_AVAILABLE' }), undefined];
+    let joins = 0;
+    class Group {
+      async joinAndSync(): Promise<void> {
+        const answer = answers[joins++];
+        if (answer) throw answer;
+      }
+    }
+    expect(joinThroughCoordinatorMove(Group.prototype)).toBe(true);
+    await new Group().joinAndSync();
+    expect(joins).toBe(3);
+  });
+
+  it(`any other join error reaches kafkajs at once; a coordinator loading for more than ${COMMIT_MOVE_RETRIES} retries too`, async () => {
+    const refused = Object.assign(new Error('refused'), { type: 'GROUP_AUTHORIZATION_FAILED' });
+    let joins = 0;
+    let answer: Error = refused;
+    class Group {
+      async joinAndSync(): Promise<void> {
+        joins++;
+        throw answer;
+      }
+    }
+    joinThroughCoordinatorMove(Group.prototype);
+    await expect(new Group().joinAndSync()).rejects.toBe(refused);
+    expect(joins).toBe(1);
+    vi.useFakeTimers();
+    try {
+      joins = 0;
+      answer = loading();
+      const join = new Group().joinAndSync();
+      const settled = expect(join).rejects.toBe(answer);
+      await vi.advanceTimersByTimeAsync(COORDINATOR_RETRY_MS * (COMMIT_MOVE_RETRIES + 1));
+      await settled;
+      expect(joins).toBe(COMMIT_MOVE_RETRIES + 1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('kafkajs\'s own ConsumerGroup gives up on a join answered "loading" (the consumer crashes); patched, it joins again', async () => {
+    expect(followKafkajsCoordinatorMoves()).toBe(true);
+    const stop = Object.assign(new Error('stop here'), { name: 'KafkaJSNonRetriableError', retriable: false });
+    const made = () => {
+      const answers = [loading(), stop];
+      const coordinator = {
+        joins: 0,
+        async joinGroup(): Promise<never> {
+          throw answers[coordinator.joins++];
+        },
+      };
+      const log = { info() {}, debug() {}, warn() {}, error() {} };
+      const options = {
+        retry: { retries: 0 },
+        cluster: { findGroupCoordinator: async () => coordinator },
+        groupId: 'g',
+        topics: ['t'],
+        topicConfigurations: {},
+        logger: { namespace: () => log },
+        instrumentationEmitter: { emit() {} },
+        assigners: [],
+        sessionTimeout: 30_000,
+        rebalanceTimeout: 60_000,
+      };
+      return { coordinator, options };
+    };
+    type Group = new (options: object) => { joinAndSync(): Promise<void> };
+    const own = made();
+    const Unpatched = kafkajsOwn<Group>(CONSUMER_GROUP_MODULE);
+    await expect(new Unpatched(own.options).joinAndSync()).rejects.toMatchObject({ type: 'GROUP_LOAD_IN_PROGRESS' });
+    expect(own.coordinator.joins).toBe(1);
+    const patched = made();
+    const Patched = require(CONSUMER_GROUP_MODULE) as Group;
+    await expect(new Patched(patched.options).joinAndSync()).rejects.toBe(stop);
+    expect(patched.coordinator.joins, 'joined again after the "loading" answer').toBe(2);
   });
 
   it('any other heartbeat error still reaches kafkajs (a rebalance, an eviction: it joins again)', async () => {

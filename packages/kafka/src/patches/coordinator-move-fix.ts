@@ -33,6 +33,10 @@ import { kafkajsConsumerGroupPrototype } from './member-rejoin-fix.js';
  * up again. A real rebalance is then told by the new coordinator (REBALANCE_IN_PROGRESS,
  * UNKNOWN_MEMBER_ID), on which kafkajs joins again as before.
  *
+ * Commits and joins answered that the group moved or is loading are tried again, 100 ms
+ * apart, rather than taken for a rebalance or a crash (see findCoordinatorForOffsets and
+ * joinThroughCoordinatorMove).
+ *
  * The limit: the consumer still crashes, as before, when Kafka takes longer to move the
  * group than the consumer's retries last (about 3 s, CLIENT_RETRY): a cluster with
  * combined nodes and long sessions. Applied once per process by installKafkaPatches().
@@ -57,14 +61,14 @@ const require = createRequire(import.meta.url);
 export const OFFSET_MANAGER_MODULE = 'kafkajs/src/consumer/offsetManager/index.js';
 let applied = false;
 
-/** Patches kafkajs's ConsumerGroup and OffsetManager; returns whether both are patched. */
+/** Patches kafkajs's ConsumerGroup (heartbeat, joinAndSync) and OffsetManager; returns whether all are patched. */
 export function followKafkajsCoordinatorMoves(): boolean {
   if (applied) return true;
   const groupProto = kafkajsConsumerGroupPrototype();
   const offsetsProto = (require(OFFSET_MANAGER_MODULE) as { prototype: object }).prototype;
   // Both or neither: a half-applied patch would be harder to reason about than none.
-  if (!hasShape(groupProto, 'heartbeat') || !hasShape(offsetsProto, 'getCoordinator') || !hasShape(offsetsProto, 'commitOffsets')) return false;
-  applied = findCoordinatorBeforeHeartbeat(groupProto) && findCoordinatorForOffsets(offsetsProto);
+  if (!hasShape(groupProto, 'heartbeat') || !hasShape(groupProto, 'joinAndSync') || !hasShape(offsetsProto, 'getCoordinator') || !hasShape(offsetsProto, 'commitOffsets')) return false;
+  applied = findCoordinatorBeforeHeartbeat(groupProto) && joinThroughCoordinatorMove(groupProto) && findCoordinatorForOffsets(offsetsProto);
   return applied;
 }
 
@@ -128,8 +132,43 @@ export function findCoordinatorBeforeHeartbeat(proto: object): boolean {
   return true;
 }
 
-/** How many times a commit answered that the group moved is sent again, COORDINATOR_RETRY_MS apart, before kafkajs is told. */
+/** How many times a commit or a join answered that the group moved is tried again, COORDINATOR_RETRY_MS apart, before kafkajs is told. */
 export const COMMIT_MOVE_RETRIES = 20;
+
+/** kafkajs's name for the broker's answer in `error`, if it carries one. */
+function typeOf(error: unknown): string | undefined {
+  const type = (error as { type?: unknown } | undefined)?.type;
+  return typeof type === 'string' ? type : undefined;
+}
+
+/**
+ * ConsumerGroup.joinAndSync: a join answered that the coordinator is loading the group, or
+ * is not available, is tried again (a new FindCoordinator, then the join), COORDINATOR_RETRY_MS
+ * apart, COMMIT_MOVE_RETRIES times. kafkajs retries a join answered NOT_COORDINATOR but
+ * gives up at once on these two: the consumer crashed and was restarted (the aggregator's
+ * feeds at a fresh cluster's start, in the failover benchmark's logs), and a crash
+ * releases the aggregator's partitions, whose windows are then rebuilt by replay. The
+ * Java client waits and asks again. Any other error reaches kafkajs as before.
+ */
+export function joinThroughCoordinatorMove(proto: object): boolean {
+  const p = proto as { joinAndSync?: (this: unknown) => Promise<unknown> };
+  const { joinAndSync } = p;
+  if (typeof joinAndSync !== 'function') return false;
+  p.joinAndSync = async function joinAndSyncThroughMove(this: unknown): Promise<unknown> {
+    for (let retry = 0; ; retry++) {
+      try {
+        return await joinAndSync.call(this);
+      } catch (error) {
+        if (!JOIN_AGAIN.has(typeOf(error) ?? '') || retry === COMMIT_MOVE_RETRIES) throw error;
+        await new Promise((resolve) => setTimeout(resolve, COORDINATOR_RETRY_MS));
+      }
+    }
+  };
+  return true;
+}
+
+/** The answers to a join that kafkajs gives up on although the group will be served soon (NOT_COORDINATOR it retries itself). */
+const JOIN_AGAIN = new Set(['GROUP_COORDINATOR_NOT_AVAILABLE', 'GROUP_LOAD_IN_PROGRESS']);
 
 /**
  * OffsetManager.getCoordinator (commits, offset fetches): the group's current coordinator,
@@ -154,7 +193,7 @@ export function findCoordinatorForOffsets(proto: object): boolean {
       try {
         return await commitOffsets.apply(this, args);
       } catch (error) {
-        if (!COORDINATOR_MOVED.has((error as { type?: unknown } | undefined)?.type as string)) throw error;
+        if (!COORDINATOR_MOVED.has(typeOf(error) ?? '')) throw error;
         disowned.add(this);
         if (retry === COMMIT_MOVE_RETRIES) throw error;
         await new Promise((resolve) => setTimeout(resolve, COORDINATOR_RETRY_MS));
