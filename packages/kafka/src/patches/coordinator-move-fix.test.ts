@@ -1,12 +1,12 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it, vi } from 'vitest';
 import {
-  COMMIT_MOVE_RETRIES,
   COORDINATOR_RETRY_MS,
   findCoordinatorBeforeHeartbeat,
   findCoordinatorForOffsets,
   followKafkajsCoordinatorMoves,
   joinThroughCoordinatorMove,
+  MOVE_RETRY_BUDGET_MS,
   OFFSET_MANAGER_MODULE,
 } from './coordinator-move-fix.js';
 import { CONSUMER_GROUP_MODULE } from './member-rejoin-fix.js';
@@ -33,8 +33,10 @@ function world() {
     ]),
   );
   /** disowning: brokers up that answer a heartbeat "not the coordinator" (the group moved, or they are loading it). */
-  const state = { coordinatorId: 3, lookups: 0, fenced: new Set<number>(), disowning: new Set<number>() };
+  const state = { coordinatorId: 3, lookups: 0, fenced: new Set<number>(), disowning: new Set<number>(), connected: true };
   const cluster = {
+    // kafkajs's Cluster.isConnected: false once the consumer disconnects.
+    isConnected: () => state.connected,
     // What kafkajs's OffsetManager asks of its cluster when it is made.
     committedOffsets: () => ({}),
     // kafkajs's BrokerPool.findConnectedBroker, and that broker's FindCoordinator.
@@ -256,18 +258,60 @@ describe('followKafkajsCoordinatorMoves', () => {
     expect([attempts(), committedTo]).toEqual([4, [3]]);
   });
 
-  it(`a group that does not settle within ${COMMIT_MOVE_RETRIES} retries reaches kafkajs with the broker's answer, as before the patch`, async () => {
+  /** A NOT_COORDINATOR answer, a new object each time: which one reaches kafkajs tells the last from the first. */
+  const answersMoved = () => {
+    const thrown: Error[] = [];
+    return { thrown, refuse: () => thrown[thrown.push(notCoordinator()) - 1] };
+  };
+
+  it(`a group that does not settle within ${MOVE_RETRY_BUDGET_MS} ms reaches kafkajs with the broker's last answer; kafkajs's own retry after it is not multiplied`, async () => {
     vi.useFakeTimers();
     try {
       const w = world();
-      const { Manager, committedTo, attempts } = commitManager(w, () => notCoordinator());
-      const commit = new Manager().commitOffsets();
-      const settled = expect(commit).rejects.toMatchObject({ type: 'NOT_COORDINATOR_FOR_GROUP' });
-      await vi.advanceTimersByTimeAsync(COORDINATOR_RETRY_MS * (COMMIT_MOVE_RETRIES + 1));
+      const { thrown, refuse } = answersMoved();
+      const { Manager, committedTo, attempts } = commitManager(w, refuse);
+      const manager = new Manager();
+      const commit = manager.commitOffsets();
+      const settled = expect(commit).rejects.toSatisfy((e) => e === thrown.at(-1) && thrown.length > 1);
+      await vi.advanceTimersByTimeAsync(MOVE_RETRY_BUDGET_MS + COORDINATOR_RETRY_MS);
       await settled;
-      expect([attempts(), committedTo]).toEqual([COMMIT_MOVE_RETRIES + 1, []]);
+      const tries = MOVE_RETRY_BUDGET_MS / COORDINATOR_RETRY_MS + 1;
+      expect([attempts(), committedTo]).toEqual([tries, []]);
+      // kafkajs's commit retrier tries again soon after: within the same run, once, not another budget.
+      await vi.advanceTimersByTimeAsync(COORDINATOR_RETRY_MS);
+      await expect(manager.commitOffsets()).rejects.toMatchObject({ type: 'NOT_COORDINATOR_FOR_GROUP' });
+      expect(attempts()).toBe(tries + 1);
+      // Long after, a new move gets a new run.
+      await vi.advanceTimersByTimeAsync(MOVE_RETRY_BUDGET_MS * 2);
+      const later = manager.commitOffsets();
+      const laterSettled = expect(later).rejects.toMatchObject({ type: 'NOT_COORDINATOR_FOR_GROUP' });
+      await vi.advanceTimersByTimeAsync(MOVE_RETRY_BUDGET_MS + COORDINATOR_RETRY_MS);
+      await laterSettled;
+      expect(attempts()).toBe(2 * tries + 1);
     } finally {
       vi.useRealTimers();
+    }
+  });
+
+  it('a commit answered "not available" is sent again too; a disconnected consumer is told at once', async () => {
+    const w = world();
+    let answers: Error[] = [Object.assign(new Error('not available'), { type: 'GROUP_COORDINATOR_NOT_AVAILABLE' })];
+    const { Manager, committedTo, attempts } = commitManager(w, () => answers.shift());
+    await new Manager().commitOffsets();
+    expect([attempts(), committedTo]).toEqual([2, [3]]);
+    w.state.connected = false;
+    answers = [notCoordinator()];
+    const manager = new Manager();
+    await expect(manager.commitOffsets()).rejects.toMatchObject({ type: 'NOT_COORDINATOR_FOR_GROUP' });
+    expect(attempts()).toBe(3);
+  });
+
+  it('a rebalance or an eviction answered to a commit reaches kafkajs at once, not tried again', async () => {
+    for (const type of ['REBALANCE_IN_PROGRESS', 'UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION']) {
+      const answer = Object.assign(new Error(type), { name: 'KafkaJSProtocolError', type });
+      const { Manager, attempts } = commitManager(world(), () => answer);
+      await expect(new Manager().commitOffsets(), type).rejects.toBe(answer);
+      expect(attempts(), type).toBe(1);
     }
   });
 
@@ -332,42 +376,53 @@ describe('followKafkajsCoordinatorMoves', () => {
   const loading = () =>
     Object.assign(new Error("The coordinator is loading and hence can't process requests for this group"), { name: 'KafkaJSProtocolError', type: 'GROUP_LOAD_IN_PROGRESS', retriable: true });
 
-  it('a join answered "loading" or "not available" is tried again until the coordinator serves the group, not a crash', async () => {
-    const answers: (Error | undefined)[] = [loading(), Object.assign(new Error('not available'), { type: 'GROUP_COORDINATOR_NOT_AVAILABLE' }), undefined];
-    let joins = 0;
+  /** A group with ConsumerGroup's joinAndSync answering in turn; the patch on its prototype. */
+  function joinGroup(answer: (join: number) => Error | undefined) {
+    const at: number[] = [];
+    const cluster = { connected: true, isConnected: () => cluster.connected };
     class Group {
+      readonly cluster = cluster;
       async joinAndSync(): Promise<void> {
-        const answer = answers[joins++];
-        if (answer) throw answer;
+        at.push(Date.now());
+        const refusal = answer(at.length);
+        if (refusal) throw refusal;
       }
     }
     expect(joinThroughCoordinatorMove(Group.prototype)).toBe(true);
+    return { Group, at, cluster };
+  }
+
+  it('a join answered "loading" or "not available" is tried again, COORDINATOR_RETRY_MS apart, until the coordinator serves the group, not a crash', async () => {
+    const answers: (Error | undefined)[] = [loading(), Object.assign(new Error('not available'), { type: 'GROUP_COORDINATOR_NOT_AVAILABLE' })];
+    const { Group, at } = joinGroup((n) => answers[n - 1]);
     await new Group().joinAndSync();
-    expect(joins).toBe(3);
+    expect(at).toHaveLength(3);
+    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!, `join ${i + 1}`).toBeGreaterThanOrEqual(COORDINATOR_RETRY_MS - 5);
   });
 
-  it(`any other join error reaches kafkajs at once; a coordinator loading for more than ${COMMIT_MOVE_RETRIES} retries too`, async () => {
-    const refused = Object.assign(new Error('refused'), { type: 'GROUP_AUTHORIZATION_FAILED' });
-    let joins = 0;
-    let answer: Error = refused;
-    class Group {
-      async joinAndSync(): Promise<void> {
-        joins++;
-        throw answer;
-      }
+  it('any other join error reaches kafkajs at once (a refusal, a rebalance, an eviction), and so does "loading" once the consumer is disconnected', async () => {
+    for (const type of ['GROUP_AUTHORIZATION_FAILED', 'REBALANCE_IN_PROGRESS', 'UNKNOWN_MEMBER_ID', 'NOT_COORDINATOR_FOR_GROUP']) {
+      const answer = Object.assign(new Error(type), { type });
+      const { Group, at } = joinGroup(() => answer);
+      await expect(new Group().joinAndSync(), type).rejects.toBe(answer);
+      expect(at, type).toHaveLength(1);
     }
-    joinThroughCoordinatorMove(Group.prototype);
-    await expect(new Group().joinAndSync()).rejects.toBe(refused);
-    expect(joins).toBe(1);
+    const { Group, at, cluster } = joinGroup(() => loading());
+    cluster.connected = false;
+    await expect(new Group().joinAndSync()).rejects.toMatchObject({ type: 'GROUP_LOAD_IN_PROGRESS' });
+    expect(at).toHaveLength(1);
+  });
+
+  it(`a coordinator loading for more than ${MOVE_RETRY_BUDGET_MS} ms: the join's last answer reaches kafkajs`, async () => {
     vi.useFakeTimers();
     try {
-      joins = 0;
-      answer = loading();
+      const thrown: Error[] = [];
+      const { Group, at } = joinGroup(() => thrown[thrown.push(loading()) - 1]);
       const join = new Group().joinAndSync();
-      const settled = expect(join).rejects.toBe(answer);
-      await vi.advanceTimersByTimeAsync(COORDINATOR_RETRY_MS * (COMMIT_MOVE_RETRIES + 1));
+      const settled = expect(join).rejects.toSatisfy((e) => e === thrown.at(-1) && thrown.length > 1);
+      await vi.advanceTimersByTimeAsync(MOVE_RETRY_BUDGET_MS + COORDINATOR_RETRY_MS);
       await settled;
-      expect(joins).toBe(COMMIT_MOVE_RETRIES + 1);
+      expect(at).toHaveLength(MOVE_RETRY_BUDGET_MS / COORDINATOR_RETRY_MS + 1);
     } finally {
       vi.useRealTimers();
     }
@@ -387,7 +442,7 @@ describe('followKafkajsCoordinatorMoves', () => {
       const log = { info() {}, debug() {}, warn() {}, error() {} };
       const options = {
         retry: { retries: 0 },
-        cluster: { findGroupCoordinator: async () => coordinator },
+        cluster: { findGroupCoordinator: async () => coordinator, isConnected: () => true },
         groupId: 'g',
         topics: ['t'],
         topicConfigurations: {},

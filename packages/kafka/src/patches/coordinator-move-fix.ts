@@ -34,7 +34,7 @@ import { kafkajsConsumerGroupPrototype } from './member-rejoin-fix.js';
  * UNKNOWN_MEMBER_ID), on which kafkajs joins again as before.
  *
  * Commits and joins answered that the group moved or is loading are tried again, 100 ms
- * apart, rather than taken for a rebalance or a crash (see findCoordinatorForOffsets and
+ * apart for up to 2 s, rather than taken for a rebalance or a crash (see findCoordinatorForOffsets and
  * joinThroughCoordinatorMove).
  *
  * The limit: the consumer still crashes, as before, when Kafka takes longer to move the
@@ -54,6 +54,7 @@ interface GroupMember {
   cluster: {
     brokerPool: { findConnectedBroker(): Promise<{ findGroupCoordinator(options: { groupId: string; coordinatorType: number }): Promise<{ coordinator: { nodeId: number } }> }> };
     findBroker(options: { nodeId: number }): Promise<Coordinator>;
+    isConnected?(): boolean;
   };
 }
 
@@ -132,8 +133,14 @@ export function findCoordinatorBeforeHeartbeat(proto: object): boolean {
   return true;
 }
 
-/** How many times a commit or a join answered that the group moved is tried again, COORDINATOR_RETRY_MS apart, before kafkajs is told. */
-export const COMMIT_MOVE_RETRIES = 20;
+/**
+ * How long a run of answers that the group moved (or is loading) is met by trying the
+ * commit or join again, COORDINATOR_RETRY_MS apart, before kafkajs is told. One budget
+ * per offset manager or group, shared by kafkajs's own retries around them, so that the
+ * two do not multiply (kafkajs heartbeats only between batches: a commit retried for
+ * long would cost the member its session).
+ */
+export const MOVE_RETRY_BUDGET_MS = 2_000;
 
 /** kafkajs's name for the broker's answer in `error`, if it carries one. */
 function typeOf(error: unknown): string | undefined {
@@ -141,26 +148,44 @@ function typeOf(error: unknown): string | undefined {
   return typeof type === 'string' ? type : undefined;
 }
 
+/** Per offset manager or group: when its current run of "moved" answers began, and its last. */
+const moveRuns = new WeakMap<object, { since: number; last: number }>();
+
+/**
+ * Whether to try `member`'s request again after an answer that the group moved: within
+ * the run's budget, and while its client is connected (a consumer disconnecting is not
+ * joined again behind its back). Waits COORDINATOR_RETRY_MS first when so.
+ */
+async function tryAgainAfterMove(member: { cluster: { isConnected?(): boolean } }): Promise<boolean> {
+  const now = Date.now();
+  let run = moveRuns.get(member);
+  // An answer long after the last one starts a new run.
+  if (!run || now - run.last > MOVE_RETRY_BUDGET_MS) moveRuns.set(member, (run = { since: now, last: now }));
+  run.last = now;
+  if (now - run.since >= MOVE_RETRY_BUDGET_MS || member.cluster.isConnected?.() === false) return false;
+  await new Promise((resolve) => setTimeout(resolve, COORDINATOR_RETRY_MS));
+  return member.cluster.isConnected?.() !== false;
+}
+
 /**
  * ConsumerGroup.joinAndSync: a join answered that the coordinator is loading the group, or
  * is not available, is tried again (a new FindCoordinator, then the join), COORDINATOR_RETRY_MS
- * apart, COMMIT_MOVE_RETRIES times. kafkajs retries a join answered NOT_COORDINATOR but
+ * apart, for up to MOVE_RETRY_BUDGET_MS. kafkajs retries a join answered NOT_COORDINATOR but
  * gives up at once on these two: the consumer crashed and was restarted (the aggregator's
  * feeds at a fresh cluster's start, in the failover benchmark's logs), and a crash
  * releases the aggregator's partitions, whose windows are then rebuilt by replay. The
  * Java client waits and asks again. Any other error reaches kafkajs as before.
  */
 export function joinThroughCoordinatorMove(proto: object): boolean {
-  const p = proto as { joinAndSync?: (this: unknown) => Promise<unknown> };
+  const p = proto as { joinAndSync?: (this: { cluster: { isConnected?(): boolean } }) => Promise<unknown> };
   const { joinAndSync } = p;
   if (typeof joinAndSync !== 'function') return false;
-  p.joinAndSync = async function joinAndSyncThroughMove(this: unknown): Promise<unknown> {
-    for (let retry = 0; ; retry++) {
+  p.joinAndSync = async function joinAndSyncThroughMove(this: { cluster: { isConnected?(): boolean } }): Promise<unknown> {
+    for (;;) {
       try {
         return await joinAndSync.call(this);
       } catch (error) {
-        if (!JOIN_AGAIN.has(typeOf(error) ?? '') || retry === COMMIT_MOVE_RETRIES) throw error;
-        await new Promise((resolve) => setTimeout(resolve, COORDINATOR_RETRY_MS));
+        if (!JOIN_AGAIN.has(typeOf(error) ?? '') || !(await tryAgainAfterMove(this))) throw error;
       }
     }
   };
@@ -174,7 +199,7 @@ const JOIN_AGAIN = new Set(['GROUP_COORDINATOR_NOT_AVAILABLE', 'GROUP_LOAD_IN_PR
  * OffsetManager.getCoordinator (commits, offset fetches): the group's current coordinator,
  * not the same node id again. A commit answered that the group is not (or not yet) its
  * broker's looks the coordinator up again and is sent again, COORDINATOR_RETRY_MS apart,
- * COMMIT_MOVE_RETRIES times, before kafkajs hears of it: kafkajs takes NOT_COORDINATOR for
+ * for up to MOVE_RETRY_BUDGET_MS, before kafkajs hears of it: kafkajs takes NOT_COORDINATOR for
  * a rebalance, and an automatic commit so answered after a batch made the member join
  * again (once in a clean-clone run of the coordinator fault test), where the Java client
  * marks the coordinator unknown and goes on. The same offset manager, hence the same
@@ -189,14 +214,13 @@ export function findCoordinatorForOffsets(proto: object): boolean {
     return currentCoordinator(this);
   };
   p.commitOffsets = async function commitToCurrentCoordinator(this: GroupMember, ...args: unknown[]): Promise<unknown> {
-    for (let retry = 0; ; retry++) {
+    for (;;) {
       try {
         return await commitOffsets.apply(this, args);
       } catch (error) {
         if (!COORDINATOR_MOVED.has(typeOf(error) ?? '')) throw error;
         disowned.add(this);
-        if (retry === COMMIT_MOVE_RETRIES) throw error;
-        await new Promise((resolve) => setTimeout(resolve, COORDINATOR_RETRY_MS));
+        if (!(await tryAgainAfterMove(this))) throw error;
       }
     }
   };
