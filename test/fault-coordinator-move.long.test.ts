@@ -93,6 +93,24 @@ describe('fault: a consumer group coordinator moved, its broker killed with SIGK
     return { seen, crashes, state };
   }
 
+  /**
+   * A member of a new group, reading a topic of its own led by broker 1 (so that only the
+   * coordinator moves) and coordinated by another broker, once it has read the topic's
+   * first record and joined once.
+   */
+  async function memberReading(heartbeatInterval: number) {
+    const topic = await topicLedBy(1, [2, 3]);
+    const { groupId, coordinator } = await groupAwayFrom(1);
+    const producer = kafka().producer();
+    await producer.connect();
+    await producer.send({ topic, acks: -1, messages: [{ value: 'before' }] });
+    await producer.disconnect();
+    const reading = await member(groupId, topic, heartbeatInterval);
+    await waitUntil(() => reading.seen.includes('before'), 'the first record read');
+    expect(reading.state.joins).toBe(1);
+    return { topic, groupId, coordinator, ...reading };
+  }
+
   /** Writes a record every 300 ms until one written after the move is read and an offset past it committed to the group's coordinator. */
   async function readAndCommittedAfterMove(groupId: string, topic: string, seen: string[]): Promise<void> {
     const producer = kafka().producer();
@@ -126,16 +144,8 @@ describe('fault: a consumer group coordinator moved, its broker killed with SIGK
   }
 
   it('a group moved off a live broker: a commit answered "not the coordinator" is sent to the new one, as the same member, no rejoin', async () => {
-    const topic = await topicLedBy(1, [2, 3]);
-    const { groupId, coordinator } = await groupAwayFrom(1);
-    const producer = kafka().producer();
-    await producer.connect();
-    await producer.send({ topic, acks: -1, messages: [{ value: 'before' }] });
-    await producer.disconnect();
     // Heartbeats far apart: the first request to reach the old coordinator after the move is a commit.
-    const { seen, crashes, state } = await member(groupId, topic, 25_000);
-    await waitUntil(() => seen.includes('before'), 'the first record read');
-    expect(state.joins).toBe(1);
+    const { topic, groupId, coordinator, seen, crashes, state } = await memberReading(25_000);
 
     // The group's offsets partition moved to the two other brokers: Kafka elects one of them
     // its leader, and the old coordinator, still up, answers NOT_COORDINATOR.
@@ -157,16 +167,7 @@ describe('fault: a consumer group coordinator moved, its broker killed with SIGK
   }, 120_000);
 
   it('goes on as the same member with the new coordinator: no crash, no rejoin, commits taken', async () => {
-    // The topic led by broker 1, so that only the coordinator moves.
-    const topic = await topicLedBy(1, [2, 3]);
-    const { groupId, coordinator } = await groupAwayFrom(1);
-    const producer = kafka().producer();
-    await producer.connect();
-    await producer.send({ topic, acks: -1, messages: [{ value: 'before' }] });
-    await producer.disconnect();
-    const { seen, crashes, state } = await member(groupId, topic, 500);
-    await waitUntil(() => seen.includes('before'), 'the first record read');
-    expect(state.joins).toBe(1);
+    const { topic, groupId, coordinator, seen, crashes, state } = await memberReading(500);
 
     await cluster!.stop(coordinator, 'SIGKILL');
     await readAndCommittedAfterMove(groupId, topic, seen);

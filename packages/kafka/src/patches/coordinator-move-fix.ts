@@ -121,7 +121,7 @@ export function findCoordinatorBeforeHeartbeat(proto: object): boolean {
     try {
       return await heartbeat.call(this, options);
     } catch (error) {
-      if (!COORDINATOR_MOVED.has((error as { type?: unknown } | undefined)?.type as string)) throw error;
+      if (!COORDINATOR_MOVED.has(typeOf(error) ?? '')) throw error;
       // Not a rebalance: the next heartbeat looks the coordinator up again, soon rather than an interval later,
       // and so does the next commit (the offset manager holds a coordinator of its own).
       disowned.add(this);
