@@ -59,7 +59,11 @@ export function kafkaNodeProperties(template, { nodeId, role = 'combined', kafka
  * follower of a dead leader backs off replica.fetch.backoff.ms (Kafka: 1 s) before it fetches
  * again, from the new leader too, and writes with acks=all wait for it: 100 ms here (a
  * write reached the new leader 0.2 s after its election instead of 0.5 s, with the clients'
- * retries at most 300 ms apart). One node: no election can happen, and fencing the only
+ * retries at most 300 ms apart). A follower's fetch is a long poll of
+ * replica.fetch.wait.max.ms (Kafka: 500 ms), and a partition it starts to follow joins
+ * its next fetch from that leader, not the one waiting: a write with acks=all to a new
+ * leader waited up to that long for it (npm run bench -- leader-move); 100 ms here.
+ * One node: no election can happen, and fencing the only
  * broker would stop everything on a pause, so its session stays 3 s and the quorum
  * timeouts Kafka's own.
  * @param {number} nodes the quorum's voters
@@ -81,6 +85,7 @@ export function failureDetection(nodes, dedicatedControllers = false, brokers = 
       QUORUM_ELECTION_TIMEOUT_MS: '500',
       QUORUM_ELECTION_BACKOFF_MS: '500',
       REPLICA_FETCH_BACKOFF_MS: '100',
+      REPLICA_FETCH_WAIT_MS: '100',
     };
   }
   // One broker (alone or beside controllers): nowhere to move its partitions to.
@@ -92,6 +97,7 @@ export function failureDetection(nodes, dedicatedControllers = false, brokers = 
       QUORUM_ELECTION_TIMEOUT_MS: '1000',
       QUORUM_ELECTION_BACKOFF_MS: '1000',
       REPLICA_FETCH_BACKOFF_MS: '1000',
+      REPLICA_FETCH_WAIT_MS: '500',
     };
   }
   return {
@@ -101,5 +107,6 @@ export function failureDetection(nodes, dedicatedControllers = false, brokers = 
     QUORUM_ELECTION_TIMEOUT_MS: '500',
     QUORUM_ELECTION_BACKOFF_MS: '500',
     REPLICA_FETCH_BACKOFF_MS: '100',
+    REPLICA_FETCH_WAIT_MS: '100',
   };
 }

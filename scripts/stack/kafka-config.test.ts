@@ -51,6 +51,8 @@ describe('kafkaNodeProperties', () => {
     expect(p['controller.quorum.election.backoff.max.ms']).toBe('500');
     expect(p['broker.session.timeout.ms']).toBe('1000');
     expect(p['broker.heartbeat.interval.ms']).toBe('250');
+    // A partition a follower starts to follow joins its next fetch: acks=all writes to a new leader wait out the one in flight.
+    expect(p['replica.fetch.wait.max.ms']).toBe('100');
   });
 
   it("keeps a single node's session at 3 s (fencing the only broker stops everything) and Kafka's own quorum timeouts", () => {
@@ -60,6 +62,7 @@ describe('kafkaNodeProperties', () => {
     expect(p['controller.quorum.fetch.timeout.ms']).toBe('2000');
     expect(p['controller.quorum.election.timeout.ms']).toBe('1000');
     expect(p['controller.quorum.election.backoff.max.ms']).toBe('1000');
+    expect(p['replica.fetch.wait.max.ms']).toBe('500');
   });
 
   it("gives every quorum size timeouts with margin: heartbeats at most a quarter of the session, a quorum fetch timeout above KRaft's 500 ms fetch wait", () => {
@@ -101,6 +104,7 @@ describe('kafkaNodeProperties', () => {
     for (const p of [b, c]) {
       expect(p['broker.session.timeout.ms']).toBe('500');
       expect(p['broker.heartbeat.interval.ms']).toBe('125');
+      expect(p['replica.fetch.wait.max.ms']).toBe('100');
       expect(Object.values(p).join('\n')).not.toContain('${');
     }
     const lone = parse(kafkaNodeProperties(TEMPLATE, { nodeId: 1, role: 'broker', kafkaPort: 39001, dataDir: '/b', voters: controllers, brokers: 1 }));
