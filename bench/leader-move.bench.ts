@@ -27,7 +27,9 @@ async function main(): Promise<void> {
   const { dir, settings } = await threeBrokerSettings('leader-move');
   note(`starting a three-broker cluster in ${dir}`);
   const { KAFKA_BROKERS } = await stackUp(settings, () => undefined);
-  const kafka = createKafka({ clientId: 'bench-leader-move', brokers: KAFKA_BROKERS.split(','), logger: createLogger({ service: 'bench', level: 'fatal' }) });
+  // Its clients' log on stderr at BENCH_LOG_LEVEL (warn: each crash and retry, to see why a cycle was slow).
+  const level = (process.env.BENCH_LOG_LEVEL ?? 'fatal') as Parameters<typeof createLogger>[0]['level'];
+  const kafka = createKafka({ clientId: 'bench-leader-move', brokers: KAFKA_BROKERS.split(','), logger: createLogger({ service: 'bench', level, destination: process.stderr }) });
   const admin = kafka.admin();
   const producer = kafka.producer({ idempotent: true });
   const consumer = kafka.consumer({ groupId: `bench-leader-move-${process.pid}`, maxWaitTimeInMs: 100 });

@@ -21,7 +21,7 @@ function world() {
       throw error;
     }
   }
-  expect(refreshOnUnreachableLeader(Group.prototype, 1, 1_000, () => clock.now)).toBe(true);
+  expect(refreshOnUnreachableLeader(Group.prototype, 1, 1_000, () => clock.now, 500)).toBe(true);
   return { clock, group: new Group() };
 }
 
@@ -65,5 +65,13 @@ describe('fixKafkajsFetchOnLeaderMove', () => {
     clock.now = 5_000;
     await group.recoverFromFetch(connectionError());
     expect(group.recovered).toHaveLength(2);
+  });
+
+  it('outages apart by more than the gap are runs of their own, however long since the first', async () => {
+    const { clock, group } = world();
+    // Three broker failures 0.6 s long, 0.6 s apart (the gap is 0.5 s, the wait 1 s): 3 s from the first to the last.
+    for (const start of [0, 1_200, 2_400]) for (clock.now = start; clock.now <= start + 600; clock.now += 100) await group.recoverFromFetch(connectionError());
+    expect(group.recovered).toEqual([]);
+    expect(group.refreshes).toBe(21);
   });
 });
