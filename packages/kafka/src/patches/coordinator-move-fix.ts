@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { kafkajsConsumerGroupPrototype } from './member-rejoin-fix.js';
+import { FailureRuns } from './failure-runs.js';
 
 /**
  * kafkajs 2.2.4 finds a consumer group's coordinator when the member joins, and keeps it:
@@ -148,8 +149,8 @@ function typeOf(error: unknown): string | undefined {
   return typeof type === 'string' ? type : undefined;
 }
 
-/** Per offset manager or group: when its current run of "moved" answers began, and its last. */
-const moveRuns = new WeakMap<object, { since: number; last: number }>();
+/** Per offset manager or group: its runs of "moved" answers (an answer long after the last starts a new one). */
+const moveRuns = new FailureRuns(MOVE_RETRY_BUDGET_MS);
 
 /**
  * Whether to try `member`'s request again after an answer that the group moved: within
@@ -157,12 +158,7 @@ const moveRuns = new WeakMap<object, { since: number; last: number }>();
  * joined again behind its back). Waits COORDINATOR_RETRY_MS first when so.
  */
 async function tryAgainAfterMove(member: { cluster: { isConnected?(): boolean } }): Promise<boolean> {
-  const now = Date.now();
-  let run = moveRuns.get(member);
-  // An answer long after the last one starts a new run.
-  if (!run || now - run.last > MOVE_RETRY_BUDGET_MS) moveRuns.set(member, (run = { since: now, last: now }));
-  run.last = now;
-  if (now - run.since >= MOVE_RETRY_BUDGET_MS || member.cluster.isConnected?.() === false) return false;
+  if (moveRuns.failed(member, Date.now()) >= MOVE_RETRY_BUDGET_MS || member.cluster.isConnected?.() === false) return false;
   await new Promise((resolve) => setTimeout(resolve, COORDINATOR_RETRY_MS));
   return member.cluster.isConnected?.() !== false;
 }

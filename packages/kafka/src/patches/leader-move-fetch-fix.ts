@@ -1,3 +1,4 @@
+import { FailureRuns } from './failure-runs.js';
 import { kafkajsConsumerGroupPrototype } from './member-rejoin-fix.js';
 
 /**
@@ -52,24 +53,16 @@ export function refreshOnUnreachableLeader(proto: object, pauseMs = LEADER_POLL_
   const p = proto as Partial<FetchRecovery>;
   const { recoverFromFetch } = p;
   if (typeof recoverFromFetch !== 'function') return false;
-  /** Per ConsumerGroup: when its current run of failed connections began, and its last failure. */
-  const runs = new WeakMap<object, { since: number; last: number }>();
+  /** Per ConsumerGroup: its runs of failed connections. */
+  const runs = new FailureRuns(gapMs);
   p.recoverFromFetch = async function recoverFromUnreachableLeader(this: FetchRecovery, error: unknown): Promise<void> {
     if ((error as { name?: unknown } | undefined)?.name !== 'KafkaJSConnectionError') return recoverFromFetch.call(this, error);
-    const at = now();
-    let run = runs.get(this);
-    // A failure long after the last one starts a new run.
-    if (!run || at - run.last > gapMs) runs.set(this, (run = { since: at, last: at }));
     // Past the wait, every failure goes kafkajs's way until its retries run out and it
     // restarts the consumer (a new ConsumerGroup, a new run): not one failure a run.
-    if (at - run.since > waitMs) {
-      run.last = at;
-      return recoverFromFetch.call(this, error);
-    }
+    if (runs.failed(this, now()) > waitMs) return recoverFromFetch.call(this, error);
     await new Promise((r) => setTimeout(r, pauseMs));
     await this.cluster.refreshMetadata();
-    // From the end of this handling: a slow connect and refresh do not split one run in two.
-    run.last = now();
+    runs.handled(this, now());
   };
   return true;
 }
