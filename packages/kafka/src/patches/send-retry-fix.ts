@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { aheadOfBackoff, type LeaderFailure, leadersOf, SEND_LEADER_POLL_MS } from './send-leader-watch.js';
 
 /**
  * kafkajs 2.2.4's send (producer/sendMessages.js) sends one request per leader and
@@ -14,8 +15,12 @@ import { createRequire } from 'node:module';
  * has settled (its answer is then known, and that broker is not sent to again). Requests
  * are followed per send through the producer's broker lock, taken and released around
  * each one. The first attempt never waits, and no send waits for another's requests, so
- * sends of one producer still overlap. Applied once per process by installKafkaPatches(),
- * before kafkajs's producer is loaded.
+ * sends of one producer still overlap. A retry after a failure that may mean the leader
+ * moved asks for the metadata just before it; and while it waits for kafkajs's backoff,
+ * the send's leaders are watched (send-leader-watch.ts): once one differs from what the
+ * failed attempt went by, the next attempt starts at once, and kafkajs's timer, when it
+ * fires, collects its result (it still counts as one of kafkajs's retries). Applied once
+ * per process by installKafkaPatches(), before kafkajs's producer is loaded.
  */
 
 type SendFactory = (args: SendArgs) => unknown;
@@ -58,29 +63,44 @@ export function unpatchedSendMessages(): SendFactory {
  * One send's retry never waits for another send's requests (the aggregator sends
  * concurrently through one producer).
  */
-export function settledRetries(factory: SendFactory): SendFactory {
+export function settledRetries(factory: SendFactory, pollMs = SEND_LEADER_POLL_MS): SendFactory {
   return (args) => async (input: unknown) => {
     const tracker = new SendRequests(args.eosManager);
+    const topics = topicsOf(input);
     let lastError: unknown;
     const send = factory({
       ...args,
       eosManager: tracker.locks,
       retrier: (attempt) =>
-        args.retrier(async (bail, retryCount, retryTime) => {
-          if (retryCount > 0) {
+        aheadOfBackoff({
+          retrier: args.retrier,
+          prepare: async () => {
             await tracker.settled();
             if (leaderMayHaveMoved(lastError)) await freshMetadata(args.cluster);
-          }
-          try {
-            return await attempt(bail, retryCount, retryTime);
-          } catch (error) {
-            lastError = error;
-            throw error;
-          }
+          },
+          attempt: async (bail, retryCount, retryTime) => {
+            try {
+              return await attempt(bail, retryCount, retryTime);
+            } catch (error) {
+              lastError = error;
+              throw error;
+            }
+          },
+          leaders: () => leadersOf(args.cluster, topics),
+          cluster: args.cluster,
+          topics,
+          failure: leaderFailure,
+          pollMs,
         }),
     }) as (input: unknown) => Promise<unknown>;
     return send(input);
   };
+}
+
+/** The topics a send writes to (kafkajs's send input, { topicMessages: [{ topic, messages }] }). */
+function topicsOf(input: unknown): string[] {
+  const list = (input as { topicMessages?: unknown } | undefined)?.topicMessages;
+  return Array.isArray(list) ? list.map((t) => String((t as { topic?: unknown }).topic)) : [];
 }
 
 interface MetadataSource {
@@ -102,12 +122,21 @@ async function freshMetadata(cluster: unknown): Promise<void> {
 
 /** Errors after which the partition's leader may be another broker: a refresh before the retry finds it. */
 const LEADER_ERRORS = new Set(['KafkaJSConnectionError', 'KafkaJSConnectionClosedError', 'KafkaJSRequestTimeoutError', 'KafkaJSBrokerNotFound']);
-const LEADER_TYPES = new Set(['NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'FENCED_LEADER_EPOCH']);
+/** Answers of a live broker that it does not lead the partition (yet, or any more). */
+const LEADER_TYPES = new Set(['NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'FENCED_LEADER_EPOCH']);
+/** Failures whose cure is another leader in the metadata: a broker that cannot be reached, a partition the metadata does not know. */
+const UNREACHABLE_TYPES = new Set(['UNKNOWN_TOPIC_OR_PARTITION']);
 
 /** Not after other refusals (too few replicas in sync, a record too large): a retry kept up for long then asks nothing more of the brokers than kafkajs's own. */
 function leaderMayHaveMoved(error: unknown): boolean {
+  return leaderFailure(error) !== undefined;
+}
+
+/** A broker that answered it does not lead the partition, or one that could not be reached (aheadOfBackoff). */
+function leaderFailure(error: unknown): LeaderFailure {
   const e = error as { name?: unknown; type?: unknown } | undefined;
-  return LEADER_ERRORS.has(String(e?.name)) || LEADER_TYPES.has(String(e?.type));
+  if (LEADER_TYPES.has(String(e?.type))) return 'answered';
+  return LEADER_ERRORS.has(String(e?.name)) || UNREACHABLE_TYPES.has(String(e?.type)) ? 'unreachable' : undefined;
 }
 
 /** The requests of one send, followed through the producer's broker lock taken and released around each. */
