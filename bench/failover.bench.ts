@@ -307,7 +307,17 @@ async function main(): Promise<void> {
         ban_written: fromKill(banWritten.get(`ip:${ip}`)),
         denied: enforcers.map((e) => fromKill(deniedAt.get(`${e.url} ${ip}`))),
       }));
-      writeFileSync(process.env.BENCH_FLOODS_FILE, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+      // The floods before the kill, in ms from each one's own post: where the ceiling's time goes.
+      const sincePost = (ip: string, t: number | undefined) => (t === undefined ? null : t - postedAt.get(ip)!);
+      const calmLines = ips.slice(0, FLOODS_CALM).map((ip) => ({
+        ip,
+        calm: true,
+        answered: sincePost(ip, answeredAt.get(ip)),
+        event_written: sincePost(ip, eventWritten.get(ip)),
+        ban_written: sincePost(ip, banWritten.get(`ip:${ip}`)),
+        denied: enforcers.map((e) => sincePost(ip, deniedAt.get(`${e.url} ${ip}`))),
+      }));
+      writeFileSync(process.env.BENCH_FLOODS_FILE, [...calmLines, ...lines].map((l) => JSON.stringify(l)).join('\n') + '\n');
     }
     unreadyServices = new Set([...unreadyServices].sort());
     // The gateway's own books: what it took, what Kafka acknowledged, what it dropped and why.
