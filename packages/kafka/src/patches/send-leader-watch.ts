@@ -26,22 +26,30 @@ interface LeaderSource {
 const isLeaderSource = (cluster: unknown): cluster is LeaderSource =>
   typeof (cluster as Partial<LeaderSource> | undefined)?.refreshMetadata === 'function' && typeof (cluster as Partial<LeaderSource> | undefined)?.findTopicPartitionMetadata === 'function';
 
-/** The leaders of `topics`' partitions in the cluster's metadata, as one string; undefined when it cannot tell (no metadata yet, a stand-in cluster). */
-export function leadersOf(cluster: unknown, topics: readonly string[]): string | undefined {
+type PartitionLists = readonly (readonly { partitionId: number; leader: number }[])[];
+
+/**
+ * The partition lists of `topics` in the cluster's metadata as it is now; undefined when
+ * it cannot tell (no metadata yet, a stand-in cluster). Cheap, taken before every attempt:
+ * kafkajs replaces its metadata at each refresh and never changes a list it gave, so the
+ * lists are a snapshot, read (leadersText) only when an attempt has failed.
+ */
+export function leaderLists(cluster: unknown, topics: readonly string[]): PartitionLists | undefined {
   if (!isLeaderSource(cluster)) return undefined;
   try {
-    return topics
-      .map((topic) =>
-        cluster
-          .findTopicPartitionMetadata(topic)
-          .map((p) => `${p.partitionId}:${p.leader}`)
-          .join(','),
-      )
-      .join(';');
+    return topics.map((topic) => cluster.findTopicPartitionMetadata(topic));
   } catch {
     return undefined;
   }
 }
+
+/** Partition lists as one comparable string. */
+export function leadersText(lists: PartitionLists | undefined): string | undefined {
+  return lists?.map((partitions) => partitions.map((p) => `${p.partitionId}:${p.leader}`).join(',')).join(';');
+}
+
+/** The leaders of `topics`' partitions in the cluster's metadata now, as one string. */
+export const leadersOf = (cluster: unknown, topics: readonly string[]): string | undefined => leadersText(leaderLists(cluster, topics));
 
 /**
  * Asks for the metadata every `pollMs` until the leaders of `topics` differ from `before`,
@@ -84,8 +92,8 @@ interface AheadOptions {
   prepare: (retryCount: number) => Promise<void>;
   /** kafkajs's attempt. */
   attempt: (bail: unknown, retryCount: number, retryTime: number) => Promise<unknown>;
-  /** The send's leaders as an attempt goes by them (leadersOf). */
-  leaders: () => string | undefined;
+  /** The send's leaders as an attempt goes by them (leaderLists). */
+  leaders: () => PartitionLists | undefined;
   cluster: unknown;
   topics: readonly string[];
   failure: (error: unknown) => LeaderFailure;
@@ -97,7 +105,7 @@ interface Ahead {
   retryCount: number;
   result: Promise<unknown>;
   running: boolean;
-  failed?: { error: unknown; sentBy: string | undefined };
+  failed?: { error: unknown; sentBy: PartitionLists | undefined };
 }
 
 /**
@@ -117,7 +125,6 @@ export function aheadOfBackoff(o: AheadOptions): Promise<unknown> {
   let armed: { retryCount: number; cancel: () => void } | undefined;
   let lastEarlyStart = Number.NEGATIVE_INFINITY;
   let earlyDone: (value: unknown) => void = () => undefined;
-  const earlyResult = new Promise((resolve) => (earlyDone = resolve));
 
   const run = async (retryCount: number, early: Ahead | undefined): Promise<unknown> => {
     if (retryCount > 0) await o.prepare(retryCount);
@@ -131,7 +138,7 @@ export function aheadOfBackoff(o: AheadOptions): Promise<unknown> {
       throw error;
     }
   };
-  const arm = (retryCount: number, error: unknown, sentBy: string | undefined) => {
+  const arm = (retryCount: number, error: unknown, sentBy: PartitionLists | undefined) => {
     armed?.cancel();
     armed = undefined;
     if (finished) return;
@@ -147,7 +154,7 @@ export function aheadOfBackoff(o: AheadOptions): Promise<unknown> {
       const timer = setTimeout(go, pollMs);
       armed = { retryCount, cancel: () => clearTimeout(timer) };
     } else if (kind === 'unreachable') {
-      armed = { retryCount, cancel: watchLeaders(o.cluster, o.topics, sentBy, go, pollMs) };
+      armed = { retryCount, cancel: watchLeaders(o.cluster, o.topics, leadersText(sentBy), go, pollMs) };
     }
   };
   const startEarly = (retryCount: number) => {
@@ -176,8 +183,26 @@ export function aheadOfBackoff(o: AheadOptions): Promise<unknown> {
     if (early.failed) arm(retryCount + 1, early.failed.error, early.failed.sentBy);
     return early.result;
   });
-  return Promise.race([own, earlyResult]).finally(() => {
-    finished = true;
-    armed?.cancel();
+  // kafkajs's timer still fires after an early success (within its backoff, 300 ms at
+  // most with CLIENT_RETRY) and collects the same result: no request of its own.
+  return new Promise((resolve, reject) => {
+    const finish = () => {
+      finished = true;
+      armed?.cancel();
+    };
+    earlyDone = (value) => {
+      finish();
+      resolve(value);
+    };
+    own.then(
+      (value) => {
+        finish();
+        resolve(value);
+      },
+      (error: unknown) => {
+        finish();
+        reject(error);
+      },
+    );
   });
 }

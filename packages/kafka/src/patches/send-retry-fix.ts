@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { aheadOfBackoff, type LeaderFailure, leadersOf, SEND_LEADER_POLL_MS } from './send-leader-watch.js';
+import { aheadOfBackoff, type LeaderFailure, leaderLists, SEND_LEADER_POLL_MS } from './send-leader-watch.js';
 
 /**
  * kafkajs 2.2.4's send (producer/sendMessages.js) sends one request per leader and
@@ -86,7 +86,7 @@ export function settledRetries(factory: SendFactory, pollMs = SEND_LEADER_POLL_M
               throw error;
             }
           },
-          leaders: () => leadersOf(args.cluster, topics),
+          leaders: () => leaderLists(args.cluster, topics),
           cluster: args.cluster,
           topics,
           failure: leaderFailure,
