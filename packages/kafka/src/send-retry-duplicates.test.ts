@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { answerAll, lockingEosManager, onePartitionCluster, quietLogger } from './patches/send.fakes.js';
 import { fixKafkajsSendRetries, settledRetries, unpatchedSendMessages } from './patches/send-retry-fix.js';
 
 const require = createRequire(import.meta.url);
@@ -35,27 +36,12 @@ async function sendThroughKafkajs(refusals: number, slowMs: number, createSendMe
 /** The send function of one producer over the two brokers above (kafkajs makes one per producer), and what the brokers appended. */
 function producerSend(refusals: number, slowMs: number, createSendMessages: (args: object) => unknown) {
   const createRetry = require('kafkajs/src/retry/index.js');
-  const Lock = require('kafkajs/src/utils/lock.js');
   const { KafkaJSConnectionError } = require('kafkajs/src/errors.js');
-  const sequence = new Map<string, number>();
-  const locks = new Map<number, { acquire(): Promise<void>; release(): void }>();
-  const eosManager = {
-    isTransactional: () => false,
-    getSequence: (t: string, p: number) => sequence.get(`${t}/${p}`) ?? 0,
-    updateSequence: (t: string, p: number, n: number) => void sequence.set(`${t}/${p}`, (sequence.get(`${t}/${p}`) ?? 0) + n),
-    getProducerId: () => 1,
-    getProducerEpoch: () => 0,
-    getTransactionalId: () => undefined,
-    acquireBrokerLock: async (b: { nodeId: number }) => {
-      if (!locks.has(b.nodeId)) locks.set(b.nodeId, new Lock({ timeout: 0xffff }));
-      await locks.get(b.nodeId)!.acquire();
-    },
-    releaseBrokerLock: (b: { nodeId: number }) => locks.get(b.nodeId)!.release(),
-  };
+  const eosManager = lockingEosManager();
   const appended: { broker: number; partition: number; firstSequence: number }[] = [];
   const answer = (nodeId: number, topicData: TopicData[]) => {
     for (const t of topicData) for (const p of t.partitions) appended.push({ broker: nodeId, partition: p.partition, firstSequence: p.firstSequence });
-    return { topics: topicData.map((t) => ({ topicName: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, errorCode: 0, baseOffset: '0' })) })) };
+    return answerAll(topicData);
   };
   let refused = 0;
   const brokers = new Map([
@@ -89,9 +75,8 @@ function producerSend(refusals: number, slowMs: number, createSendMessages: (arg
     },
     findBroker: async ({ nodeId }: { nodeId: string }) => brokers.get(Number(nodeId)),
   };
-  const logger = { debug() {}, info() {}, warn() {}, error() {} };
   const send = (createSendMessages as (args: object) => (input: object) => Promise<unknown>)({
-    logger,
+    logger: quietLogger,
     cluster,
     partitioner: ({ message }: { message: { partition: number } }) => message.partition,
     eosManager,
@@ -120,37 +105,22 @@ async function attemptsAcrossElection(createSendMessages: (args: object) => unkn
     produce: async ({ topicData }: { topicData: TopicData[] }) => {
       attempts.push(nodeId);
       if (nodeId === 2) throw new KafkaJSConnectionError('connection refused');
-      return { topics: topicData.map((t) => ({ topicName: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, errorCode: 0, baseOffset: '0' })) })) };
+      return answerAll(topicData);
     },
   });
-  let known = leader;
-  const cluster = {
-    refreshMetadataIfNecessary: async () => undefined,
-    refreshMetadata: async () => {
-      known = leader;
+  const cluster = onePartitionCluster(
+    leader,
+    () => {
+      const known = leader;
       // The refresh after the first failure is the last that sees broker 2: the election follows it.
       if (++refreshes === 1) setTimeout(() => (leader = 1), 5);
+      return known;
     },
-    addMultipleTargetTopics: async () => undefined,
-    isConnected: () => true,
-    removeBroker: () => undefined,
-    findTopicPartitionMetadata: () => [{ partitionId: 0, leader: known }],
-    findLeaderForPartitions: () => ({ [known]: [0] }),
-    findBroker: async ({ nodeId }: { nodeId: string }) => broker(Number(nodeId)),
-  };
-  const eosManager = {
-    isTransactional: () => false,
-    getSequence: () => 0,
-    updateSequence: () => undefined,
-    getProducerId: () => 1,
-    getProducerEpoch: () => 0,
-    getTransactionalId: () => undefined,
-    acquireBrokerLock: async () => undefined,
-    releaseBrokerLock: () => undefined,
-  };
-  const logger = { debug() {}, info() {}, warn() {}, error() {} };
+    broker,
+  );
+  const eosManager = lockingEosManager();
   const send = (createSendMessages as (args: object) => (input: object) => Promise<unknown>)({
-    logger,
+    logger: quietLogger,
     cluster,
     partitioner: () => 0,
     eosManager,

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { settledRetries, unpatchedSendMessages } from './send-retry-fix.js';
+import { answerAll, lockingEosManager, quietLogger } from './send.fakes.js';
 
 const require = createRequire(import.meta.url);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -32,7 +33,6 @@ interface TopicData {
 async function scenario(seed: number): Promise<{ violations: string[]; early: boolean }> {
   const random = prng(seed);
   const createRetry = require('kafkajs/src/retry/index.js');
-  const Lock = require('kafkajs/src/utils/lock.js');
   const { KafkaJSConnectionError, KafkaJSRequestTimeoutError } = require('kafkajs/src/errors.js');
   const { createErrorFromCode } = require('kafkajs/src/protocol/error.js');
   const violations: string[] = [];
@@ -60,7 +60,7 @@ async function scenario(seed: number): Promise<{ violations: string[]; early: bo
         if (x < 0.5) throw new KafkaJSRequestTimeoutError('timed out');
         if (x < 0.53) throw createErrorFromCode(10); // MESSAGE_TOO_LARGE: kafkajs gives up
         if (x < 0.56) throw createErrorFromCode(19); // NOT_ENOUGH_REPLICAS: retried, says nothing of leaders
-        return { topics: topicData.map((t) => ({ topicName: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, errorCode: 0, baseOffset: '0' })) })) };
+        return answerAll(topicData);
       } finally {
         inFlight--;
       }
@@ -89,20 +89,7 @@ async function scenario(seed: number): Promise<{ violations: string[]; early: bo
     },
     findBroker: async ({ nodeId }: { nodeId: string }) => broker(Number(nodeId)),
   };
-  const locks = new Map<number, { acquire(): Promise<void>; release(): void }>();
-  const eosManager = {
-    isTransactional: () => false,
-    getSequence: () => 0,
-    updateSequence: () => undefined,
-    getProducerId: () => 1,
-    getProducerEpoch: () => 0,
-    getTransactionalId: () => undefined,
-    acquireBrokerLock: async (b: { nodeId: number }) => {
-      if (!locks.has(b.nodeId)) locks.set(b.nodeId, new Lock({ timeout: 0xffff }));
-      await locks.get(b.nodeId)!.acquire();
-    },
-    releaseBrokerLock: (b: { nodeId: number }) => locks.get(b.nodeId)!.release(),
-  };
+  const eosManager = lockingEosManager();
   // kafkajs's send, each attempt watched (it runs inside the patch's retrier).
   const kafkajsSend = unpatchedSendMessages() as unknown as SendFactory;
   const watched: SendFactory = (args) =>
@@ -123,7 +110,7 @@ async function scenario(seed: number): Promise<{ violations: string[]; early: bo
         }),
     });
   const send = (settledRetries(watched as unknown as Parameters<typeof settledRetries>[0], pollMs) as unknown as SendFactory)({
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
+    logger: quietLogger,
     cluster,
     // Each message to its own partition: a send of several requests, one per leader.
     partitioner: ({ message }: { message: { partition: number } }) => message.partition,

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { settledRetries, unpatchedSendMessages } from './send-retry-fix.js';
 import { leadersOf, watchLeaders } from './send-leader-watch.js';
+import { answerAll, lockingEosManager, onePartitionCluster, quietLogger } from './send.fakes.js';
 
 const require = createRequire(import.meta.url);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -29,7 +30,6 @@ function oneSend(options: {
   const { createErrorFromCode } = require('kafkajs/src/protocol/error.js');
   const attempts: { broker: number; at: number }[] = [];
   const began = performance.now();
-  let known = options.elect(0);
   let refreshes = 0;
   const broker = (nodeId: number) => ({
     nodeId,
@@ -38,34 +38,13 @@ function oneSend(options: {
       const refused = options.refuses(nodeId);
       if (refused === 'not the leader') throw createErrorFromCode(6);
       if (refused) throw new KafkaJSConnectionError('connection refused');
-      return { topics: topicData.map((t) => ({ topicName: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, errorCode: 0, baseOffset: '0' })) })) };
+      return answerAll(topicData);
     },
   });
-  const cluster = {
-    refreshMetadataIfNecessary: async () => undefined,
-    refreshMetadata: async () => {
-      known = options.elect(++refreshes);
-    },
-    addMultipleTargetTopics: async () => undefined,
-    isConnected: () => true,
-    removeBroker: () => undefined,
-    findTopicPartitionMetadata: () => [{ partitionId: 0, leader: known }],
-    findLeaderForPartitions: () => ({ [known]: [0] }),
-    findBroker: async ({ nodeId }: { nodeId: string }) => broker(Number(nodeId)),
-  };
-  const eosManager = {
-    isTransactional: () => false,
-    getSequence: () => 0,
-    updateSequence: () => undefined,
-    getProducerId: () => 1,
-    getProducerEpoch: () => 0,
-    getTransactionalId: () => undefined,
-    acquireBrokerLock: async () => undefined,
-    releaseBrokerLock: () => undefined,
-  };
-  const logger = { debug() {}, info() {}, warn() {}, error() {} };
+  const cluster = onePartitionCluster(options.elect(0), () => options.elect(++refreshes), broker);
+  const eosManager = lockingEosManager();
   const send = (options.createSendMessages as (args: object) => (input: object) => Promise<unknown>)({
-    logger,
+    logger: quietLogger,
     cluster,
     partitioner: () => 0,
     eosManager,
