@@ -17,9 +17,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, rmSync } from 'node:fs';
 import { eventPartitionKey, keyPartition } from '@banstream/core';
-import { endOffsets, ensureTopics, topicFullName, topicSpecs, type Admin, type Kafka } from '@banstream/kafka';
+import { ensureTopics, topicFullName, topicSpecs } from '@banstream/kafka';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { stackDown, stackUp, startKafkaNode, stopKafkaNode } from '../scripts/stack/index.mjs';
 import { median, note, percentile, report, sig } from './lib.js';
@@ -27,6 +27,7 @@ import { benchKafka, publishPolicies } from './aggregator/kafka.js';
 import { metricSum } from './aggregator/service.js';
 import { freePort, serviceNodeArgs } from '../test/support/processes.js';
 import { threeBrokerSettings } from './three-brokers.js';
+import { leaders, readTopic, writeFloodsFile } from './failover-records.js';
 
 const PARTITIONS = 3;
 const THRESHOLD = 100;
@@ -59,36 +60,6 @@ async function denied(s: Service, ip: string): Promise<boolean> {
     body: JSON.stringify({ ip, method: 'GET', host: 'shop.example', path: '/' }),
   }).catch(() => undefined);
   return ((await res?.json().catch(() => undefined)) as { allowed?: boolean } | undefined)?.allowed === false;
-}
-
-async function leaders(admin: Admin, topics: string[]): Promise<{ topic: string; partition: number; leader: number; isr: number }[]> {
-  const { topics: meta } = await admin.fetchTopicMetadata({ topics });
-  return meta.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionId, leader: p.leader, isr: p.isr.length })));
-}
-
-/** Every record of the topic from the start to its current end, decoded by `read`. */
-async function readTopic(kafka: Kafka, admin: Admin, topic: string, read: (value: Buffer, timestamp: number, key: string) => void): Promise<void> {
-  // Retrying "not the leader" and the like: the restarted broker may take leaderships back meanwhile.
-  const ends = await endOffsets(admin, topic);
-  const remaining = new Map(ends.filter((e) => Number(e.high) > Number(e.low)).map((e) => [e.partition, Number(e.high)]));
-  if (remaining.size === 0) return;
-  const consumer = kafka.consumer({ groupId: `bench-failover-read-${randomUUID()}`, maxWaitTimeInMs: 50 });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  let done: () => void = () => undefined;
-  const finished = new Promise<void>((r) => (done = r));
-  await consumer.run({
-    eachMessage: async ({ partition, message }) => {
-      if (message.value) read(message.value, Number(message.timestamp), message.key?.toString() ?? '');
-      if (Number(message.offset) + 1 >= (remaining.get(partition) ?? 0)) remaining.delete(partition);
-      if (remaining.size === 0) done();
-    },
-  });
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([finished, new Promise((r) => (timer = setTimeout(r, 120_000)))]);
-  clearTimeout(timer);
-  await consumer.disconnect();
-  if (remaining.size > 0) throw new Error(`reading ${topic} did not reach its end within 120 s`);
 }
 
 async function main(): Promise<void> {
@@ -296,28 +267,10 @@ async function main(): Promise<void> {
     };
     const calmSplit = split(ips.slice(0, FLOODS_CALM));
     const failoverSplit = split(duringIps);
-    // BENCH_FLOODS_FILE: each flood of the failover on a line, in ms from the kill (where a slow one's time went).
+    // BENCH_FLOODS_FILE: each flood on a line (where a slow one's time went).
     if (process.env.BENCH_FLOODS_FILE) {
-      const fromKill = (t: number | undefined) => (t === undefined ? null : t - killedAtWall);
-      const lines = duringIps.map((ip) => ({
-        ip,
-        posted: fromKill(postedAt.get(ip)),
-        answered: fromKill(answeredAt.get(ip)),
-        event_written: fromKill(eventWritten.get(ip)),
-        ban_written: fromKill(banWritten.get(`ip:${ip}`)),
-        denied: enforcers.map((e) => fromKill(deniedAt.get(`${e.url} ${ip}`))),
-      }));
-      // The floods before the kill, in ms from each one's own post: where the ceiling's time goes.
-      const sincePost = (ip: string, t: number | undefined) => (t === undefined ? null : t - postedAt.get(ip)!);
-      const calmLines = ips.slice(0, FLOODS_CALM).map((ip) => ({
-        ip,
-        calm: true,
-        answered: sincePost(ip, answeredAt.get(ip)),
-        event_written: sincePost(ip, eventWritten.get(ip)),
-        ban_written: sincePost(ip, banWritten.get(`ip:${ip}`)),
-        denied: enforcers.map((e) => sincePost(ip, deniedAt.get(`${e.url} ${ip}`))),
-      }));
-      writeFileSync(process.env.BENCH_FLOODS_FILE, [...calmLines, ...lines].map((l) => JSON.stringify(l)).join('\n') + '\n');
+      const times = { postedAt, answeredAt, eventWritten, banWritten, deniedAt, enforcerUrls: enforcers.map((e) => e.url) };
+      writeFloodsFile(process.env.BENCH_FLOODS_FILE, ips.slice(0, FLOODS_CALM), duringIps, killedAtWall, times);
     }
     unreadyServices = new Set([...unreadyServices].sort());
     // The gateway's own books: what it took, what Kafka acknowledged, what it dropped and why.
