@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fixKafkajsFetchOnLeaderMove, refreshOnUnreachableLeader } from './leader-move-fetch-fix.js';
+import { fixKafkajsFetchOnLeaderMove, refreshOnUnreachableLeader, SHORT_WAIT_HOLD_MS, SHORT_WAIT_MS } from './leader-move-fetch-fix.js';
 
 const connectionError = () => Object.assign(new Error('Connection error: connect ECONNREFUSED 127.0.0.1:19094'), { name: 'KafkaJSConnectionError' });
 
@@ -16,6 +16,13 @@ function world() {
       },
     };
     brokersDown = false;
+    maxWaitTime = 500;
+    /** The wait each fetch went with (kafkajs reads maxWaitTime when it sends the request). */
+    waits: number[] = [];
+    async fetch(_nodeId: number): Promise<unknown[]> {
+      this.waits.push(this.maxWaitTime);
+      return [];
+    }
     async recoverFromFetch(error: unknown): Promise<void> {
       this.recovered.push(error);
       throw error;
@@ -73,5 +80,39 @@ describe('fixKafkajsFetchOnLeaderMove', () => {
     for (const start of [0, 1_200, 2_400]) for (clock.now = start; clock.now <= start + 600; clock.now += 100) await group.recoverFromFetch(connectionError());
     expect(group.recovered).toEqual([]);
     expect(group.refreshes).toBe(21);
+  });
+
+  it('after a failed fetch, fetches wait at most SHORT_WAIT_MS until SHORT_WAIT_HOLD_MS after the last failure, then their own wait', async () => {
+    const { clock, group } = world();
+    await group.fetch(1);
+    // A run of failures (the leader dead), each renewing the hold.
+    for (clock.now = 0; clock.now <= 600; clock.now += 100) {
+      await group.recoverFromFetch(connectionError());
+      await group.fetch(2);
+    }
+    clock.now = 600 + SHORT_WAIT_HOLD_MS - 1;
+    await group.fetch(2);
+    clock.now = 600 + SHORT_WAIT_HOLD_MS;
+    await group.fetch(2);
+    await group.fetch(3);
+    expect(group.waits).toEqual([500, ...Array(8).fill(SHORT_WAIT_MS), 500, 500]);
+  });
+
+  it('any failed fetch shortens the wait, also one the patch hands to kafkajs', async () => {
+    const { group } = world();
+    const notLeader = Object.assign(new Error('not the leader'), { name: 'KafkaJSProtocolError', type: 'NOT_LEADER_FOR_PARTITION' });
+    await expect(group.recoverFromFetch(notLeader)).rejects.toBe(notLeader);
+    await group.fetch(1);
+    expect(group.waits).toEqual([SHORT_WAIT_MS]);
+  });
+
+  it('a consumer whose own wait is shorter keeps it', async () => {
+    const { clock, group } = world();
+    group.maxWaitTime = 20;
+    await group.recoverFromFetch(connectionError());
+    await group.fetch(1);
+    clock.now = SHORT_WAIT_HOLD_MS;
+    await group.fetch(1);
+    expect(group.waits).toEqual([20, 20]);
   });
 });
