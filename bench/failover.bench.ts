@@ -262,8 +262,10 @@ async function main(): Promise<void> {
     const split = (ips: string[]) => {
       const written = ips.map((ip) => (eventWritten.get(ip) ?? Number.NaN) - postedAt.get(ip)!);
       const decided = ips.map((ip) => (banWritten.get(`ip:${ip}`) ?? Number.NaN) - postedAt.get(ip)!);
+      // The last hop alone: from the ban's write to the last enforcer denying the address.
+      const applied = ips.map((ip) => Math.max(...enforcers.map((e) => deniedAt.get(`${e.url} ${ip}`) ?? Number.NaN)) - (banWritten.get(`ip:${ip}`) ?? Number.NaN));
       const p99 = (xs: number[]) => (xs.some(Number.isNaN) ? Number.NaN : percentile(xs, 99));
-      return { written: p99(written), decided: p99(decided) };
+      return { written: p99(written), decided: p99(decided), applied: p99(applied) };
     };
     const calmSplit = split(ips.slice(0, FLOODS_CALM));
     const failoverSplit = split(duringIps);
@@ -314,7 +316,7 @@ async function main(): Promise<void> {
         ceiling: 'the same floods, one after another, before the failure, in the same run',
         services_not_ready_at_some_point: [...unreadyServices].join(',') || 'none',
         timings:
-          "event_written and ban_written: from the flood's post to the CreateTime of its first record on the events topic (set by the gateway's producer) and of its ban on the bans topic (the aggregator's); p99 over the same floods",
+          "event_written and ban_written: from the flood's post to the CreateTime of its first record on the events topic (set by the gateway's producer) and of its ban on the bans topic (the aggregator's); denied_after_ban: from that CreateTime to the last enforcer denying the address; p99 over the same floods",
       },
       {
         events_acknowledged: acknowledged.size,
@@ -331,6 +333,8 @@ async function main(): Promise<void> {
         ban_written_p99_ms: sig(calmSplit.decided, 3),
         event_written_p99_ms_during_failover: sig(failoverSplit.written, 3),
         ban_written_p99_ms_during_failover: sig(failoverSplit.decided, 3),
+        denied_after_ban_p99_ms: sig(calmSplit.applied, 3),
+        denied_after_ban_p99_ms_during_failover: sig(failoverSplit.applied, 3),
         leaders_moved_s: sig(leadersMovedMs / 1000, 3),
         recovery_s: sig(recoveryMs / 1000, 3),
         isr_restored_s_after_restart: sig(isrMs / 1000, 3),
