@@ -1,23 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BackgroundCommits, type PartitionOffset } from './background-commits.js';
-
-/** A commit that stays unanswered until released, as one to a coordinator being moved. */
-function heldCommits() {
-  const sent: PartitionOffset[][] = [];
-  const answers: { resolve: () => void; reject: (e: unknown) => void }[] = [];
-  const commit = (offsets: PartitionOffset[]) =>
-    new Promise<void>((resolve, reject) => {
-      sent.push(offsets);
-      answers.push({ resolve, reject });
-    });
-  const answer = async (error?: unknown) => {
-    const a = answers.shift()!;
-    if (error === undefined) a.resolve();
-    else a.reject(error);
-    await new Promise((r) => setImmediate(r));
-  };
-  return { sent, commit, answer };
-}
+import { heldCommits } from './held-commits.fakes.js';
 
 const turn = () => new Promise((r) => setImmediate(r));
 

@@ -16,8 +16,9 @@ export interface PartitionOffset {
  * the partition's next offset goes in the next commit; until then a restart reads from
  * the last one committed.
  *
- * Only for a group of one member (a feed read whole by each process): with several, an
- * offset kept across a rebalance could be sent for a partition another member owns now.
+ * Alone, only for a group of one member (a feed read whole by each process): with several,
+ * an offset kept across a rebalance could be sent for a partition another member owns now
+ * (MemberCommits drops them at each rebalance).
  */
 export class BackgroundCommits {
   private readonly kept = new Map<string, PartitionOffset>();
@@ -40,6 +41,12 @@ export class BackgroundCommits {
     this.highest.set(key, at);
     this.kept.set(key, { topic, partition, offset });
     this.sending ??= this.send();
+  }
+
+  /** Forgets the offsets kept and not yet sent, and the highest added (a rebalance: they were the old generation's); a commit in flight goes on. */
+  drop(): void {
+    this.kept.clear();
+    this.highest.clear();
   }
 
   /** Sends nothing more (the consumer stops): what is kept and not sent is dropped; settled() waits for a commit in flight. */

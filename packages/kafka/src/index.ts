@@ -15,6 +15,7 @@ export { kafkaEnv, kafkaSecurityEnv, kafkaFromConfig, ensureTopicsFromConfig, ka
 export { whenGivenUp } from './given-up.js';
 export { unreadableBatch, MAX_DECOMPRESSED_BATCH_BYTES, type UnreadableBatch } from './patches/unreadable-batches.js';
 export { CompactedFeed, endOffsets, type CompactedFeedOptions, type FeedRecord } from './compacted-feed.js';
+export { MemberCommits, MEMBER_COMMIT_WAIT_MS } from './member-commits.js';
 export { feedMetrics } from './metrics.js';
 export { createTopicsEnv } from './cli/create-topics-env.js';
 export {

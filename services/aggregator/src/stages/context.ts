@@ -1,4 +1,4 @@
-import { deadLetterRecord, DLQ_REASON, type Admin, type Consumer, type Kafka } from '@banstream/kafka';
+import { deadLetterRecord, DLQ_REASON, MemberCommits, type Admin, type Consumer, type Kafka } from '@banstream/kafka';
 import type { Logger, RecordWatch, Trap } from '@banstream/platform';
 import type { DlqRecord, SchemaCatalog } from '@banstream/schemas';
 import { BanstreamError } from '@banstream/core';
@@ -96,14 +96,26 @@ export function rejoinCause(error: unknown): Error | undefined {
 }
 
 /**
+ * A stage's offset commits: its handlers wait for them at most MEMBER_COMMIT_WAIT_MS, so a
+ * commit waiting for a moving coordinator holds no fetch back (MemberCommits); each
+ * rebalance drops what the generation before had not sent.
+ */
+export function stageCommits(consumer: Consumer): MemberCommits {
+  const commits = new MemberCommits((offsets) => consumer.commitOffsets(offsets));
+  consumer.on(consumer.events.GROUP_JOIN, () => commits.rejoined());
+  return commits;
+}
+
+/**
  * Commits a live record's offset: everything before it was processed and its output acknowledged.
  * A commit refused because this member left the group (a pause longer than the session
  * timeout) calls `lost` and throws the protocol error itself: kafkajs rejoins on that one,
  * whereas the non-retriable wrapper its retrier puts around it stops the consumer for good.
+ * A commit that outlasted its handler's wait fails at the next handler's commit instead.
  */
-export async function commitLive(consumer: Consumer, topic: string, partition: number, offset: string, lost: () => void): Promise<void> {
+export async function commitLive(commits: MemberCommits, topic: string, partition: number, offset: string, lost: () => void): Promise<void> {
   try {
-    await consumer.commitOffsets([{ topic, partition, offset: (BigInt(offset) + 1n).toString() }]);
+    await commits.commit(topic, partition, (BigInt(offset) + 1n).toString());
   } catch (error) {
     const cause = rejoinCause(error);
     if (!cause) throw error;

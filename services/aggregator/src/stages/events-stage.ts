@@ -1,4 +1,4 @@
-import { unreadableBatch, type Consumer, type EachBatchPayload, type KafkaMessage } from '@banstream/kafka';
+import { unreadableBatch, type Consumer, type EachBatchPayload, type MemberCommits, type KafkaMessage } from '@banstream/kafka';
 import type { RequestAttributes } from '@banstream/core';
 import type { Trap } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord } from '@banstream/schemas';
@@ -23,7 +23,7 @@ import {
 } from '@banstream/engine';
 import type { CompiledPolicy } from '@banstream/core';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
-import { bansWaiting, commitLive, deadLetter, FETCH_WAIT_MS, reasonOf, type StageContext } from './context.js';
+import { bansWaiting, commitLive, deadLetter, FETCH_WAIT_MS, reasonOf, stageCommits, type StageContext } from './context.js';
 import { EventInRecord } from './event-at-hand.js';
 import { RecordGuard } from './record-guard.js';
 
@@ -52,6 +52,8 @@ export interface EventsPartition {
  */
 export class EventsStage {
   readonly consumer: Consumer;
+  /** Offsets committed after each batch, the handler waiting for them only so long (stageCommits). */
+  private readonly commits: MemberCommits;
   readonly assigned: AssignedPartitions<EventsPartition>;
   private readonly routes = new WeakMap<CompiledPolicy, RouteInStage>();
   /** The event being counted, for the evidence of hot subjects (sampled there, read further only then). */
@@ -97,6 +99,7 @@ export class EventsStage {
         repartition: new RepartitionBuffer(p, ctx.partitions.subjects),
       }),
     });
+    this.commits = stageCommits(this.consumer);
     // Another process's trap may come with a partition assigned now.
     this.consumer.on(this.consumer.events.GROUP_JOIN, () => ctx.reloadTraps());
   }
@@ -117,6 +120,7 @@ export class EventsStage {
 
   async stop(): Promise<void> {
     await this.consumer.disconnect();
+    this.commits.close();
   }
 
   private async onBatch({ batch, resolveOffset, isRunning, isStale }: EachBatchPayload): Promise<void> {
@@ -164,7 +168,7 @@ export class EventsStage {
     // seek that started the replay has already committed its start).
     resolveOffset(last);
     // Evicted, this member's uncommitted records come back after it rejoins: its state goes, rebuilt by replay.
-    if (this.assigned.isLive(p, last)) await commitLive(this.consumer, batch.topic, p, last, this.assigned.releaser());
+    if (this.assigned.isLive(p, last)) await commitLive(this.commits, batch.topic, p, last, this.assigned.releaser());
     this.ctx.metrics.lag.set({ stage: 'events', partition: String(p) }, Number(batch.offsetLag()));
   }
 

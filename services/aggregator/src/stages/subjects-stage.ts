@@ -1,9 +1,9 @@
-import { unreadableBatch, type Consumer, type EachBatchPayload, type KafkaMessage } from '@banstream/kafka';
+import { unreadableBatch, type Consumer, type EachBatchPayload, type MemberCommits, type KafkaMessage } from '@banstream/kafka';
 import type { Trap } from '@banstream/platform';
 import { SCHEMA_NAMES, type DlqRecord, type SubjectCountBatch, type SubjectCountEntry } from '@banstream/schemas';
 import { AppliedOffsets, countedAt, emptyReport, GEO_POLICY_ID, GeoCounts, GeoWatch, observe, PartitionState, receivedAt, type GeoWatchReport } from '@banstream/engine';
 import { AssignedPartitions } from '../kafka/assigned-partitions.js';
-import { bansWaiting, commitLive, deadLetter, FETCH_WAIT_MS, reasonOf, type StageContext } from './context.js';
+import { bansWaiting, commitLive, deadLetter, FETCH_WAIT_MS, reasonOf, stageCommits, type StageContext } from './context.js';
 import { RecordGuard } from './record-guard.js';
 
 const PARTITIONS_AT_ONCE = 4;
@@ -23,6 +23,8 @@ export interface SubjectsPartition {
  */
 export class SubjectsStage {
   readonly consumer: Consumer;
+  /** Offsets committed after each batch, the handler waiting for them only so long (stageCommits). */
+  private readonly commits: MemberCommits;
   readonly assigned: AssignedPartitions<SubjectsPartition>;
   private readonly codec;
   private readonly guard: RecordGuard;
@@ -56,6 +58,7 @@ export class SubjectsStage {
       }),
       ...(ctx.geo ? { prepare: () => ctx.geo!.prepare() } : {}),
     });
+    this.commits = stageCommits(this.consumer);
     // Another process's trap may come with a partition assigned now.
     this.consumer.on(this.consumer.events.GROUP_JOIN, () => ctx.reloadTraps());
   }
@@ -76,6 +79,7 @@ export class SubjectsStage {
 
   async stop(): Promise<void> {
     await this.consumer.disconnect();
+    this.commits.close();
   }
 
   private async onBatch({ batch, resolveOffset, isRunning, isStale }: EachBatchPayload): Promise<void> {
@@ -122,7 +126,7 @@ export class SubjectsStage {
     // seek that started the replay has already committed its start).
     resolveOffset(last);
     // Evicted, this member's uncommitted records come back after it rejoins: its state goes, rebuilt by replay.
-    if (this.assigned.isLive(p, last)) await commitLive(this.consumer, batch.topic, p, last, this.assigned.releaser());
+    if (this.assigned.isLive(p, last)) await commitLive(this.commits, batch.topic, p, last, this.assigned.releaser());
     ctx.metrics.lag.set({ stage: 'subjects', partition: String(p) }, Number(batch.offsetLag()));
   }
 
