@@ -63,14 +63,21 @@ const require = createRequire(import.meta.url);
 export const OFFSET_MANAGER_MODULE = 'kafkajs/src/consumer/offsetManager/index.js';
 let applied = false;
 
-/** Patches kafkajs's ConsumerGroup (heartbeat, joinAndSync) and OffsetManager; returns whether all are patched. */
+/** Patches kafkajs's ConsumerGroup (heartbeat, joinAndSync, commitOffsets) and OffsetManager; returns whether all are patched. */
 export function followKafkajsCoordinatorMoves(): boolean {
   if (applied) return true;
   const groupProto = kafkajsConsumerGroupPrototype();
   const offsetsProto = (require(OFFSET_MANAGER_MODULE) as { prototype: object }).prototype;
-  // Both or neither: a half-applied patch would be harder to reason about than none.
-  if (!hasShape(groupProto, 'heartbeat') || !hasShape(groupProto, 'joinAndSync') || !hasShape(offsetsProto, 'getCoordinator') || !hasShape(offsetsProto, 'commitOffsets')) return false;
-  applied = findCoordinatorBeforeHeartbeat(groupProto) && joinThroughCoordinatorMove(groupProto) && findCoordinatorForOffsets(offsetsProto);
+  // All or none: a half-applied patch would be harder to reason about than none.
+  if (
+    !hasShape(groupProto, 'heartbeat') ||
+    !hasShape(groupProto, 'joinAndSync') ||
+    !hasShape(groupProto, 'commitOffsets') ||
+    !hasShape(offsetsProto, 'getCoordinator') ||
+    !hasShape(offsetsProto, 'commitOffsets')
+  )
+    return false;
+  applied = findCoordinatorBeforeHeartbeat(groupProto) && joinThroughCoordinatorMove(groupProto) && findCoordinatorForOffsets(offsetsProto) && commitInOneGeneration(groupProto);
   return applied;
 }
 
@@ -202,6 +209,42 @@ const JOIN_AGAIN = new Set(['GROUP_COORDINATOR_NOT_AVAILABLE', 'GROUP_LOAD_IN_PR
  * generation, for every attempt: a rebalance meanwhile is answered ILLEGAL_GENERATION,
  * which reaches kafkajs at once.
  */
+/** Per commit (the offsets object kafkajs's runner hands to every attempt of it): the offset manager of its first attempt. */
+const commitGenerations = new WeakMap<object, unknown>();
+
+/**
+ * ConsumerGroup.commitOffsets: every attempt of one commit through the offset manager of
+ * its first, hence in the generation it was made in. kafkajs's runner retries a commit
+ * that failed (a connection refused, a broker not found while the coordinator moves) by
+ * calling this again with the same offsets, and each call took the offset manager there
+ * was then: after a rebalance meanwhile, the new generation's, which the coordinator
+ * accepts for any partition, also one another member owns now, whose committed offset it
+ * would move back. A commit handed over to be sent beside the fetch loop
+ * (member-commits.ts) can be in its retries while the member joins again. Such an attempt
+ * fails instead, as the old generation's would (ILLEGAL_GENERATION, not retried).
+ */
+export function commitInOneGeneration(proto: object): boolean {
+  const p = proto as { commitOffsets?: (this: { offsetManager?: unknown }, offsets?: unknown) => Promise<unknown> };
+  const { commitOffsets } = p;
+  if (typeof commitOffsets !== 'function') return false;
+  p.commitOffsets = function commitInItsGeneration(this: { offsetManager?: unknown }, offsets?: unknown): Promise<unknown> {
+    // Without offsets kafkajs commits what its current offset manager resolved: nothing to pin.
+    if (offsets !== null && typeof offsets === 'object') {
+      if (!commitGenerations.has(offsets)) commitGenerations.set(offsets, this.offsetManager);
+      else if (commitGenerations.get(offsets) !== this.offsetManager) return Promise.reject(staleGeneration());
+    }
+    return commitOffsets.call(this, offsets);
+  };
+  return true;
+}
+
+/** kafkajs's own error for a request of a generation the group has left behind. */
+function staleGeneration(): Error {
+  const { createErrorFromCode } = require('kafkajs/src/protocol/error.js') as { createErrorFromCode(code: number): Error };
+  // 22: ILLEGAL_GENERATION, which kafkajs does not retry.
+  return createErrorFromCode(22);
+}
+
 export function findCoordinatorForOffsets(proto: object): boolean {
   const p = proto as { getCoordinator?: (this: GroupMember) => Promise<Coordinator | null>; commitOffsets?: (this: GroupMember, ...args: unknown[]) => Promise<unknown> };
   const { commitOffsets } = p;
