@@ -6,7 +6,7 @@ import { AssignedPartitions } from './assigned-partitions.js';
 
 /** A consumer whose group joins the test triggers, and an admin that knows two offsets per partition. */
 function setup() {
-  const handlers = new Map<string, (e: { payload: { memberAssignment: Record<string, number[]> } }) => void>();
+  const handlers = new Map<string, (e: { payload: { memberId?: string; memberAssignment: Record<string, number[]> } }) => void>();
   const consumer = { events: { GROUP_JOIN: 'join', CRASH: 'crash' }, on: (name: string, f: () => void) => handlers.set(name, f), seek: vi.fn() } as unknown as Consumer;
   const admin = {
     fetchTopicOffsetsByTimestamp: async () => [
@@ -26,8 +26,8 @@ function setup() {
   const logger = createLogger({ service: 'test', level: 'silent', destination: new Writable({ write: (_c, _e, done) => done() }) });
   let created = 0;
   const assigned = new AssignedPartitions({ consumer, admin, topic: 'events', groupId: 'g', logger, horizonMs: () => 1, nowMs: () => 0, create: () => ++created });
-  const join = async (partitions: number[]) => {
-    handlers.get('join')!({ payload: { memberAssignment: { events: partitions } } });
+  const join = async (partitions: number[], memberId?: string) => {
+    handlers.get('join')!({ payload: { memberId, memberAssignment: { events: partitions } } });
     await vi.waitFor(() => expect(assigned.ready && partitions.every((p) => assigned.has(p))).toBe(true));
   };
   const seeks = () => (consumer.seek as unknown as ReturnType<typeof vi.fn>).mock.calls.map(([s]) => ({ partition: (s as { partition: number }).partition, offset: (s as { offset: string }).offset }));
@@ -46,6 +46,20 @@ describe('AssignedPartitions.release', () => {
     await join([0, 1]);
     expect(created()).toBe(4);
     expect(assigned.accept(0, '0')).toMatchObject({ live: false });
+  });
+
+  it('keeps what it holds through a rebalance as the same member, and rebuilds it when it joined as a new one (the group had evicted it)', async () => {
+    const { assigned, join, created } = setup();
+    await join([0], 'member-1');
+    expect(assigned.accept(0, '0')).toEqual({ state: 1, live: false });
+    await join([0], 'member-1');
+    expect(created()).toBe(1);
+    expect(assigned.accept(0, '1')).toEqual({ state: 1, live: false });
+    // Evicted and joined again (kafkajs's rejoin after UNKNOWN_MEMBER_ID takes a new member id): no failed commit told it.
+    await join([0], 'member-2');
+    expect(created()).toBe(2);
+    expect(assigned.accept(0, '2')).toBeUndefined();
+    expect(assigned.accept(0, '0')).toEqual({ state: 2, live: false });
   });
 
   it('forgets its partitions when the consumer crashes, as kafkajs restarts it from the committed offsets', async () => {

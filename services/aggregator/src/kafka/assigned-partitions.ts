@@ -43,7 +43,13 @@ export class AssignedPartitions<S> {
 
   constructor(private readonly options: AssignedPartitionsOptions<S>) {
     const { consumer } = options;
+    let memberId: string | undefined;
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      // Joined as a new member: the group had evicted this one (found by a heartbeat, or by a
+      // commit no handler waited for), and what it holds may have been counted by another
+      // member since: rebuilt by replay, as after an eviction a commit reported.
+      if (memberId !== undefined && event.payload.memberId !== memberId) this.release();
+      memberId = event.payload.memberId;
       const assigned = [...(event.payload.memberAssignment[options.topic] ?? [])];
       this.resume(assigned);
       this.plan(assigned);
