@@ -15,5 +15,12 @@ export function heldCommits() {
     else a.reject(error);
     await new Promise((r) => setImmediate(r));
   };
-  return { sent, commit, answer };
+  /** Resolves once `n` commits have been sent (each is sent a turn after it is handed over). */
+  const sentCount = async (n: number) => {
+    for (let turns = 0; sent.length < n; turns++) {
+      if (turns > 10_000) throw new Error(`${sent.length} commits sent, ${n} expected`);
+      await new Promise((r) => setImmediate(r));
+    }
+  };
+  return { sent, commit, answer, sentCount };
 }

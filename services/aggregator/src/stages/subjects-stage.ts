@@ -78,8 +78,11 @@ export class SubjectsStage {
   }
 
   async stop(): Promise<void> {
-    await this.consumer.disconnect();
+    // Stopped first (its handlers done, the group left), then the commits beside it settled: none reconnects after the disconnect.
+    await this.consumer.stop();
     this.commits.close();
+    await this.commits.settled();
+    await this.consumer.disconnect();
   }
 
   private async onBatch({ batch, resolveOffset, isRunning, isStale }: EachBatchPayload): Promise<void> {
