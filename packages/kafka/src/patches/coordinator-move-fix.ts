@@ -36,7 +36,8 @@ import { FailureRuns } from './failure-runs.js';
  *
  * Commits and joins answered that the group moved or is loading are tried again, 100 ms
  * apart for up to 2 s, rather than taken for a rebalance or a crash (see findCoordinatorForOffsets and
- * joinThroughCoordinatorMove).
+ * joinThroughCoordinatorMove); every retry of one commit stays in the generation it was
+ * made in (commitInOneGeneration).
  *
  * The limit: the consumer still crashes, as before, when Kafka takes longer to move the
  * group than the consumer's retries last (about 3 s, CLIENT_RETRY): a cluster with
@@ -198,17 +199,6 @@ export function joinThroughCoordinatorMove(proto: object): boolean {
 /** The answers to a join that kafkajs gives up on although the group will be served soon (NOT_COORDINATOR it retries itself). */
 const JOIN_AGAIN = new Set(['GROUP_COORDINATOR_NOT_AVAILABLE', 'GROUP_LOAD_IN_PROGRESS']);
 
-/**
- * OffsetManager.getCoordinator (commits, offset fetches): the group's current coordinator,
- * not the same node id again. A commit answered that the group is not (or not yet) its
- * broker's looks the coordinator up again and is sent again, COORDINATOR_RETRY_MS apart,
- * for up to MOVE_RETRY_BUDGET_MS, before kafkajs hears of it: kafkajs takes NOT_COORDINATOR for
- * a rebalance, and an automatic commit so answered after a batch made the member join
- * again (once in a clean-clone run of the coordinator fault test), where the Java client
- * marks the coordinator unknown and goes on. The same offset manager, hence the same
- * generation, for every attempt: a rebalance meanwhile is answered ILLEGAL_GENERATION,
- * which reaches kafkajs at once.
- */
 /** Per commit (the offsets object kafkajs's runner hands to every attempt of it): the offset manager of its first attempt. */
 const commitGenerations = new WeakMap<object, unknown>();
 
@@ -245,6 +235,17 @@ function staleGeneration(): Error {
   return createErrorFromCode(22);
 }
 
+/**
+ * OffsetManager.getCoordinator (commits, offset fetches): the group's current coordinator,
+ * not the same node id again. A commit answered that the group is not (or not yet) its
+ * broker's looks the coordinator up again and is sent again, COORDINATOR_RETRY_MS apart,
+ * for up to MOVE_RETRY_BUDGET_MS, before kafkajs hears of it: kafkajs takes NOT_COORDINATOR for
+ * a rebalance, and an automatic commit so answered after a batch made the member join
+ * again (once in a clean-clone run of the coordinator fault test), where the Java client
+ * marks the coordinator unknown and goes on. The same offset manager, hence the same
+ * generation, for every attempt: a rebalance meanwhile is answered ILLEGAL_GENERATION,
+ * which reaches kafkajs at once.
+ */
 export function findCoordinatorForOffsets(proto: object): boolean {
   const p = proto as { getCoordinator?: (this: GroupMember) => Promise<Coordinator | null>; commitOffsets?: (this: GroupMember, ...args: unknown[]) => Promise<unknown> };
   const { commitOffsets } = p;
