@@ -18,6 +18,8 @@ export interface StackSettings {
   /** Every node's address, comma-separated. */
   kafkaBrokers: string;
   redisUrl: string;
+  /** BANSTREAM_KAFKA_JIT: HotSpot's whole JIT (`full`, one node's default) or C1 alone (`quick`, a cluster's). */
+  kafkaJit: 'full' | 'quick';
 }
 export interface KafkaNode {
   id: number;

@@ -178,6 +178,16 @@ describe('the stack layout for N Kafka nodes', () => {
     expect(combined.kafkaControllers).toEqual([]);
   });
 
+  it('runs a cluster on C1 alone and one node on the whole JIT, unless BANSTREAM_KAFKA_JIT says otherwise', () => {
+    expect(stackSettings({ BANSTREAM_STACK_DIR: '/tmp/s' }).kafkaJit).toBe('full');
+    expect(stackSettings({ BANSTREAM_STACK_DIR: '/tmp/s', BANSTREAM_KAFKA_BROKERS: '3' }).kafkaJit).toBe('quick');
+    expect(stackSettings({ BANSTREAM_STACK_DIR: '/tmp/s', BANSTREAM_KAFKA_BROKERS: '3', BANSTREAM_KAFKA_CONTROLLERS: '3' }).kafkaJit).toBe('quick');
+    expect(stackSettings({ BANSTREAM_STACK_DIR: '/tmp/s', BANSTREAM_KAFKA_BROKERS: '3', BANSTREAM_KAFKA_JIT: 'full' }).kafkaJit).toBe('full');
+    expect(stackSettings({ BANSTREAM_STACK_DIR: '/tmp/s', BANSTREAM_KAFKA_JIT: 'quick' }).kafkaJit).toBe('quick');
+    for (const bad of ['c1', 'FULL', ' quick'])
+      expect(() => stackSettings({ BANSTREAM_KAFKA_JIT: bad })).toThrow(/BANSTREAM_KAFKA_JIT: expected full \(C1 and C2, as in production\) or quick \(C1 alone\)/);
+  });
+
   it('refuses a controller count outside 0..5, naming the setting', () => {
     for (const bad of ['-1', '6', 'three'])
       expect(() => stackSettings({ BANSTREAM_KAFKA_CONTROLLERS: bad })).toThrow(/BANSTREAM_KAFKA_CONTROLLERS \/ --controllers: expected a number of dedicated controller nodes from 0/);

@@ -57,6 +57,8 @@ function javaArgs(s, node, mainClass, args) {
     `-Xmx${s.kafkaHeap}`,
     '-Xms256m',
     '-XX:+UseG1GC',
+    // BANSTREAM_KAFKA_JIT (settings.mjs): C1 alone on a cluster of JVMs sharing one machine.
+    ...(s.kafkaJit === 'quick' ? ['-XX:TieredStopAtLevel=1'] : []),
     '-Djava.awt.headless=true',
     `-Dlog4j2.configurationFile=${s.kafkaLog4j}`,
     `-Dkafka.logs.dir=${node.logs}`,

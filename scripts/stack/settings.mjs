@@ -36,6 +36,7 @@ export function stackSettings(env = process.env) {
     controllerPort,
     redisPort,
     kafkaHeap: env.BANSTREAM_KAFKA_HEAP ?? '768m',
+    kafkaJit: kafkaJit(env.BANSTREAM_KAFKA_JIT, count + controllers),
     logs,
     kafkaData: kafkaNodes[0].dataDir,
     redisData: join(dir, 'redis-data'),
@@ -59,6 +60,25 @@ export function nodeCount(raw) {
     throw new StackError(`BANSTREAM_KAFKA_BROKERS / --brokers: expected a number of Kafka nodes from 1 to ${MAX_KAFKA_NODES} (3 for a replicated cluster; got ${JSON.stringify(raw)})`);
   }
   return n;
+}
+
+/**
+ * BANSTREAM_KAFKA_JIT: how much of HotSpot's JIT every Kafka node of the stack uses.
+ * `full` is its tiered compilation (C1, then C2 for hot code), as a production broker
+ * runs; `quick` stops at C1 (-XX:TieredStopAtLevel=1). By default one node runs `full`
+ * and a cluster `quick`: a cluster is six JVMs on one machine, measured within a minute or
+ * two of their start, while C2 is still compiling Kafka's code. In the failover benchmark
+ * (AMD, two cores) C2's threads took about 0.6 of the two cores for as long as it ran, and
+ * the whole machine's load during its floods fell from 1.85 to 1.23 cores with C1 alone.
+ * One node keeps C2: the throughput benchmarks' ceilings read through it (a plain
+ * consumer's fetches about 20% slower on C1 alone).
+ * @param {string | undefined} raw
+ * @param {number} nodes every broker and controller of the layout
+ */
+export function kafkaJit(raw, nodes) {
+  if (raw === undefined || raw === '') return nodes > 1 ? 'quick' : 'full';
+  if (raw !== 'full' && raw !== 'quick') throw new StackError(`BANSTREAM_KAFKA_JIT: expected full (C1 and C2, as in production) or quick (C1 alone) (got ${JSON.stringify(raw)})`);
+  return raw;
 }
 
 /**
