@@ -17,7 +17,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, rmSync } from 'node:fs';
+import { cpSync, createWriteStream, rmSync } from 'node:fs';
 import { eventPartitionKey, keyPartition } from '@banstream/core';
 import { ensureTopics, topicFullName, topicSpecs } from '@banstream/kafka';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
@@ -354,6 +354,8 @@ async function main(): Promise<void> {
     );
     await stackDown(settings);
     note(`stopped (${elapsed()})`);
+    // With the services' output, the brokers' and controllers' logs (what Kafka did at the kill).
+    if (process.env.BENCH_LOG_DIR) cpSync(settings.logs, `${process.env.BENCH_LOG_DIR}/kafka`, { recursive: true });
     rmSync(dir, { recursive: true, force: true });
   }
 }
