@@ -17,7 +17,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { cpSync, createWriteStream, rmSync } from 'node:fs';
+import { cpSync, createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { eventPartitionKey, keyPartition } from '@banstream/core';
 import { ensureTopics, topicFullName, topicSpecs } from '@banstream/kafka';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
@@ -107,7 +107,9 @@ async function main(): Promise<void> {
       // Kept for a failure message; stdout stays the result line's.
       let output = '';
       // BENCH_LOG_DIR keeps each service's whole output (with LOG_LEVEL=info, to see what a failover did).
-      const log = process.env.BENCH_LOG_DIR ? createWriteStream(`${process.env.BENCH_LOG_DIR}/${name}-${port}.log`) : undefined;
+      const logDir = process.env.BENCH_LOG_DIR;
+      if (logDir) mkdirSync(logDir, { recursive: true });
+      const log = logDir ? createWriteStream(`${logDir}/${name}-${port}.log`) : undefined;
       for (const stream of [child.stdout, child.stderr]) {
         stream?.on('data', (d: Buffer) => (output = `${output}${d.toString()}`.slice(-4000)));
         if (log) stream?.pipe(log, { end: false });
