@@ -65,6 +65,9 @@ async function denied(s: Service, ip: string): Promise<boolean> {
 async function main(): Promise<void> {
   const { dir, settings } = await threeBrokerSettings('failover');
   const children: ChildProcess[] = [];
+  // BENCH_LOG_DIR keeps each service's whole output (with LOG_LEVEL=info, to see what a failover did) and Kafka's logs.
+  const logDir = process.env.BENCH_LOG_DIR;
+  if (logDir) mkdirSync(logDir, { recursive: true });
   let posting = false;
   const began = performance.now();
   const elapsed = () => `${Math.round((performance.now() - began) / 1000)} s`;
@@ -106,9 +109,6 @@ async function main(): Promise<void> {
       children.push(child);
       // Kept for a failure message; stdout stays the result line's.
       let output = '';
-      // BENCH_LOG_DIR keeps each service's whole output (with LOG_LEVEL=info, to see what a failover did).
-      const logDir = process.env.BENCH_LOG_DIR;
-      if (logDir) mkdirSync(logDir, { recursive: true });
       const log = logDir ? createWriteStream(`${logDir}/${name}-${port}.log`) : undefined;
       for (const stream of [child.stdout, child.stderr]) {
         stream?.on('data', (d: Buffer) => (output = `${output}${d.toString()}`.slice(-4000)));
@@ -357,7 +357,7 @@ async function main(): Promise<void> {
     await stackDown(settings);
     note(`stopped (${elapsed()})`);
     // With the services' output, the brokers' and controllers' logs (what Kafka did at the kill).
-    if (process.env.BENCH_LOG_DIR) cpSync(settings.logs, `${process.env.BENCH_LOG_DIR}/kafka`, { recursive: true });
+    if (logDir) cpSync(settings.logs, `${logDir}/kafka`, { recursive: true });
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -66,8 +66,9 @@ export function nodeCount(raw) {
  * BANSTREAM_KAFKA_JIT: how much of HotSpot's JIT every Kafka node of the stack uses.
  * `full` is its tiered compilation (C1, then C2 for hot code), as a production broker
  * runs; `quick` stops at C1 (-XX:TieredStopAtLevel=1). By default one node runs `full`
- * and a cluster `quick`: a cluster is six JVMs on one machine, measured within a minute or
- * two of their start, while C2 is still compiling Kafka's code. In the failover benchmark
+ * and a cluster `quick`: a cluster is several JVMs on one machine (six in the
+ * benchmarks'), measured within a minute or two of their start, while C2 is still
+ * compiling Kafka's code. In the failover benchmark
  * (AMD, two cores) C2's threads took about 0.6 of the two cores for as long as it ran, and
  * the whole machine's load during its floods fell from 1.85 to 1.23 cores with C1 alone.
  * One node keeps C2: the throughput benchmarks' ceilings read through it (a plain
