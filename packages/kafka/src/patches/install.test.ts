@@ -22,6 +22,7 @@ const ALL_PATCHED = {
   coordinatorRefusals: true,
   memberRejoin: true,
   coordinatorMove: true,
+  heartbeatHold: true,
   fetcherRebalance: true,
   leaderMoveFetch: true,
   sendRetries: true,
@@ -32,7 +33,7 @@ const prototypeOf = (module: unknown) => (module as { prototype: Record<string, 
 
 describe('installKafkaPatches', () => {
   // One test, in order: a test file runs in a process of its own, so kafkajs starts unloaded.
-  it('is not done by importing the port (kafkajs not even loaded), and patches all twelve when called before the first client', () => {
+  it('is not done by importing the port (kafkajs not even loaded), and patches all thirteen when called before the first client', () => {
     expect(kafkajsLoaded()).toBe(false);
     expect(kafkajsModulesLoaded()).toEqual([]);
     expect(kafkajsGroupingFixed()).toBe(false);
@@ -55,6 +56,8 @@ describe('installKafkaPatches', () => {
     expect(prototypeOf(require(BROKER_MODULE)).findGroupCoordinator).not.toBe(prototypeOf(freshKafkajsModule(BROKER_MODULE)).findGroupCoordinator);
     expect(prototypeOf(require(CLUSTER_MODULE)).findGroupCoordinatorMetadata).not.toBe(prototypeOf(freshKafkajsModule(CLUSTER_MODULE)).findGroupCoordinatorMetadata);
     expect(prototypeOf(require(CONSUMER_GROUP_MODULE)).joinAndSync).not.toBe(prototypeOf(freshKafkajsModule(CONSUMER_GROUP_MODULE)).joinAndSync);
+    // The heartbeat patch wraps the coordinator-move patch's heartbeat, not kafkajs's.
+    expect((prototypeOf(require(CONSUMER_GROUP_MODULE)).heartbeat as () => unknown).name).toBe('heartbeatWithinWait');
     expect(prototypeOf(require(CONNECTION_MODULE)).send).not.toBe(prototypeOf(freshKafkajsModule(CONNECTION_MODULE)).send);
     expect(installKafkaPatches()).toEqual(ALL_PATCHED);
   });

@@ -3,6 +3,7 @@ import { followKafkajsCoordinatorMoves } from './coordinator-move-fix.js';
 import { fixKafkajsFetcherRebalance } from './fetcher-rebalance-fix.js';
 import { fixKafkajsEncoder } from './encoder-fix.js';
 import { fixKafkajsGrouping } from './grouping-fix.js';
+import { fixKafkajsHeartbeatHold } from './heartbeat-beside-fetch-fix.js';
 import { fixKafkajsIdleTimerLoop } from './idle-timer-fix.js';
 import { fixKafkajsProduceRequest } from './produce-request-fix.js';
 import { keepKafkajsMemberAcrossRestarts } from './member-rejoin-fix.js';
@@ -11,7 +12,7 @@ import { fixKafkajsRequestTimeout } from './request-timeout-fix.js';
 import { fixKafkajsSendRetries } from './send-retry-fix.js';
 import { readUnreadableBatchesAsStandIns } from './unreadable-batches.js';
 
-/** Which of the twelve patches are in place after installKafkaPatches(). */
+/** Which of the thirteen patches are in place after installKafkaPatches(). */
 export interface KafkaPatches {
   /** One-pass grouping of a send's records by partition (needs kafkajs not yet loaded). */
   grouping: boolean;
@@ -27,6 +28,8 @@ export interface KafkaPatches {
   memberRejoin: boolean;
   /** A heartbeat or commit whose group coordinator's connection is gone goes to the group's current coordinator, as the same member: no crash and rejoin. */
   coordinatorMove: boolean;
+  /** A heartbeat whose coordinator holds its answer holds the consumer's reading for HEARTBEAT_WAIT_MS at most, not until the answer (needs the coordinator-move patch first: it wraps its heartbeat). */
+  heartbeatHold: boolean;
   /** A consumer whose brokers changed reads the moved partitions at once, without waiting out its other fetches' long polls (needs kafkajs's consumer not yet loaded). */
   fetcherRebalance: boolean;
   /** A consumer that cannot reach a partition's leader refreshes the metadata and fetches from the new one, instead of crashing first. */
@@ -62,7 +65,9 @@ export function installKafkaPatches(): KafkaPatches {
     produceRequest: fixKafkajsProduceRequest(),
     coordinatorRefusals: keepKafkajsCoordinatorRefusals(),
     memberRejoin: keepKafkajsMemberAcrossRestarts(),
+    // After member rejoin (both wrap joinAndSync), and before the heartbeat patch, which wraps its heartbeat.
     coordinatorMove: followKafkajsCoordinatorMoves(),
+    heartbeatHold: fixKafkajsHeartbeatHold(),
     fetcherRebalance,
     leaderMoveFetch: fixKafkajsFetchOnLeaderMove(),
     sendRetries,
