@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it, vi } from 'vitest';
-import { fixKafkajsHeartbeatHold, HEARTBEAT_WAIT_MS, heartbeatBesideFetches } from './heartbeat-beside-fetch-fix.js';
+import { fixKafkajsHeartbeatHold, HEARTBEAT_WAIT_MS, HELD_HEARTBEAT_WARN_MS, heartbeatBesideFetches } from './heartbeat-beside-fetch-fix.js';
 import { COORDINATOR_RETRY_MS, findCoordinatorBeforeHeartbeat } from './coordinator-move-fix.js';
 import { kafkajsOwn } from './kafkajs-own.js';
 
@@ -31,9 +31,19 @@ function consumer(patched: boolean, { overCoordinatorMove = false } = {}) {
   // As installKafkaPatches() stacks them: the coordinator-move heartbeat first, this one over it.
   if (overCoordinatorMove) expect(findCoordinatorBeforeHeartbeat(GroupClass.prototype)).toBe(true);
   if (patched) expect(heartbeatBesideFetches(GroupClass.prototype)).toBe(true);
-  const { createLogger, LEVELS } = require('kafkajs/src/loggers/index.js') as { createLogger(o: object): object; LEVELS: { NOTHING: number } };
+  const { createLogger, LEVELS } = require('kafkajs/src/loggers/index.js') as { createLogger(o: object): object; LEVELS: { WARN: number } };
   const Emitter = require('kafkajs/src/instrumentation/emitter.js') as new () => object;
-  const logger = createLogger({ level: LEVELS.NOTHING, logCreator: () => () => undefined });
+  // What kafkajs logs at WARN and above, as the services' log would get it.
+  const warnings: Array<{ namespace: string; message: string; extra: Record<string, unknown> }> = [];
+  const logger = createLogger({
+    level: LEVELS.WARN,
+    logCreator:
+      () =>
+      ({ namespace, log }: { namespace: string; log: { message: string } & Record<string, unknown> }) => {
+        const { message, timestamp: _t, logger: _l, ...extra } = log;
+        warnings.push({ namespace, message, extra });
+      },
+  });
   const instrumentationEmitter = new Emitter();
   const broker = coordinator();
   // A cluster whose every FindCoordinator names the same broker (the coordinator-move patch asks after a "moved" answer).
@@ -54,7 +64,7 @@ function consumer(patched: boolean, { overCoordinatorMove = false } = {}) {
     autoCommit: false,
   });
   runner.running = true;
-  return { group, runner, broker, processed };
+  return { group, runner, broker, processed, warnings };
 }
 
 /** A batch of one record at `offset`, with what kafkajs's runner asks of its Batch. */
@@ -214,6 +224,33 @@ describe('heartbeatBesideFetches', () => {
     (await asked(broker, 1)).fail(rebalancing());
     await expect(second).rejects.toMatchObject({ type: 'REBALANCE_IN_PROGRESS' });
     expect(processed).toEqual([1, 2]);
+  });
+
+  it('an answer held HELD_HEARTBEAT_WARN_MS or more is logged when it comes, with how long; a prompt one is not', async () => {
+    const { runner, broker, warnings } = consumer(true);
+    await runner.handleBatch(batch(1));
+    const sentAt = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => sentAt + HELD_HEARTBEAT_WARN_MS + 500);
+    try {
+      broker.asked[0]!.fail(answered(15));
+      await settled();
+    } finally {
+      clock.mockRestore();
+    }
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({
+      namespace: 'ConsumerGroup',
+      message: 'The group coordinator held a heartbeat; the consumer read on meanwhile',
+      extra: { groupId: 'g', memberId: 'member-1', answer: 'GROUP_COORDINATOR_NOT_AVAILABLE' },
+    });
+    expect(warnings[0]!.extra.heldMs).toBeGreaterThanOrEqual(HELD_HEARTBEAT_WARN_MS + 400);
+    // Left behind but answered well within HELD_HEARTBEAT_WARN_MS: nothing logged.
+    const other = consumer(true);
+    await other.runner.handleBatch(batch(1));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    other.broker.asked[0]!.answer();
+    await settled();
+    expect(other.warnings).toEqual([]);
   });
 
   it("is installed on the process's kafkajs, once", () => {

@@ -23,11 +23,17 @@ import { kafkajsConsumerGroupPrototype } from './member-rejoin-fix.js';
 /** How long the runner waits for a heartbeat before it goes on reading (kafkajs waited for the answer, however late). */
 export const HEARTBEAT_WAIT_MS = 25;
 
+/** A held answer this late is logged: a coordinator that slow is a broker or replication problem, and no broker logs it. */
+export const HELD_HEARTBEAT_WARN_MS = 1_000;
+
 /** The fields of kafkajs's ConsumerGroup the patch reads. */
 interface Member {
+  groupId?: unknown;
   memberId?: unknown;
   generationId?: unknown;
   lastRequest?: unknown;
+  /** kafkajs's own logger of the group (its "ConsumerGroup" namespace), which the services route to theirs. */
+  logger?: { warn(message: string, extra?: object): void };
 }
 
 type Heartbeat = (this: Member, options: { interval?: unknown }) => Promise<unknown>;
@@ -68,14 +74,19 @@ export function heartbeatBesideFetches(proto: object): boolean {
     if (!beat) {
       // Not due (kafkajs sends one an interval after its last): kafkajs's own, which returns at once.
       if (!isDue(this, options)) return heartbeat.call(this, options);
+      const sentAt = Date.now();
       const answer = heartbeat.call(this, options);
-      const sent: InFlight = { answer, waitEnds: Date.now() + HEARTBEAT_WAIT_MS, leftBehind: false, memberId: this.memberId, generationId: this.generationId };
+      const sent: InFlight = { answer, waitEnds: sentAt + HEARTBEAT_WAIT_MS, leftBehind: false, memberId: this.memberId, generationId: this.generationId };
       beat = sent;
       inFlight.set(this, sent);
       answer.then(
-        () => inFlight.delete(this),
+        () => {
+          inFlight.delete(this);
+          warnIfHeld(this, sent, sentAt);
+        },
         (error: unknown) => {
           inFlight.delete(this);
+          warnIfHeld(this, sent, sentAt, error);
           if (sent.leftBehind) lateErrors.set(this, { error, memberId: sent.memberId, generationId: sent.generationId });
         },
       );
@@ -83,6 +94,14 @@ export function heartbeatBesideFetches(proto: object): boolean {
     return waitAtMost(beat);
   };
   return true;
+}
+
+/** Tells kafkajs's log of `member` that its coordinator held a heartbeat's answer HELD_HEARTBEAT_WARN_MS or more while it read on. */
+function warnIfHeld(member: Member, beat: InFlight, sentAt: number, error?: unknown): void {
+  const heldMs = Date.now() - sentAt;
+  if (!beat.leftBehind || heldMs < HELD_HEARTBEAT_WARN_MS) return;
+  const answer = error === undefined ? 'ok' : String((error as { type?: unknown } | null)?.type ?? (error as Error)?.message ?? error);
+  member.logger?.warn('The group coordinator held a heartbeat; the consumer read on meanwhile', { groupId: member.groupId, memberId: beat.memberId, heldMs, answer });
 }
 
 /**
