@@ -200,6 +200,8 @@ async function main(): Promise<void> {
     const killedAt = performance.now();
     const killedAtWall = Date.now();
     await stopKafkaNode(settings, victim, 'SIGKILL');
+    // The wall-clock moment, to line up with the brokers' and services' logs.
+    note(`broker ${victim} killed at ${new Date(killedAtWall).toISOString()}`);
     const duringIps = ips.slice(FLOODS_CALM);
     const during = Promise.all(
       duringIps.map(async (ip, i) => {
