@@ -12,6 +12,9 @@
  *   SIGKILL, and a flood starts every FLOOD_GAP_MS while it is down (leaders being
  *   elected, then moved), each timed on its own; the broker is then started again.
  * events_lost: events the gateway answered 202 for that never reached the events topic.
+ * kafka_write_after_kill_ms: Kafka's own part, the floods' floor (failover-probe.ts): a
+ * write with acks=all started at the kill, to a partition the killed broker led, by a
+ * client made as the services' are, acknowledged that long after it.
  * recovery_s: from the kill to every partition having a live leader and every service
  * answering /readyz 200.
  */
@@ -19,7 +22,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { cpSync, createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { eventPartitionKey, keyPartition } from '@banstream/core';
-import { ensureTopics, topicFullName, topicSpecs } from '@banstream/kafka';
+import { createKafka, ensureTopics, installKafkaPatches, topicFullName, topicSpecs } from '@banstream/kafka';
+import { createLogger } from '@banstream/platform';
 import { loadSchemaCatalog, SCHEMA_NAMES } from '@banstream/schemas';
 import { stackDown, stackUp, startKafkaNode, stopKafkaNode } from '../scripts/stack/index.mjs';
 import { median, note, percentile, report, sig } from './lib.js';
@@ -28,6 +32,7 @@ import { metricSum } from './aggregator/service.js';
 import { freePort, serviceNodeArgs } from '../test/support/processes.js';
 import { threeBrokerSettings } from './three-brokers.js';
 import { leaders, readTopic, writeFloodsFile } from './failover-records.js';
+import { FailoverProbe } from './failover-probe.js';
 
 const PARTITIONS = 3;
 const THRESHOLD = 100;
@@ -63,6 +68,11 @@ async function denied(s: Service, ip: string): Promise<boolean> {
 }
 
 async function main(): Promise<void> {
+  // Before the stack's code loads kafkajs: patches that replace its modules must be in
+  // first, or the probe's client is not made as the services' are.
+  const patches = installKafkaPatches();
+  const missing = Object.entries(patches).filter(([, installed]) => !installed);
+  if (missing.length > 0) throw new Error(`kafkajs patches not installed in the benchmark's process: ${missing.map(([name]) => name).join(', ')}`);
   const { dir, settings } = await threeBrokerSettings('failover');
   const children: ChildProcess[] = [];
   // BENCH_LOG_DIR keeps each service's whole output (with LOG_LEVEL=info, to see what a failover did) and Kafka's logs.
@@ -155,6 +165,13 @@ async function main(): Promise<void> {
     const before = await leaders(admin, topicNames);
     const victim = before.find((l) => l.topic === topicNames[0] && l.partition === 0)!.leader;
     const led = (topic: string, key: string) => before.find((l) => l.topic === topic && l.partition === keyPartition(key, PARTITIONS))!.leader === victim;
+    const probeKafka = createKafka({
+      clientId: 'bench-failover-probe',
+      brokers: KAFKA_BROKERS.split(','),
+      logger: createLogger({ service: 'bench', level: (process.env.BENCH_LOG_LEVEL ?? 'fatal') as Parameters<typeof createLogger>[0]['level'], destination: process.stderr }),
+    });
+    const brokerIds = (await admin.describeCluster()).brokers.map((b) => b.nodeId);
+    const probe = await FailoverProbe.start(probeKafka, admin, `${prefix}probe`, victim, brokerIds);
     const ips: string[] = [];
     for (let i = 0; ips.length < FLOODS_CALM + DOWN_MS / FLOOD_GAP_MS && i < 1 << 16; i++) {
       const ip = `198.19.${i >> 8}.${i & 255}`;
@@ -202,6 +219,7 @@ async function main(): Promise<void> {
     await stopKafkaNode(settings, victim, 'SIGKILL');
     // The wall-clock moment, to line up with the brokers' and services' logs.
     note(`broker ${victim} killed at ${new Date(killedAtWall).toISOString()}`);
+    const kafkaWrite = probe.write(killedAt);
     const duringIps = ips.slice(FLOODS_CALM);
     const during = Promise.all(
       duringIps.map(async (ip, i) => {
@@ -227,6 +245,8 @@ async function main(): Promise<void> {
     const restartedAt = performance.now();
     await startKafkaNode(settings, victim, () => undefined);
     const failover = await during;
+    const kafkaWriteMs = await kafkaWrite;
+    await probe.stop();
     let isrMs = Number.NaN;
     while (performance.now() - restartedAt < 120_000) {
       // A metadata request may fail while the restarted broker rejoins: asked again at the next turn.
@@ -318,6 +338,8 @@ async function main(): Promise<void> {
         background: `${BACKGROUND_POSTERS} clients posting ${BACKGROUND_BATCH} events every 200 ms through the gateway`,
         measure: 'from just before the post carrying the crossing event to the last enforcer denying the address (POST /v1/check polled every 10 ms)',
         ceiling: 'the same floods, one after another, before the failure, in the same run',
+        kafka_write:
+          'a write with acks=all started at the kill, to a partition of its own led by the killed broker (3 replicas, min.insync.replicas 2), by a client made as the services make theirs: its acknowledgement is the floor of any ban during the failover',
         services_not_ready_at_some_point: [...unreadyServices].join(',') || 'none',
         timings:
           "event_written and ban_written: from the flood's post to the CreateTime of its first record on the events topic (set by the gateway's producer) and of its ban on the bans topic (the aggregator's); denied_after_ban: from that CreateTime to the last enforcer denying the address; p99 over the same floods",
@@ -333,6 +355,9 @@ async function main(): Promise<void> {
         propagation_p50_ms: sig(median(calm), 3),
         propagation_p99_ms: sig(calmP99, 3),
         ratio_p99_failover_to_ceiling: sig(failoverP99 / calmP99, 3),
+        kafka_write_after_kill_ms: sig(kafkaWriteMs, 3),
+        ratio_p99_failover_to_kafka_write: sig(failoverP99 / kafkaWriteMs, 3),
+        propagation_p99_ms_past_kafka_write: sig(failoverP99 - kafkaWriteMs, 3),
         event_written_p99_ms: sig(calmSplit.written, 3),
         ban_written_p99_ms: sig(calmSplit.decided, 3),
         event_written_p99_ms_during_failover: sig(failoverSplit.written, 3),
