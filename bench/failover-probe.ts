@@ -1,24 +1,25 @@
 import type { Admin, Kafka } from 'kafkajs';
-import { KeyPartitioner, sendUntilAnswered, waitForTopicLeaders } from '@banstream/kafka';
+import { createKafkaSink, EDGE_PUBLISHER_DEFAULTS, type RecordSink } from '@banstream/edge';
+import { waitForTopicLeaders } from '@banstream/kafka';
+import type { Logger } from '@banstream/platform';
+
+const RECORD = { key: 'probe', value: Buffer.from('probe') };
 
 /**
- * Kafka's own part of a failover, measured beside the floods in the same run: a producer
- * made and used as the gateway's (createKafka's client, idempotent, KeyPartitioner, acks=all,
- * a send repeated for a partition kafkajs answered it without) writes to
- * a partition of its own whose leader is the broker to be killed, with three replicas and
- * min.insync.replicas 2 like the events and bans topics. Right after the kill it writes
- * one record: no flood's ban can come sooner after the kill than that write is
- * acknowledged (a new leader elected, its follower fetching), so it is the failover
- * figure's floor on this machine, in this run.
+ * Kafka's own part of a failover, measured beside the floods in the same run: the
+ * gateway's own Kafka sink (createKafkaSink: idempotent, KeyPartitioner, acks=all, a send
+ * repeated for a partition kafkajs answered it without), on a client made as the services
+ * make theirs, writes to a partition of its own whose leader is the broker to be killed,
+ * with three replicas and min.insync.replicas 2 like the events and bans topics. Right
+ * after the kill it writes one record: no flood's ban can come sooner after the kill than
+ * that write is acknowledged (a new leader elected, its follower fetching), so it is the
+ * failover figure's floor on this machine, in this run.
  */
 export class FailoverProbe {
-  private constructor(
-    private readonly producer: ReturnType<Kafka['producer']>,
-    private readonly topic: string,
-  ) {}
+  private constructor(private readonly sink: RecordSink) {}
 
   /** Creates the probe's topic led by `leader` (the other brokers following) and writes to it until its client is warm. */
-  static async start(kafka: Kafka, admin: Admin, topic: string, leader: number, brokers: readonly number[]): Promise<FailoverProbe> {
+  static async start(kafka: Kafka, logger: Logger, admin: Admin, topic: string, leader: number, brokers: readonly number[]): Promise<FailoverProbe> {
     const replicas = [leader, ...brokers.filter((b) => b !== leader)];
     if (replicas.length !== 3 || !brokers.includes(leader)) throw new Error(`the probe needs three brokers and their leader, got ${JSON.stringify({ leader, brokers })}`);
     await admin.createTopics({
@@ -26,22 +27,19 @@ export class FailoverProbe {
       waitForLeaders: false,
     });
     await waitForTopicLeaders(admin, [topic]);
-    // Retried without limit, as the gateway's producer is: the figure is when Kafka takes the write.
-    const producer = kafka.producer({ idempotent: true, retry: { retries: Number.MAX_SAFE_INTEGER }, createPartitioner: KeyPartitioner });
-    await producer.connect();
-    const probe = new FailoverProbe(producer, topic);
+    const probe = new FailoverProbe(createKafkaSink({ kafka, topic, logger, reconnectMs: EDGE_PUBLISHER_DEFAULTS.retryBackoffMs }));
     // Warm, as the gateway's client is: connections open and the partition's leader known.
     for (let i = 0; i < 5; i++) await probe.write();
     return probe;
   }
 
-  /** Writes one record with acks=all; resolves with the ms from `since` to its acknowledgement. */
+  /** Writes one record; resolves with the ms from `since` to its acknowledgement by every in-sync replica. */
   async write(since = performance.now()): Promise<number> {
-    await sendUntilAnswered((pending) => this.producer.send({ topic: this.topic, acks: -1, messages: pending[0]!.messages }), [{ topic: this.topic, messages: [{ key: 'probe', value: 'probe' }] }]);
+    await this.sink.send([RECORD]);
     return performance.now() - since;
   }
 
-  async stop(): Promise<void> {
-    await this.producer.disconnect();
+  stop(): Promise<void> {
+    return this.sink.close();
   }
 }

@@ -165,13 +165,10 @@ async function main(): Promise<void> {
     const before = await leaders(admin, topicNames);
     const victim = before.find((l) => l.topic === topicNames[0] && l.partition === 0)!.leader;
     const led = (topic: string, key: string) => before.find((l) => l.topic === topic && l.partition === keyPartition(key, PARTITIONS))!.leader === victim;
-    const probeKafka = createKafka({
-      clientId: 'bench-failover-probe',
-      brokers: KAFKA_BROKERS.split(','),
-      logger: createLogger({ service: 'bench', level: (process.env.BENCH_LOG_LEVEL ?? 'fatal') as Parameters<typeof createLogger>[0]['level'], destination: process.stderr }),
-    });
+    const probeLogger = createLogger({ service: 'bench', level: (process.env.BENCH_LOG_LEVEL ?? 'fatal') as Parameters<typeof createLogger>[0]['level'], destination: process.stderr });
+    const probeKafka = createKafka({ clientId: 'bench-failover-probe', brokers: KAFKA_BROKERS.split(','), logger: probeLogger });
     const brokerIds = (await admin.describeCluster()).brokers.map((b) => b.nodeId);
-    const probe = await FailoverProbe.start(probeKafka, admin, `${prefix}probe`, victim, brokerIds);
+    const probe = await FailoverProbe.start(probeKafka, probeLogger, admin, `${prefix}probe`, victim, brokerIds);
     const ips: string[] = [];
     for (let i = 0; ips.length < FLOODS_CALM + DOWN_MS / FLOOD_GAP_MS && i < 1 << 16; i++) {
       const ip = `198.19.${i >> 8}.${i & 255}`;
