@@ -16,10 +16,22 @@ import { median, note, percentile, report, sig } from './lib.js';
 import { benchKafka, publishPolicies } from './aggregator/kafka.js';
 import { freePort, serviceNodeArgs, waitReady } from './aggregator/service.js';
 
-const ATTACKERS = 60;
+/** Attacker a is 198.18.(a mod 256).(9 + a div 256): the first 256 are the addresses earlier runs used, hence the same partitions. */
+const MAX_ATTACKERS = 10_000;
+/** BENCH_ATTACKERS: more bans give a steadier median (a run of 60 takes about 10 s of sends). */
+const ATTACKERS = attackerCount(process.env.BENCH_ATTACKERS ?? '60');
 const THRESHOLD = 50;
 const GAP_MS = 150;
 const BROKERS = process.env.KAFKA_BROKERS ?? '127.0.0.1:19092';
+/** BENCH_CPU_PROFILE_DIR: the aggregator's processes write V8 CPU profiles there when stopped (node --cpu-prof, 100 µs sampling). */
+const PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
+const attackerIp = (a: number): string => `198.18.${a & 255}.${9 + (a >> 8)}`;
+
+function attackerCount(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_ATTACKERS) throw new Error(`BENCH_ATTACKERS must be a whole number from 1 to ${MAX_ATTACKERS}, got ${JSON.stringify(text)}`);
+  return n;
+}
 
 async function tail(consumer: Consumer, topic: string, onKey: (key: string) => void): Promise<void> {
   await consumer.connect();
@@ -39,7 +51,9 @@ async function main(): Promise<void> {
   await producer.connect();
   await publishPolicies(kafka, prefix, catalog, [{ id: 'flood', key: ['ip'], threshold: { count: THRESHOLD, interval: '1m' }, action: { type: 'ban', banDuration: '10m' } }]);
   const port = await freePort();
-  const child = spawn(process.execPath, serviceNodeArgs('aggregator'), {
+  // Its workers take the supervisor's node flags, so each process writes its own profile.
+  const profiling = PROFILE_DIR === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '100', '--cpu-prof-dir', PROFILE_DIR];
+  const child = spawn(process.execPath, [...profiling, ...serviceNodeArgs('aggregator')], {
     env: { PATH: process.env.PATH ?? '', KAFKA_BROKERS: BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '6', HTTP_PORT: String(port), LOG_LEVEL: 'warn', AGGREGATOR_GROUP_ID: `${prefix}aggregator` },
     // Its log stays out of stdout: the result must be the last line printed.
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -55,7 +69,7 @@ async function main(): Promise<void> {
     const sent = new Map<string, number>();
     note(`${ATTACKERS} attackers, ${GAP_MS} ms apart`);
     for (let a = 0; a < ATTACKERS; a++) {
-      const ip = `198.18.${a}.9`;
+      const ip = attackerIp(a);
       const events: RequestEvent[] = Array.from({ length: THRESHOLD + 1 }, (_, i) => requestEvent({ eventId: `${a}-${i}`, timestamp: Date.now(), ip, edgeId: 'bench' }));
       sent.set(`ip:${ip}`, performance.now());
       await producer.send({ topic: topicFullName(prefix, 'events'), acks: -1, messages: [{ key: eventPartitionKey(ip), value: codec.encode({ events }) }] });
